@@ -1,0 +1,89 @@
+//! The command line: clap types, one small module per subcommand (glue only), and the mapping
+//! of outcomes to exit codes (0 clean, 1 findings at or above `--fail-on`, 2 the run failed).
+
+mod pull;
+mod registry_args;
+mod versions;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::source::oci::RegistryError;
+use crate::source::pull::PullError;
+use crate::source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "trainer-audit",
+    version,
+    about = "Pre-upgrade readiness audits for Kubeflow Trainer Helm installs",
+    long_about = "Pre-upgrade readiness audits for Kubeflow Trainer Helm installs.\n\n\
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 the run itself failed (bad input, unreachable registry or cluster).",
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the chart versions a repository holds, newest first
+    Versions(versions::VersionsArgs),
+    /// Download one chart version as <name>-<version>.tgz, verified by digest
+    Pull(pull::PullArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Why a run failed; always exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Pull(#[from] PullError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Versions(args) => versions::run(args),
+        Command::Pull(args) => pull::run(args),
+    }
+}
+
+/// The repository argument, `$TRAINER_AUDIT_REPO`, or the published Trainer repository; it must
+/// be an OCI reference.
+fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError> {
+    let from_env = std::env::var(REPOSITORY_ENV).ok().filter(|s| !s.is_empty());
+    let text = input.map(str::to_string).or(from_env).unwrap_or_else(|| DEFAULT_REPOSITORY.to_string());
+    match ChartRef::parse(&text)? {
+        ChartRef::Oci(reference) => Ok(reference),
+        _ => Err(CliError::Usage(format!("{command} needs an oci:// repository, and '{text}' is a local path"))),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Io(format!("cannot start the async runtime: {e}")))
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Io(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}

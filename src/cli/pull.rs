@@ -1,0 +1,62 @@
+//! `trainer-audit pull`: one chart version to `<name>-<version>.tgz`, verified, via the cache.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::registry_args::RegistryArgs;
+use super::{oci_reference, print_json, runtime, CliError, Format};
+use crate::source::cache::Cache;
+use crate::source::pull::{save_chart, Puller};
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Chart repository (oci://host/path/name[:tag][@digest]); default $TRAINER_AUDIT_REPO or the Kubeflow Trainer chart
+    #[arg(value_name = "REF")]
+    pub reference: Option<String>,
+    /// Exact version or a range (~2.2, ^2, '>=2.2 <2.4'); default the latest release
+    #[arg(long, value_name = "V|RANGE")]
+    pub version: Option<String>,
+    /// Directory to write the archive into (created if missing)
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR", default_value = ".")]
+    pub output_dir: PathBuf,
+    /// Use only the local cache; no network
+    #[arg(long)]
+    pub offline: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(serde::Serialize)]
+struct PullReport<'a> {
+    path: String,
+    #[serde(flatten)]
+    chart: &'a crate::source::pull::PulledChart,
+}
+
+pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
+    let reference = oci_reference(args.reference.as_deref(), "pull")?;
+    let puller = Puller {
+        client_options: args.registry.client_options()?,
+        cache: Cache::from_env(),
+        offline: args.offline,
+        progress: std::io::stderr().is_terminal() || std::env::var_os("TRAINER_AUDIT_PROGRESS").is_some(),
+    };
+    let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
+    let path = save_chart(&args.output_dir, &chart)?;
+    match args.format {
+        Format::Json => print_json(&PullReport { path: path.display().to_string(), chart: &chart })?,
+        Format::Text => {
+            println!("{}", path.display());
+            println!("  chart:    {} {}", chart.name, chart.version);
+            println!("  layer:    {}", chart.layer_digest);
+            println!("  manifest: {}", chart.manifest_digest);
+            println!("  from:     {}{}", chart.reference, if chart.cached { " (cache)" } else { "" });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,50 @@
+//! `trainer-audit versions`: the semver tags of a repository, newest first.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::registry_args::RegistryArgs;
+use super::{oci_reference, print_json, runtime, CliError, Format};
+use crate::source::oci::RegistryClient;
+use crate::source::versions::{chart_versions, visible};
+
+#[derive(Debug, Args)]
+pub struct VersionsArgs {
+    /// Repository (oci://host/path/name); default $TRAINER_AUDIT_REPO or the Kubeflow Trainer chart
+    #[arg(value_name = "REF")]
+    pub reference: Option<String>,
+    /// Include pre-releases and 0.0.0-* development builds
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+pub fn run(args: VersionsArgs) -> Result<ExitCode, CliError> {
+    let reference = oci_reference(args.reference.as_deref(), "versions")?;
+    if reference.tag.is_some() || reference.digest.is_some() {
+        return Err(CliError::Usage(format!("versions lists a repository; drop the tag or digest from {reference}")));
+    }
+    let client = RegistryClient::new(&reference.registry, args.registry.client_options()?)?;
+    let tags = runtime()?.block_on(client.list_tags(&reference))?;
+    let versions = chart_versions(&tags);
+    let shown = visible(&versions, args.all);
+    match args.format {
+        Format::Json => print_json(&shown)?,
+        Format::Text => {
+            if shown.is_empty() {
+                eprintln!("no {}chart versions in {reference}", if args.all { "" } else { "released " });
+            }
+            let mut out = String::new();
+            for v in &shown {
+                out.push_str(&v.version);
+                out.push('\n');
+            }
+            print!("{out}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

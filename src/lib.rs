@@ -1,0 +1,7 @@
+//! trainer-audit: pre-upgrade readiness audits for Kubeflow Trainer Helm installs.
+//!
+//! The library is the pipeline (chart source → archive → chart → render → inventory → audit);
+//! the binary is a thin command-line layer over it (see `cli`).
+
+pub mod cli;
+pub mod source;

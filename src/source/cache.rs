@@ -1,0 +1,130 @@
+//! The content-addressed chart cache: blobs (manifests, configs, chart layers) stored by digest
+//! and re-verified on every read, plus a small index from `registry/repository:tag` to manifest
+//! digest so that repeat and `--offline` pulls need no network. Lives in
+//! `$TRAINER_AUDIT_CACHE_DIR`, else `$XDG_CACHE_HOME/trainer-audit`, else `~/.cache/trainer-audit`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::oci::sha256_digest;
+use super::reference::{validate_digest, OciRef};
+
+pub const CACHE_DIR_ENV: &str = "TRAINER_AUDIT_CACHE_DIR";
+
+#[derive(Debug, Clone)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+impl Cache {
+    pub fn new(root: impl Into<PathBuf>) -> Cache {
+        Cache { root: root.into() }
+    }
+
+    /// The default location, or None when there is no home to put it in.
+    pub fn from_env() -> Option<Cache> {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        env(CACHE_DIR_ENV)
+            .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("trainer-audit")))
+            .or_else(|| env("HOME").map(|h| h.join(".cache/trainer-audit")))
+            .map(Cache::new)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn blob_path(&self, digest: &str) -> Option<PathBuf> {
+        validate_digest(digest).ok()?;
+        Some(self.root.join("blobs/sha256").join(&digest["sha256:".len()..]))
+    }
+
+    /// A cached blob, only if its bytes still hash to its name; a corrupt entry is removed.
+    pub fn get_blob(&self, digest: &str) -> Option<Vec<u8>> {
+        let path = self.blob_path(digest)?;
+        let bytes = std::fs::read(&path).ok()?;
+        if sha256_digest(&bytes) == digest {
+            Some(bytes)
+        } else {
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
+
+    pub fn put_blob(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.blob_path(digest).ok_or_else(|| std::io::Error::other("not a sha256 digest"))?;
+        write_atomically(&path, bytes)
+    }
+
+    fn tag_dir(&self, reference: &OciRef) -> PathBuf {
+        // Repository components are validated lowercase alphanumerics and separators, never `..`.
+        self.root.join("tags").join(reference.registry.replace(':', "_")).join(&reference.repository)
+    }
+
+    pub fn record_tag(&self, reference: &OciRef, wire_tag: &str, manifest_digest: &str) -> std::io::Result<()> {
+        write_atomically(&self.tag_dir(reference).join(wire_tag), manifest_digest.as_bytes())
+    }
+
+    pub fn tag_digest(&self, reference: &OciRef, wire_tag: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.tag_dir(reference).join(wire_tag)).ok()?;
+        validate_digest(text.trim()).ok().map(|_| text.trim().to_string())
+    }
+
+    /// Tags of this repository that were pulled before (wire form), sorted.
+    pub fn known_tags(&self, reference: &OciRef) -> Vec<String> {
+        let mut tags: Vec<String> = std::fs::read_dir(self.tag_dir(reference))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| !name.starts_with('.'))
+            .collect();
+        tags.sort();
+        tags
+    }
+}
+
+/// Writes through a temporary file in the same directory and renames it into place, so readers
+/// never see half a file and a failure leaves nothing behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("path has no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_round_trip_and_corruption_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        let digest = sha256_digest(b"chart");
+        cache.put_blob(&digest, b"chart").unwrap();
+        assert_eq!(cache.get_blob(&digest).as_deref(), Some(&b"chart"[..]));
+        std::fs::write(cache.blob_path(&digest).unwrap(), b"tampered").unwrap();
+        assert_eq!(cache.get_blob(&digest), None);
+        assert!(!cache.blob_path(&digest).unwrap().exists());
+        assert_eq!(cache.get_blob("sha256:../../etc/passwd"), None);
+    }
+
+    #[test]
+    fn tags_index_per_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        let r = OciRef::parse("oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer").unwrap();
+        let digest = sha256_digest(b"m");
+        cache.record_tag(&r, "2.3.0", &digest).unwrap();
+        cache.record_tag(&r, "2.2.1", &digest).unwrap();
+        assert_eq!(cache.tag_digest(&r, "2.3.0"), Some(digest));
+        assert_eq!(cache.known_tags(&r), ["2.2.1", "2.3.0"]);
+        let other = OciRef::parse("oci://127.0.0.1:5000/other").unwrap();
+        assert!(cache.known_tags(&other).is_empty());
+    }
+}

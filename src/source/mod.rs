@@ -1,0 +1,13 @@
+//! Where charts come from: references, OCI registries, the local cache, and archive loading.
+//! Everything downstream receives verified archive bytes or a directory path from here.
+
+pub mod archive;
+pub mod cache;
+pub mod constraint;
+pub mod oci;
+pub mod progress;
+pub mod pull;
+pub mod reference;
+pub mod versions;
+
+pub use reference::{ChartRef, OciRef};
