@@ -45,6 +45,11 @@ impl RegistryArgs {
             }
             None => CredentialSource::Stores(CredentialStores::from_env()),
         };
-        Ok(ClientOptions { plain_http: self.plain_http, timeout: Duration::from_secs(self.timeout), credentials, ..ClientOptions::default() })
+        Ok(ClientOptions {
+            plain_http: self.plain_http,
+            timeout: Duration::from_secs(self.timeout),
+            credentials,
+            ..ClientOptions::default()
+        })
     }
 }

@@ -353,11 +353,7 @@ mod tests {
 
     #[test]
     fn symlinks_load_as_empty_files_and_are_not_followed() {
-        let files = load_archive(&build(&[
-            Entry::File("x/real.txt", b"secret"),
-            Entry::Symlink("x/link.txt", "/etc/passwd"),
-        ]))
-        .unwrap();
+        let files = load_archive(&build(&[Entry::File("x/real.txt", b"secret"), Entry::Symlink("x/link.txt", "/etc/passwd")])).unwrap();
         assert_eq!(files[1], ArchiveFile { path: "link.txt".into(), data: vec![] });
     }
 

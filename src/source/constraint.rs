@@ -68,7 +68,7 @@ impl Constraint {
                 } else {
                     rest.to_string()
                 };
-                if op_text.is_empty() && split_operator(&operand).0 != "" {
+                if op_text.is_empty() && !split_operator(&operand).0.is_empty() {
                     return Err(error());
                 }
                 let op = operator(op_text).ok_or_else(error)?;
@@ -147,9 +147,7 @@ impl Term {
                 if excluded_prerelease {
                     return false;
                 }
-                if c.major != v.major {
-                    true
-                } else if c.minor != v.minor && !minor_dirty {
+                if c.major != v.major || (c.minor != v.minor && !minor_dirty) {
                     true
                 } else if minor_dirty {
                     false
@@ -224,11 +222,7 @@ fn caret(v: &Version, c: &Version, wildcard: Wildcard) -> bool {
 }
 
 fn tokenize(group: &str) -> Vec<String> {
-    group
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect()
+    group.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).map(str::to_string).collect()
 }
 
 /// `a - b` (spaces required) means `>= a, <= b`.

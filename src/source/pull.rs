@@ -61,8 +61,11 @@ impl Puller {
                 return Err(PullError::TagMismatch { version: version.into(), tag: tag.clone() });
             }
         }
-        let request = VersionRequest::parse(version.or(reference.tag.as_deref()))
-            .map_err(|e| PullError::NoMatch { reference: reference.repository_ref().to_string(), wanted: e.to_string(), available: String::new() })?;
+        let request = VersionRequest::parse(version.or(reference.tag.as_deref())).map_err(|e| PullError::NoMatch {
+            reference: reference.repository_ref().to_string(),
+            wanted: e.to_string(),
+            available: String::new(),
+        })?;
         let repository = reference.repository_ref();
         if self.offline {
             return self.pull_offline(reference, &request);
@@ -88,13 +91,21 @@ impl Puller {
         let manifest = match client.fetch_manifest(&fetch_ref).await {
             Err(RegistryError::ManifestNotFound { .. }) if matches!(request, VersionRequest::Exact(_)) => {
                 let versions = chart_versions(&client.list_tags(&repository).await?);
-                return Err(PullError::NoMatch { reference: repository.to_string(), wanted: request.describe(), available: summarise(&versions) });
+                return Err(PullError::NoMatch {
+                    reference: repository.to_string(),
+                    wanted: request.describe(),
+                    available: summarise(&versions),
+                });
             }
             other => other?,
         };
         if let Some(expected) = &target.digest {
             if *expected != manifest.digest {
-                return Err(PullError::PinnedDigestMismatch { reference: fetch_ref.to_string(), expected: expected.clone(), actual: manifest.digest });
+                return Err(PullError::PinnedDigestMismatch {
+                    reference: fetch_ref.to_string(),
+                    expected: expected.clone(),
+                    actual: manifest.digest,
+                });
             }
         }
         if let Some(cache) = &self.cache {
@@ -114,7 +125,8 @@ impl Puller {
         let config_bytes = self.blob(client, target, &manifest.config, "the chart config", MAX_CONFIG_BYTES, None).await?.0;
         let (name, version) = chart_identity(target, &config_bytes)?;
         let mut progress = Progress::new(format!("{name} {version}"), manifest.chart_layer.size, self.progress);
-        let (bytes, cached) = self.blob(client, target, &manifest.chart_layer, "the chart layer", MAX_LAYER_BYTES, Some(&mut progress)).await?;
+        let (bytes, cached) =
+            self.blob(client, target, &manifest.chart_layer, "the chart layer", MAX_LAYER_BYTES, Some(&mut progress)).await?;
         progress.finish();
         Ok(PulledChart {
             name,
@@ -157,7 +169,8 @@ impl Puller {
             _ => {
                 let versions = chart_versions(&cache.known_tags(&repository));
                 let chosen = request.pick(&versions).ok_or_else(|| not_cached(format!("a {} of {repository}", request.describe())))?;
-                let digest = cache.tag_digest(&repository, &chosen.tag).ok_or_else(|| not_cached(format!("{repository}:{}", chosen.version)))?;
+                let digest =
+                    cache.tag_digest(&repository, &chosen.tag).ok_or_else(|| not_cached(format!("{repository}:{}", chosen.version)))?;
                 if reference.digest.as_ref().is_some_and(|d| *d != digest) {
                     return Err(PullError::PinnedDigestMismatch {
                         reference: repository.with_tag(&chosen.version).to_string(),

@@ -14,9 +14,7 @@ pub const REPOSITORY_ENV: &str = "TRAINER_AUDIT_REPO";
 pub enum ReferenceError {
     #[error("chart reference '{input}' is not valid: {reason}")]
     Invalid { input: String, reason: String },
-    #[error(
-        "chart reference '{0}' is neither an oci:// reference nor an existing .tgz file or chart directory"
-    )]
+    #[error("chart reference '{0}' is neither an oci:// reference nor an existing .tgz file or chart directory")]
     NotFound(String),
 }
 
@@ -45,20 +43,16 @@ impl ChartRef {
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => Ok(ChartRef::Directory(path.to_path_buf())),
             Ok(_) => Ok(ChartRef::Archive(path.to_path_buf())),
-            Err(_) if looks_like_registry_path(input) => Err(invalid(
-                input,
-                &format!("registry references need the oci:// scheme: oci://{input}"),
-            )),
+            Err(_) if looks_like_registry_path(input) => {
+                Err(invalid(input, &format!("registry references need the oci:// scheme: oci://{input}")))
+            }
             Err(_) => Err(ReferenceError::NotFound(input.to_string())),
         }
     }
 }
 
 fn looks_like_registry_path(input: &str) -> bool {
-    input
-        .split('/')
-        .next()
-        .is_some_and(|host| host.contains('.') && !host.starts_with('.') && input.contains('/'))
+    input.split('/').next().is_some_and(|host| host.contains('.') && !host.starts_with('.') && input.contains('/'))
 }
 
 /// An OCI repository, optionally pinned to a tag or a digest.
@@ -76,9 +70,7 @@ pub struct OciRef {
 
 impl OciRef {
     pub fn parse(input: &str) -> Result<OciRef, ReferenceError> {
-        let rest = input
-            .strip_prefix("oci://")
-            .ok_or_else(|| invalid(input, "it must start with oci://"))?;
+        let rest = input.strip_prefix("oci://").ok_or_else(|| invalid(input, "it must start with oci://"))?;
         let (rest, digest) = match rest.split_once('@') {
             Some((before, digest)) => {
                 validate_digest(digest).map_err(|reason| invalid(input, &reason))?;
@@ -86,9 +78,9 @@ impl OciRef {
             }
             None => (rest, None),
         };
-        let (registry, path) = rest
-            .split_once('/')
-            .ok_or_else(|| invalid(input, "it needs a repository path after the registry host, e.g. oci://ghcr.io/kubeflow/charts/kubeflow-trainer"))?;
+        let (registry, path) = rest.split_once('/').ok_or_else(|| {
+            invalid(input, "it needs a repository path after the registry host, e.g. oci://ghcr.io/kubeflow/charts/kubeflow-trainer")
+        })?;
         validate_registry(registry).map_err(|reason| invalid(input, &reason))?;
         // A tag is a ':' in the last path component (a ':' earlier is a port, handled above).
         let (repository, tag) = match path.rsplit_once('/') {
@@ -281,10 +273,7 @@ mod tests {
 
     #[test]
     fn local_paths_must_exist_and_schemes_are_named() {
-        assert_eq!(
-            ChartRef::parse("/nonexistent/chart.tgz"),
-            Err(ReferenceError::NotFound("/nonexistent/chart.tgz".into()))
-        );
+        assert_eq!(ChartRef::parse("/nonexistent/chart.tgz"), Err(ReferenceError::NotFound("/nonexistent/chart.tgz".into())));
         let err = ChartRef::parse("ghcr.io/kubeflow/charts/kubeflow-trainer").unwrap_err();
         assert!(err.to_string().contains("oci://ghcr.io/kubeflow"), "{err}");
         let err = ChartRef::parse("https://example.com/chart.tgz").unwrap_err();

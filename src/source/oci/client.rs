@@ -74,13 +74,7 @@ impl RegistryClient {
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
             .map_err(|e| RegistryError::Transport { registry: registry.to_string(), reason: error_chain(&e) })?;
-        Ok(RegistryClient {
-            http,
-            registry: registry.to_string(),
-            options,
-            credential: Mutex::new(None),
-            auth: Mutex::new(HashMap::new()),
-        })
+        Ok(RegistryClient { http, registry: registry.to_string(), options, credential: Mutex::new(None), auth: Mutex::new(HashMap::new()) })
     }
 
     pub fn registry(&self) -> &str {
@@ -175,12 +169,8 @@ impl RegistryClient {
     }
 
     async fn answer_challenge(&self, headers: &HeaderMap, scope: &str) -> Result<(), RegistryError> {
-        let challenges: Vec<Challenge> = headers
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(parse_challenges)
-            .collect();
+        let challenges: Vec<Challenge> =
+            headers.get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()).flat_map(parse_challenges).collect();
         let credential = self.found_credential()?;
         if let Some(bearer) = challenges.iter().find(|c| c.scheme == "bearer") {
             let token = self.fetch_token(bearer, scope, credential.as_ref()).await?;
@@ -197,10 +187,7 @@ impl RegistryClient {
                 _ => Err(self.unauthorized()),
             };
         }
-        Err(RegistryError::Auth {
-            registry: self.registry.clone(),
-            reason: "it answered 401 without a Basic or Bearer challenge".into(),
-        })
+        Err(RegistryError::Auth { registry: self.registry.clone(), reason: "it answered 401 without a Basic or Bearer challenge".into() })
     }
 
     fn remember(&self, scope: &str, auth: Authorization) {
@@ -212,10 +199,9 @@ impl RegistryClient {
     /// The distribution token flow: GET the realm with service and scope (basic auth when we
     /// have a password), or POST a refresh token when the credential is an identity token.
     async fn fetch_token(&self, challenge: &Challenge, scope: &str, credential: Option<&FoundCredential>) -> Result<String, RegistryError> {
-        let realm = challenge.param("realm").ok_or_else(|| RegistryError::Auth {
-            registry: self.registry.clone(),
-            reason: "its Bearer challenge names no realm".into(),
-        })?;
+        let realm = challenge
+            .param("realm")
+            .ok_or_else(|| RegistryError::Auth { registry: self.registry.clone(), reason: "its Bearer challenge names no realm".into() })?;
         let mut url = reqwest::Url::parse(realm).map_err(|_| RegistryError::Auth {
             registry: self.registry.clone(),
             reason: "its Bearer challenge realm is not a URL".into(),
@@ -229,17 +215,15 @@ impl RegistryClient {
         let service = challenge.param("service").unwrap_or("");
         let scope = challenge.param("scope").unwrap_or(scope);
         let request = match credential.map(|f| &f.credential) {
-            Some(Credential::IdentityToken { token }) => self
-                .http
-                .post(url)
-                .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(form_encode(&[
+            Some(Credential::IdentityToken { token }) => {
+                self.http.post(url).header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form_encode(&[
                     ("grant_type", "refresh_token"),
                     ("service", service),
                     ("scope", scope),
                     ("client_id", "trainer-audit"),
                     ("refresh_token", token.expose()),
-                ])),
+                ]))
+            }
             other => {
                 {
                     let mut query = url.query_pairs_mut();

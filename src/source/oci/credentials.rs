@@ -72,9 +72,7 @@ impl CredentialStores {
                 .or_else(|| home.as_ref().map(|h| h.join(".config/helm")))?;
             Some(helm_home.join("registry/config.json"))
         });
-        let docker = env("DOCKER_CONFIG")
-            .or_else(|| home.as_ref().map(|h| h.join(".docker")))
-            .map(|d| d.join("config.json"));
+        let docker = env("DOCKER_CONFIG").or_else(|| home.as_ref().map(|h| h.join(".docker"))).map(|d| d.join("config.json"));
         CredentialStores { config_files: helm.into_iter().chain(docker).collect() }
     }
 
@@ -117,8 +115,8 @@ fn lookup_in_file(path: &Path, registry: &str) -> Result<Option<FoundCredential>
         Err(e) => return Err(CredentialError::Config { path: path.display().to_string(), reason: e.to_string() }),
     };
     // serde_json's message names line and column only, never the content.
-    let config: ConfigFile = serde_json::from_str(&text)
-        .map_err(|e| CredentialError::Config { path: path.display().to_string(), reason: e.to_string() })?;
+    let config: ConfigFile =
+        serde_json::from_str(&text).map_err(|e| CredentialError::Config { path: path.display().to_string(), reason: e.to_string() })?;
     let server = server_address(registry);
     let helper = config.cred_helpers.get(&server).or(config.cred_helpers.get(registry)).or(config.creds_store.as_ref());
     if let Some(helper) = helper.filter(|h| !h.is_empty()) {
@@ -207,8 +205,7 @@ fn run_helper(helper: &str, server: &str) -> Result<Option<FoundCredential>, Cre
         #[serde(rename = "Secret", default)]
         secret: String,
     }
-    let answer: HelperAnswer =
-        serde_json::from_slice(&output.stdout).map_err(|_| fail("its answer is not the expected JSON".into()))?;
+    let answer: HelperAnswer = serde_json::from_slice(&output.stdout).map_err(|_| fail("its answer is not the expected JSON".into()))?;
     let origin = format!("credential helper {program}");
     let credential = if answer.username == "<token>" {
         Credential::IdentityToken { token: Secret::new(answer.secret) }
@@ -238,7 +235,8 @@ mod tests {
     #[test]
     fn reads_plaintext_auths_with_scheme_variants() {
         let auth = base64::engine::general_purpose::STANDARD.encode("alice:s3cret");
-        let (_d, stores) = store_with(&[("docker.json", &format!(r#"{{"auths":{{"https://reg.example:5000/v1/":{{"auth":"{auth}"}}}}}}"#))]);
+        let (_d, stores) =
+            store_with(&[("docker.json", &format!(r#"{{"auths":{{"https://reg.example:5000/v1/":{{"auth":"{auth}"}}}}}}"#))]);
         let found = stores.lookup("reg.example:5000").unwrap().unwrap();
         assert_eq!(found.credential, Credential::Password { username: "alice".into(), password: Secret::new("s3cret") });
         assert!(stores.lookup("other.example").unwrap().is_none());

@@ -414,7 +414,11 @@ mod tests {
         assert!(!ok.legacy_layer);
         let legacy = parse_chart_manifest(&r, "x".into(), manifest(HELM_CONFIG_MEDIA_TYPE, &[d(LEGACY_CHART_MEDIA_TYPE)])).unwrap();
         assert!(legacy.legacy_layer);
-        let image = parse_chart_manifest(&r, "x".into(), manifest("application/vnd.oci.image.config.v1+json", &[d("application/vnd.oci.image.layer.v1.tar+gzip")]));
+        let image = parse_chart_manifest(
+            &r,
+            "x".into(),
+            manifest("application/vnd.oci.image.config.v1+json", &[d("application/vnd.oci.image.layer.v1.tar+gzip")]),
+        );
         assert!(image.unwrap_err().to_string().contains("a container image?"));
         let no_layer = parse_chart_manifest(&r, "x".into(), manifest(HELM_CONFIG_MEDIA_TYPE, &[]));
         assert!(no_layer.unwrap_err().to_string().contains("has no application/vnd.cncf.helm.chart.content.v1.tar+gzip layer"));

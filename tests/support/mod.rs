@@ -1,0 +1,115 @@
+//! Shared test fixtures: the real binary with an isolated environment, tiny charts built by the
+//! tests, a real `docker-registry` process, and a small HTTP server for cases a real registry
+//! cannot produce.
+#![allow(dead_code)]
+
+pub mod http;
+pub mod registry;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use flate2::{write::GzEncoder, Compression};
+
+/// Runs `trainer-audit` with `HOME` and the cache inside `home`, so no test sees the machine's
+/// credentials or another test's cache.
+pub fn run(home: &Path, args: &[&str]) -> Output {
+    run_with_stdin(home, args, None)
+}
+
+pub fn run_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trainer-audit"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TRAINER_AUDIT_CACHE_DIR", home.join("cache"))
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run trainer-audit");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A minimal Helm chart packed the way `helm package` lays it out (`<name>/…`).
+pub fn tiny_chart(name: &str, version: &str) -> Vec<u8> {
+    let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"{version}\"\n");
+    let files: Vec<(String, Vec<u8>)> = vec![
+        (format!("{name}/Chart.yaml"), chart_yaml.into_bytes()),
+        (format!("{name}/values.yaml"), b"replicas: 1\n".to_vec()),
+        (format!("{name}/templates/cm.yaml"), b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n".to_vec()),
+    ];
+    let mut tar_bytes = Vec::new();
+    {
+        let mut builder = tar::Builder::new(&mut tar_bytes);
+        for (path, data) in &files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_mtime(0);
+            builder.append_data(&mut header, path, data.as_slice()).unwrap();
+        }
+        builder.finish().unwrap();
+    }
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    gz.write_all(&tar_bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+/// Helm's config blob: Chart.yaml metadata as JSON.
+pub fn chart_config(name: &str, version: &str) -> Vec<u8> {
+    format!(r#"{{"apiVersion":"v2","appVersion":"{version}","name":"{name}","version":"{version}"}}"#).into_bytes()
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(bytes);
+    format!("sha256:{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// A Helm chart manifest (as Helm writes it: no mediaType field) for the given blobs.
+pub fn chart_manifest(config: &[u8], layer: &[u8]) -> Vec<u8> {
+    format!(
+        r#"{{"schemaVersion":2,"config":{{"mediaType":"application/vnd.cncf.helm.config.v1+json","digest":"{}","size":{}}},"layers":[{{"mediaType":"application/vnd.cncf.helm.chart.content.v1.tar+gzip","digest":"{}","size":{}}}]}}"#,
+        sha256(config),
+        config.len(),
+        sha256(layer),
+        layer.len()
+    )
+    .into_bytes()
+}
+
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The corpus directory when `TRAINER_AUDIT_CORPUS` is set; a set-but-broken value fails loudly.
+pub fn corpus() -> Option<PathBuf> {
+    let value = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|v| !v.is_empty())?;
+    let dir = PathBuf::from(value);
+    assert!(
+        dir.join("charts").is_dir() && dir.join("values").is_dir(),
+        "TRAINER_AUDIT_CORPUS={} does not hold charts/ and values/",
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// True in CI, where a missing tool must fail the test instead of skipping it.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}

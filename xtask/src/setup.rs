@@ -1,0 +1,51 @@
+//! Installing what the test suite needs on a fresh machine: Debian's `docker-registry` for the
+//! real-registry tests, and Helm's engine (`helm-python-sdk`) for the corpus and oracle checks.
+
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Result};
+
+const HELM_SDK: &str = "helm-python-sdk==0.2.2";
+
+fn found(program: &str, arg: &str) -> bool {
+    Command::new(program).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+pub fn ensure_docker_registry() -> Result<()> {
+    if found("docker-registry", "--version") {
+        return Ok(());
+    }
+    if !found("apt-get", "--version") {
+        eprintln!("xtask: docker-registry is missing and apt-get is not available; registry tests will be skipped outside CI");
+        return Ok(());
+    }
+    eprintln!("xtask: installing Debian's docker-registry (needed by the registry tests)");
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let sudo: &[&str] = if root { &[] } else { &["sudo"] };
+    for args in [&["apt-get", "update", "-qq"][..], &["apt-get", "install", "-y", "-qq", "docker-registry"][..]] {
+        let full: Vec<&str> = sudo.iter().chain(args).copied().collect();
+        let status = Command::new(full[0]).args(&full[1..]).env("DEBIAN_FRONTEND", "noninteractive").status()?;
+        if !status.success() {
+            bail!("`{}` failed ({status})", full.join(" "));
+        }
+    }
+    Ok(())
+}
+
+pub fn ensure_helm_oracle() -> Result<()> {
+    let importable = Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if importable {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {HELM_SDK} (Helm's engine, used by the corpus registry and oracle checks)");
+    let status = Command::new("python3").args(["-m", "pip", "install", "-q", HELM_SDK, "pyyaml"]).status()?;
+    if !status.success() {
+        bail!("pip install {HELM_SDK} failed ({status})");
+    }
+    Ok(())
+}
