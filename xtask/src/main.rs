@@ -34,7 +34,28 @@ fn test(extra: &[String]) -> Result<()> {
     if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
         setup::ensure_helm_oracle()?;
     }
-    let status = std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).status()?;
+    // Tee cargo's output and add up its per-binary results, so the run ends with one total line.
+    let mut child =
+        std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).stdout(std::process::Stdio::piped()).spawn()?;
+    let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
+    let stdout = child.stdout.take().expect("piped stdout");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let line = line?;
+        println!("{line}");
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            let count = |label: &str| -> u64 {
+                rest.split(';')
+                    .find_map(|part| part.trim().trim_start_matches("ok. ").trim_start_matches("FAILED. ").strip_suffix(label))
+                    .and_then(|n| n.trim().parse().ok())
+                    .unwrap_or(0)
+            };
+            passed += count(" passed");
+            failed += count(" failed");
+            ignored += count(" ignored");
+        }
+    }
+    let status = child.wait()?;
+    println!("{passed} passed, {failed} failed, {ignored} skipped");
     if !status.success() {
         bail!("cargo test failed ({status})");
     }
