@@ -4,4 +4,5 @@
 //! the binary is a thin command-line layer over it (see `cli`).
 
 pub mod cli;
+pub mod gotmpl;
 pub mod source;

@@ -1,0 +1,113 @@
+//! Function signatures and the call interface. Go checks template function arguments against
+//! the function's parameter types (`expected string; found 1`, `wrong type for value; expected
+//! int; got float64`); [`Param`] carries exactly the distinctions those checks make.
+
+use std::collections::HashMap;
+
+use super::error::GoError;
+use super::exec::Context;
+use super::value::Value;
+
+/// A parameter's Go type, as far as argument checking cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// `interface{}`: anything; no value becomes nil.
+    Any,
+    /// `reflect.Value` (text/template builtins): the value exactly as evaluated.
+    Reflect,
+    Str,
+    /// Go `int`.
+    Int,
+    Float,
+    Bool,
+    /// `map[string]interface{}`.
+    Map,
+    /// `[]interface{}`.
+    List,
+    /// `time.Time` (Sprig date functions).
+    Time,
+}
+
+impl Param {
+    pub fn go_type(self) -> &'static str {
+        match self {
+            Param::Any => "interface {}",
+            Param::Reflect => "reflect.Value",
+            Param::Str => "string",
+            Param::Int => "int",
+            Param::Float => "float64",
+            Param::Bool => "bool",
+            Param::Map => "map[string]interface {}",
+            Param::List => "[]interface {}",
+            Param::Time => "time.Time",
+        }
+    }
+}
+
+/// What a failing function returns. `wrapped` keeps a template error it passes through (from
+/// `include`), so Helm can print the whole trace.
+#[derive(Debug, Clone)]
+pub struct FnError {
+    pub message: String,
+    pub wrapped: Option<GoError>,
+}
+
+impl FnError {
+    pub fn new(message: impl Into<String>) -> FnError {
+        FnError { message: message.into(), wrapped: None }
+    }
+}
+
+impl From<String> for FnError {
+    fn from(message: String) -> FnError {
+        FnError::new(message)
+    }
+}
+
+impl From<&str> for FnError {
+    fn from(message: &str) -> FnError {
+        FnError::new(message)
+    }
+}
+
+pub type FnResult = Result<Value, FnError>;
+pub type NativeFn = fn(&mut Context<'_, '_>, Vec<Value>) -> FnResult;
+
+#[derive(Clone)]
+pub struct Function {
+    pub params: &'static [Param],
+    pub variadic: Option<Param>,
+    pub imp: NativeFn,
+}
+
+/// Name → function; the parser asks it which identifiers exist.
+#[derive(Clone, Default)]
+pub struct FuncMap {
+    map: HashMap<&'static str, Function>,
+}
+
+impl FuncMap {
+    pub fn new() -> FuncMap {
+        FuncMap::default()
+    }
+
+    pub fn add(&mut self, name: &'static str, params: &'static [Param], variadic: Option<Param>, imp: NativeFn) {
+        self.map.insert(name, Function { params, variadic, imp });
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.map.remove(name);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Function> {
+        self.map.get(name)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &&'static str> {
+        self.map.keys()
+    }
+}
