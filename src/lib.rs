@@ -5,4 +5,5 @@
 
 pub mod cli;
 pub mod gotmpl;
+pub mod helm;
 pub mod source;

@@ -1,0 +1,316 @@
+//! Reading YAML the way Helm does (sigs.k8s.io/yaml: go-yaml v2, then JSON): YAML 1.1 scalar
+//! typing, every number a float64, map keys stringified (`yes:` is the key `"true"`), merge
+//! keys, anchors copied per alias, `.inf`/`.nan` refused. Bounded against alias bombs and deep
+//! nesting.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+use super::resolve::{resolve_plain, Resolved};
+use crate::gotmpl::{Map, Value};
+
+/// Nodes an alias expansion may add to one document before it is refused as a bomb.
+const MAX_EXPANDED_NODES: usize = 2_000_000;
+/// Nesting of collections.
+const MAX_DEPTH: usize = 1_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct YamlError(pub String);
+
+/// Every document of a stream (empty documents are `Value::Nil`).
+pub fn read_documents(text: &str) -> Result<Vec<Value>, YamlError> {
+    let mut builder = Builder::new(text);
+    builder.run()
+}
+
+/// The first document, as `fromYaml` and single values files read it (Nil when empty).
+pub fn read_first(text: &str) -> Result<Value, YamlError> {
+    Ok(read_documents(text)?.into_iter().next().unwrap_or(Value::Nil))
+}
+
+/// An open collection and the number of nodes under it (aliases counted at full size).
+enum Frame {
+    Seq { anchor: usize, items: Vec<Value>, size: usize },
+    Map { anchor: usize, entries: Map, key: Option<String>, merges: Vec<Value>, pending_merge: bool, size: usize },
+}
+
+struct Builder<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    anchors: HashMap<usize, (Value, usize)>,
+    stack: Vec<Frame>,
+    expanded: usize,
+}
+
+impl<'a> Builder<'a> {
+    fn new(text: &'a str) -> Builder<'a> {
+        Builder { parser: Parser::new_from_str(text), anchors: HashMap::new(), stack: Vec::new(), expanded: 0 }
+    }
+
+    fn run(&mut self) -> Result<Vec<Value>, YamlError> {
+        let mut docs = Vec::new();
+        let mut current: Option<Value> = None;
+        let mut in_doc = false;
+        while let Some(event) = self.parser.next_event() {
+            let (event, span) = event.map_err(|e| YamlError(format!("yaml: line {}: {}", e.marker().line(), first_line(e.info()))))?;
+            let line = span.start.line();
+            match event {
+                Event::StreamStart | Event::Nothing => {}
+                Event::StreamEnd => break,
+                Event::DocumentStart(_) => {
+                    in_doc = true;
+                    current = None;
+                    self.anchors.clear();
+                    self.expanded = 0;
+                }
+                Event::DocumentEnd => {
+                    if in_doc {
+                        docs.push(current.take().unwrap_or(Value::Nil));
+                    }
+                    in_doc = false;
+                }
+                Event::Alias(id) => {
+                    let (value, size) = self.anchors.get(&id).cloned().ok_or_else(|| YamlError(format!("yaml: line {line}: unknown anchor referenced")))?;
+                    self.expanded += size;
+                    if self.expanded > MAX_EXPANDED_NODES {
+                        return Err(YamlError("yaml: document contains excessive aliasing".into()));
+                    }
+                    self.value(value.deep_copy(), size, &mut current)?;
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
+                    let tag_suffix = tag.as_ref().map(|t| (t.handle.clone(), t.suffix.clone()));
+                    if is_key {
+                        let key = self.scalar_key(&text, style, tag_suffix.as_ref(), line)?;
+                        if let Some(Frame::Map { key: slot, pending_merge, .. }) = self.stack.last_mut() {
+                            if style == ScalarStyle::Plain && text == "<<" && tag_suffix.is_none() {
+                                *pending_merge = true;
+                            }
+                            *slot = Some(key);
+                        }
+                        continue;
+                    }
+                    let value = scalar_value(&text, style, tag_suffix.as_ref(), line)?;
+                    if anchor > 0 {
+                        self.anchors.insert(anchor, (value.clone(), 1));
+                    }
+                    self.value(value, 1, &mut current)?;
+                }
+                Event::SequenceStart(anchor, _) => {
+                    self.guard_key(line)?;
+                    if self.stack.len() >= MAX_DEPTH {
+                        return Err(YamlError(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}")));
+                    }
+                    self.stack.push(Frame::Seq { anchor, items: Vec::new(), size: 1 });
+                }
+                Event::MappingStart(anchor, _) => {
+                    self.guard_key(line)?;
+                    if self.stack.len() >= MAX_DEPTH {
+                        return Err(YamlError(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}")));
+                    }
+                    self.stack.push(Frame::Map { anchor, entries: Map::new(), key: None, merges: Vec::new(), pending_merge: false, size: 1 });
+                }
+                Event::SequenceEnd => {
+                    if let Some(Frame::Seq { anchor, items, size }) = self.stack.pop() {
+                        let value = Value::list(items);
+                        if anchor > 0 {
+                            self.anchors.insert(anchor, (value.clone(), size));
+                        }
+                        self.value(value, size, &mut current)?;
+                    }
+                }
+                Event::MappingEnd => {
+                    if let Some(Frame::Map { anchor, mut entries, merges, size, .. }) = self.stack.pop() {
+                        // Merged keys never override the mapping's own keys.
+                        for merged in merges {
+                            if let Value::Map(m) = merged {
+                                for (k, v) in m.entries.borrow().iter() {
+                                    entries.entry(k.clone()).or_insert_with(|| v.clone());
+                                }
+                            }
+                        }
+                        let value = Value::map(entries);
+                        if anchor > 0 {
+                            self.anchors.insert(anchor, (value.clone(), size));
+                        }
+                        self.value(value, size, &mut current)?;
+                    }
+                }
+            }
+        }
+        if in_doc {
+            docs.push(current.take().unwrap_or(Value::Nil));
+        }
+        Ok(docs)
+    }
+
+    /// Collections as mapping keys cannot become JSON object keys.
+    fn guard_key(&self, line: usize) -> Result<(), YamlError> {
+        if matches!(self.stack.last(), Some(Frame::Map { key: None, .. })) {
+            return Err(YamlError(format!("yaml: line {line}: invalid map key: a collection")));
+        }
+        Ok(())
+    }
+
+    fn scalar_key(&self, text: &str, style: ScalarStyle, tag: Option<&(String, String)>, line: usize) -> Result<String, YamlError> {
+        if style != ScalarStyle::Plain || tag.is_some_and(|t| t.1 == "str") {
+            return Ok(text.to_string());
+        }
+        Ok(match resolve_plain(text) {
+            Resolved::Str | Resolved::Timestamp | Resolved::Merge => text.to_string(),
+            Resolved::Bool(b) => b.to_string(),
+            Resolved::Int(i) => i.to_string(),
+            Resolved::Uint(u) => u.to_string(),
+            Resolved::Float(f) => format_key_float(f),
+            Resolved::Null => return Err(YamlError(format!("yaml: line {line}: unsupported map key of type: %!s(<nil>)"))),
+        })
+    }
+
+    /// Attaches a finished value to its parent (or makes it the document).
+    fn value(&mut self, value: Value, value_size: usize, current: &mut Option<Value>) -> Result<(), YamlError> {
+        match self.stack.last_mut() {
+            None => *current = Some(value),
+            Some(Frame::Seq { items, size, .. }) => {
+                *size += value_size;
+                items.push(value);
+            }
+            Some(Frame::Map { entries, key, merges, pending_merge, size, .. }) => {
+                *size += value_size;
+                if key.is_none() {
+                    // An alias or collection used as a key.
+                    let k = match &value {
+                        Value::String(s) => s.to_string(),
+                        Value::Float(f) => format_key_float(*f),
+                        Value::Bool(b) => b.to_string(),
+                        _ => return Err(YamlError("yaml: invalid map key".into())),
+                    };
+                    *key = Some(k);
+                    return Ok(());
+                }
+                let k = key.take().unwrap_or_default();
+                if *pending_merge {
+                    *pending_merge = false;
+                    match &value {
+                        Value::Map(_) => merges.push(value),
+                        Value::List(l) => {
+                            // Earlier maps in the list win over later ones.
+                            for item in l.items.iter() {
+                                if !matches!(item, Value::Map(_)) {
+                                    return Err(YamlError("yaml: map merge requires map or sequence of maps as the value".into()));
+                                }
+                                merges.push(item.clone());
+                            }
+                        }
+                        _ => return Err(YamlError("yaml: map merge requires map or sequence of maps as the value".into())),
+                    }
+                    return Ok(());
+                }
+                entries.insert(k, value);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// sigs.k8s.io/yaml formats float keys with 32-bit precision.
+fn format_key_float(f: f64) -> String {
+    let f32v = f as f32;
+    let text = format!("{f32v:e}");
+    let _ = text;
+    crate::gotmpl::fmt::format_float_g(f32v as f64, Some(short_digits_f32(f32v)), false)
+}
+
+fn short_digits_f32(f: f32) -> usize {
+    let text = format!("{:e}", f.abs());
+    let mantissa = text.split('e').next().unwrap_or("0");
+    mantissa.chars().filter(|c| c.is_ascii_digit()).count().max(1)
+}
+
+fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&(String, String)>, line: usize) -> Result<Value, YamlError> {
+    if let Some((handle, suffix)) = tag {
+        if handle == "!!" || handle == "tag:yaml.org,2002:" {
+            match suffix.as_str() {
+                "str" => return Ok(Value::str(text)),
+                "binary" => {
+                    use base64::Engine;
+                    let cleaned: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(cleaned)
+                        .map_err(|_| YamlError(format!("yaml: line {line}: !!binary value contains invalid base64 data")))?;
+                    return Ok(Value::string(String::from_utf8_lossy(&bytes).into_owned()));
+                }
+                "null" => return Ok(Value::Nil),
+                _ => {}
+            }
+        }
+    }
+    if style != ScalarStyle::Plain {
+        return Ok(Value::str(text));
+    }
+    Ok(match resolve_plain(text) {
+        Resolved::Null => Value::Nil,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => Value::Float(i as f64),
+        Resolved::Uint(u) => Value::Float(u as f64),
+        Resolved::Float(f) if !f.is_finite() => {
+            let which = if f.is_nan() {
+                "NaN"
+            } else if f > 0.0 {
+                "+Inf"
+            } else {
+                "-Inf"
+            };
+            return Err(YamlError(format!("error converting YAML to JSON: json: unsupported value: {which}")));
+        }
+        Resolved::Float(f) => Value::Float(f),
+        Resolved::Timestamp | Resolved::Merge | Resolved::Str => Value::str(text),
+    })
+}
+
+fn first_line(info: &str) -> &str {
+    info.lines().next().unwrap_or(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotmpl::fmt::sprint_value;
+
+    fn show(text: &str) -> String {
+        sprint_value(&read_first(text).unwrap())
+    }
+
+    #[test]
+    fn types_values_like_helm() {
+        assert_eq!(show("a: 1\nb: 1e6\nc: yes\nd: ~\ne: \"1.0\"\nf: 0x1F\ng: 2001-12-14"), "map[a:1 b:1e+06 c:true d:<nil> e:1.0 f:31 g:2001-12-14]");
+        assert_eq!(show("{1: a, 2: b, 10: c, true: x, y: z}"), "map[1:a 10:c 2:b true:z]");
+        assert_eq!(show("base: &b {x: 1}\nuse: *b\nmerged:\n  <<: *b\n  y: 2"), "map[base:map[x:1] merged:map[true:2 x:1] use:map[x:1]]");
+        assert_eq!(show("huge: 12345678901234567890"), "map[huge:1.2345678901234567e+19]");
+    }
+
+    #[test]
+    fn refuses_what_json_cannot_hold() {
+        assert!(read_first("x: .inf").unwrap_err().0.contains("unsupported value: +Inf"));
+        assert!(read_first("~: x").unwrap_err().0.contains("unsupported map key"));
+    }
+
+    #[test]
+    fn bounds_alias_bombs_and_depth() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        assert!(read_first(&bomb).unwrap_err().0.contains("excessive aliasing"));
+        let deep = "[".repeat(5000) + &"]".repeat(5000);
+        assert!(read_first(&deep).is_err());
+    }
+
+    #[test]
+    fn multi_document_streams() {
+        let docs = read_documents("a: 1\n---\nb: 2\n---\n").unwrap();
+        assert_eq!(docs.len(), 3);
+        assert!(matches!(docs[2], Value::Nil));
+    }
+}
