@@ -391,6 +391,7 @@ impl Parser<'_> {
                 ItemKind::Char if next.val == "," => {
                     self.next_non_space();
                     pipe.decl.push(v.val.clone());
+                    self.vars.push(v.val.clone());
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().kind {
                             ItemKind::Variable | ItemKind::RightDelim | ItemKind::RightParen => continue 'decls,

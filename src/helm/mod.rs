@@ -1,5 +1,10 @@
 //! Helm on top of `gotmpl`: the template function library (Sprig and Helm's own), YAML and JSON
 //! exactly as Helm reads and writes them, and the engine that renders a chart's templates.
 
+pub mod context;
+pub mod engine;
+pub mod funcs;
 pub mod json;
+pub mod objects;
+pub mod snippet;
 pub mod yaml;

@@ -22,8 +22,8 @@ enum Node {
 /// `toYaml`: the YAML text with one trailing newline removed, or an error message (Helm then
 /// prints nothing).
 pub fn to_yaml(v: &Value) -> Result<String, String> {
-    let node = to_node(v, 0)?;
-    let mut e = Emitter::new();
+    let node = to_node(v, 0, false)?;
+    let mut e = Emitter::new(false);
     e.root(&node);
     let mut out = e.out;
     if out.ends_with('\n') {
@@ -32,7 +32,20 @@ pub fn to_yaml(v: &Value) -> Result<String, String> {
     Ok(out)
 }
 
-fn to_node(v: &Value, depth: usize) -> Result<Node, String> {
+/// `toYamlPretty`: go-yaml v3's encoder, straight from the values (no JSON step): sequences
+/// indented under keys and no folding.
+pub fn to_yaml_pretty(v: &Value) -> Result<String, String> {
+    let node = to_node(v, 0, true)?;
+    let mut e = Emitter::new(true);
+    e.root(&node);
+    let mut out = e.out;
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    Ok(out)
+}
+
+fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
     if depth > 10_000 {
         return Err("exceeded max depth".into());
     }
@@ -41,6 +54,7 @@ fn to_node(v: &Value, depth: usize) -> Result<Node, String> {
         Value::Bool(b) => Node::Bool(*b),
         Value::Int(i) | Value::Int64(i) => Node::Int(*i as i128),
         Value::Uint(u) => Node::Int(*u as i128),
+        Value::Float(f) if direct => Node::Float(*f),
         Value::Float(f) => {
             // JSON text, then go-yaml's resolution of that text.
             let text = format_json_float(*f).map_err(|e| e.0)?;
@@ -55,14 +69,14 @@ fn to_node(v: &Value, depth: usize) -> Result<Node, String> {
             use base64::Engine;
             Node::Str(base64::engine::general_purpose::STANDARD.encode(b))
         }
-        Value::List(l) => Node::Seq(l.items.iter().map(|i| to_node(i, depth + 1)).collect::<Result<_, _>>()?),
+        Value::List(l) => Node::Seq(l.items.iter().map(|i| to_node(i, depth + 1, direct)).collect::<Result<_, _>>()?),
         Value::Map(m) => {
             let mut entries: Vec<(String, Node)> =
-                m.entries.borrow().iter().map(|(k, v)| Ok((check_readable(k)?, to_node(v, depth + 1)?))).collect::<Result<_, String>>()?;
+                m.entries.borrow().iter().map(|(k, v)| Ok((check_readable(k)?, to_node(v, depth + 1, direct)?))).collect::<Result<_, String>>()?;
             entries.sort_by(|a, b| key_order(&a.0, &b.0));
             Node::Map(entries)
         }
-        Value::Object(o) => to_node(&o.to_json(), depth + 1)?,
+        Value::Object(o) => to_node(&o.to_json(), depth + 1, direct)?,
     })
 }
 
@@ -159,6 +173,8 @@ struct Emitter {
     whitespace: bool,
     indention: bool,
     simple_key: bool,
+    /// go-yaml v3 layout (toYamlPretty): indented sequences, no folding.
+    pretty: bool,
 }
 
 fn is_break(c: char) -> bool {
@@ -292,8 +308,16 @@ fn analyze(value: &str) -> Analysis {
 }
 
 impl Emitter {
-    fn new() -> Emitter {
-        Emitter { out: String::new(), column: 0, indent: -1, indents: Vec::new(), whitespace: true, indention: true, simple_key: false }
+    fn new(pretty: bool) -> Emitter {
+        Emitter { out: String::new(), column: 0, indent: -1, indents: Vec::new(), whitespace: true, indention: true, simple_key: false, pretty }
+    }
+
+    fn width(&self) -> usize {
+        if self.pretty {
+            usize::MAX
+        } else {
+            BEST_WIDTH
+        }
     }
 
     fn put(&mut self, c: char) {
@@ -363,7 +387,7 @@ impl Emitter {
             Node::Seq(items) if items.is_empty() => self.flow_empty("[]"),
             Node::Map(entries) if entries.is_empty() => self.flow_empty("{}"),
             Node::Seq(items) => {
-                self.increase_indent(false, mapping_context && !self.indention);
+                self.increase_indent(false, !self.pretty && mapping_context && !self.indention);
                 for item in items {
                     self.write_indent();
                     self.indicator("-", true, false, true);
@@ -470,7 +494,7 @@ impl Emitter {
         while i < chars.len() {
             let c = chars[i];
             if is_space(c) {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && !chars.get(i + 1).is_some_and(|&n| is_space(n)) {
+                if allow_breaks && !spaces && self.column > self.width() && !chars.get(i + 1).is_some_and(|&n| is_space(n)) {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -505,7 +529,7 @@ impl Emitter {
         let (mut spaces, mut breaks) = (false, false);
         for (i, &c) in chars.iter().enumerate() {
             if is_space(c) {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i < chars.len() - 1 && !is_space(chars[i + 1]) {
+                if allow_breaks && !spaces && self.column > self.width() && i > 0 && i < chars.len() - 1 && !is_space(chars[i + 1]) {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -584,7 +608,7 @@ impl Emitter {
                 }
                 spaces = false;
             } else if is_space(c) {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i < chars.len() - 1 {
+                if allow_breaks && !spaces && self.column > self.width() && i > 0 && i < chars.len() - 1 {
                     self.write_indent();
                     if is_space(chars[i + 1]) {
                         self.put('\\');

@@ -261,7 +261,7 @@ fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&(String, String)>, 
             } else {
                 "-Inf"
             };
-            return Err(YamlError(format!("error converting YAML to JSON: json: unsupported value: {which}")));
+            return Err(YamlError(format!("json: unsupported value: {which}")));
         }
         Resolved::Float(f) => Value::Float(f),
         Resolved::Timestamp | Resolved::Merge | Resolved::Str => Value::str(text),
