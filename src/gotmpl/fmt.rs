@@ -107,6 +107,44 @@ pub fn format_float_e(f: f64, precision: usize, upper: bool) -> String {
     format!("{mantissa}{}", exp_suffix(exp.parse().unwrap_or(0), upper))
 }
 
+/// `%x` / `%X` of a float: `strconv.FormatFloat(f, 'x', -1, 64)`, e.g. `0x1.8p+00`.
+pub fn format_float_hex(f: f64, upper: bool) -> String {
+    if let Some(special) = special_float(f, upper) {
+        return special;
+    }
+    let bits = f.to_bits();
+    let negative = bits >> 63 == 1;
+    let mut exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mantissa = bits & ((1u64 << 52) - 1);
+    let text = if exp == 0 && mantissa == 0 {
+        "0x0p+00".to_string()
+    } else {
+        if exp == 0 {
+            // Subnormal: normalise so the leading digit is 1.
+            exp = 1;
+            while mantissa & (1u64 << 52) == 0 {
+                mantissa <<= 1;
+                exp -= 1;
+            }
+            mantissa &= (1u64 << 52) - 1;
+        }
+        let e = exp - 1023;
+        let mut digits = format!("{mantissa:013x}");
+        while digits.ends_with('0') {
+            digits.pop();
+        }
+        let frac = if digits.is_empty() { String::new() } else { format!(".{digits}") };
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("0x1{frac}p{sign}{:02}", e.abs())
+    };
+    let text = if negative { format!("-{text}") } else { text };
+    if upper {
+        text.to_uppercase()
+    } else {
+        text
+    }
+}
+
 /// `%f` with precision (default 6).
 pub fn format_float_f(f: f64, precision: usize) -> String {
     if let Some(special) = special_float(f, false) {
@@ -151,6 +189,7 @@ struct Spec {
     zero: bool,
     width: Option<usize>,
     precision: Option<usize>,
+    plus_v: bool,
 }
 
 impl Spec {
@@ -238,6 +277,11 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         }
         spec.verb = chars[i];
         i += 1;
+        if spec.verb == 'v' {
+            // Go turns %+v / %#v into "plusV"/"sharpV" and drops the plain flags.
+            spec.plus_v = spec.plus;
+            spec.plus = false;
+        }
         if spec.verb == '%' {
             out.push('%');
             continue;
@@ -273,7 +317,8 @@ fn pad(out: &mut String, text: &str, spec: &Spec) {
                 out.push_str(text);
                 out.extend(std::iter::repeat_n(' ', fill));
             } else {
-                out.extend(std::iter::repeat_n(' ', fill));
+                // Go pads with zeros for every kind when the 0 flag is set.
+                out.extend(std::iter::repeat_n(if spec.zero { '0' } else { ' ' }, fill));
                 out.push_str(text);
             }
         }
@@ -301,12 +346,21 @@ fn pad_number(out: &mut String, text: &str, spec: &Spec) {
     pad(out, text, spec);
 }
 
-fn bad_verb(out: &mut String, v: &Value, verb: char) {
+/// `%!verb(type=value)`, the value printed with the same flags under `%v`.
+fn bad_verb_spec(out: &mut String, v: &Value, spec: &Spec) {
+    let verb = spec.verb;
     if v.is_nil() {
         out.push_str(&format!("%!{verb}(<nil>)"));
-    } else {
-        out.push_str(&format!("%!{verb}({}={})", v.type_name(), sprint_value(v)));
+        return;
     }
+    out.push_str(&format!("%!{verb}({}=", v.type_name()));
+    let as_v = Spec { verb: 'v', ..spec.clone() };
+    write_value(out, v, &as_v, false);
+    out.push(')');
+}
+
+fn bad_verb(out: &mut String, v: &Value, verb: char) {
+    bad_verb_spec(out, v, &Spec::plain(verb));
 }
 
 fn signed(text: String, negative: bool, spec: &Spec) -> String {
@@ -354,9 +408,9 @@ fn write_int(out: &mut String, v: &Value, n: i128, spec: &Spec) {
         }
         'c' => return pad(out, &char::from_u32(n as u32).unwrap_or('\u{FFFD}').to_string(), spec),
         'q' => return pad(out, &quote_rune(char::from_u32(n as u32).unwrap_or('\u{FFFD}')), spec),
-        'U' => return pad(out, &format!("U+{:04X}", n), spec),
-        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return bad_verb(out, v, spec.verb),
-        _ => return bad_verb(out, v, spec.verb),
+        'U' => return pad(out, &format!("U+{:04X}", n as i64 as u64), spec),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return bad_verb_spec(out, v, spec),
+        _ => return bad_verb_spec(out, v, spec),
     };
     let text = match spec.precision {
         Some(p) if text.len() < p => format!("{}{text}", "0".repeat(p - text.len())),
@@ -375,7 +429,9 @@ fn write_float(out: &mut String, v: &Value, f: f64, spec: &Spec) {
         'e' => format_float_e(f, spec.precision.unwrap_or(6), false),
         'E' => format_float_e(f, spec.precision.unwrap_or(6), true),
         'f' | 'F' => format_float_f(f, spec.precision.unwrap_or(6)),
-        _ => return bad_verb(out, v, spec.verb),
+        'x' => format_float_hex(f, false),
+        'X' => format_float_hex(f, true),
+        _ => return bad_verb_spec(out, v, spec),
     };
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest.to_string()),
@@ -424,7 +480,7 @@ fn write_string(out: &mut String, v: &Value, s: &str, spec: &Spec) {
             let text = hex_bytes(bytes, spec);
             pad(out, &text, spec)
         }
-        _ => bad_verb(out, v, spec.verb),
+        _ => bad_verb_spec(out, v, spec),
     }
 }
 
@@ -456,19 +512,19 @@ fn write_value(out: &mut String, v: &Value, spec: &Spec, top: bool) {
     match v {
         Value::Invalid => {
             if top && spec.verb != 'v' {
-                bad_verb(out, v, spec.verb)
+                bad_verb_spec(out, v, spec)
             } else {
                 pad(out, "<nil>", spec)
             }
         }
         Value::Nil => match spec.verb {
-            'v' => pad(out, if spec.sharp { "interface {}(nil)" } else { "<nil>" }, spec),
+            'v' => pad(out, if spec.sharp && !top { "interface {}(nil)" } else { "<nil>" }, spec),
             _ if !top => pad(out, "<nil>", spec),
-            _ => bad_verb(out, v, spec.verb),
+            _ => bad_verb_spec(out, v, spec),
         },
         Value::Bool(b) => match spec.verb {
             'v' | 't' => pad(out, if *b { "true" } else { "false" }, spec),
-            _ => bad_verb(out, v, spec.verb),
+            _ => bad_verb_spec(out, v, spec),
         },
         Value::Int(n) | Value::Int64(n) => write_int(out, v, *n as i128, spec),
         Value::Uint(n) => write_int(out, v, *n as i128, spec),
@@ -556,7 +612,7 @@ fn write_value(out: &mut String, v: &Value, spec: &Spec, top: bool) {
                 'v' if spec.plus => pad(out, &o.display_plus(), spec),
                 'v' | 's' => pad(out, &o.display(), spec),
                 'q' => pad(out, &go_quote(&o.display()), spec),
-                _ => bad_verb(out, v, spec.verb),
+                _ => bad_verb_spec(out, v, spec),
             }
         }
     }

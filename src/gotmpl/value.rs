@@ -65,6 +65,10 @@ pub trait Object: fmt::Debug {
     }
     /// JSON encoding as `encoding/json` would produce it (for toJson/toYaml).
     fn to_json(&self) -> Value;
+    /// Struct fields in declaration order, which `encoding/json` keeps (maps it sorts).
+    fn json_fields(&self) -> Option<Vec<(String, Value)>> {
+        None
+    }
     /// A slice-like object's items (for `range`, `len`, …), e.g. `common.VersionSet`.
     fn items(&self) -> Option<Vec<Value>> {
         None

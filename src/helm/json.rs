@@ -92,7 +92,26 @@ fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result
             newline(out, style, depth);
             out.push('}');
         }
-        Value::Object(o) => write(out, &o.to_json(), style, depth)?,
+        Value::Object(o) => match o.json_fields() {
+            Some(fields) => {
+                out.push('{');
+                for (i, (k, item)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, style, depth + 1);
+                    write_string(out, k, style.escape_html);
+                    out.push(':');
+                    if style.indent.is_some() {
+                        out.push(' ');
+                    }
+                    write(out, item, style, depth + 1)?;
+                }
+                newline(out, style, depth);
+                out.push('}');
+            }
+            None => write(out, &o.to_json(), style, depth)?,
+        },
     }
     Ok(())
 }

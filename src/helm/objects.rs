@@ -132,11 +132,14 @@ impl Object for KubeVersion {
         self.normalized.clone()
     }
     fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("Version".into(), Value::string(self.version.clone()));
-        m.insert("Major".into(), Value::string(self.major.clone()));
-        m.insert("Minor".into(), Value::string(self.minor.clone()));
-        Value::map(m)
+        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
+    }
+    fn json_fields(&self) -> Option<Vec<(String, Value)>> {
+        Some(vec![
+            ("Version".into(), Value::string(self.version.clone())),
+            ("Major".into(), Value::string(self.major.clone())),
+            ("Minor".into(), Value::string(self.minor.clone())),
+        ])
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -198,11 +201,14 @@ impl Object for HelmVersion {
         "{v4.2.3   go1.26.6 v1.36}".into()
     }
     fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("version".into(), Value::str("v4.2.3"));
-        m.insert("go_version".into(), Value::str("go1.26.6"));
-        m.insert("kube_client_version".into(), Value::str("v1.36"));
-        Value::map(m)
+        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
+    }
+    fn json_fields(&self) -> Option<Vec<(String, Value)>> {
+        Some(vec![
+            ("version".into(), Value::str("v4.2.3")),
+            ("go_version".into(), Value::str("go1.26.6")),
+            ("kube_client_version".into(), Value::str("v1.36")),
+        ])
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

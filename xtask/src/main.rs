@@ -2,6 +2,7 @@
 //! `cargo xtask bench …` (whole-process benchmarks against a peer measured in the same run).
 
 mod bench;
+mod conformance;
 mod setup;
 
 use anyhow::{bail, Result};
@@ -12,6 +13,7 @@ fn main() -> Result<()> {
     match task {
         "test" => test(rest),
         "bench" => bench::run(rest),
+        "conformance" => conformance::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

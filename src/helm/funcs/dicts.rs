@@ -5,7 +5,6 @@ use super::convert::strval;
 use super::strings::{s, string_list};
 use crate::gotmpl::{FnError, FuncMap, Map, MapKind, Param, Value};
 
-type R = Result<Value, FnError>;
 
 fn map_of(v: &Value) -> Option<&std::rc::Rc<crate::gotmpl::value::MapCell>> {
     match v {

@@ -6,7 +6,6 @@ use crate::gotmpl::{FnError, FuncMap, Map, Param, Value};
 use crate::helm::json::{from_json, to_json, JsonStyle, COMPACT};
 use crate::helm::yaml::{read_first, to_yaml};
 
-type R = Result<Value, FnError>;
 
 const PRETTY: JsonStyle = JsonStyle { escape_html: true, indent: Some("  ") };
 const RAW: JsonStyle = JsonStyle { escape_html: false, indent: None };
@@ -122,7 +121,7 @@ fn toml_scalar(v: &Value) -> Result<String, String> {
 }
 
 fn write_table(out: &mut String, entries: &Map, path: &[String], depth: usize) -> Result<(), String> {
-    let indent = "  ".repeat(depth.saturating_sub(1));
+    let indent = "  ".repeat(depth);
     for (k, v) in entries {
         if matches!(v, Value::Map(_) | Value::Nil | Value::Invalid) {
             continue;

@@ -191,7 +191,8 @@ fn seq(p: &[i64]) -> R {
             let step = if end < start { -1 } else { 1 };
             until_range(*start, end + step, step)?
         }
-        [start, end, step] => {
+        // GNU seq order: FIRST INCREMENT LAST.
+        [start, step, end] => {
             let inc = if end < start { -1 } else { 1 };
             if (end < start && *step > 0) || (end >= start && *step < 0) {
                 Vec::new()

@@ -139,7 +139,7 @@ impl Decimal {
                 }
                 // shopspring rounds quotients to 16 decimal places, half away from zero.
                 let places = 16;
-                let shift = places + other.exp - self.exp;
+                let shift = places + self.exp - other.exp;
                 let (num, den) = if shift >= 0 {
                     (self.mantissa.checked_mul(10i128.checked_pow(shift as u32 + 1)?)?, other.mantissa)
                 } else {

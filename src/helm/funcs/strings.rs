@@ -30,8 +30,8 @@ fn ok(s: String) -> Result<Value, FnError> {
 
 pub(super) fn add(map: &mut FuncMap) {
     use Param::*;
-    map.add("upper", &[Str], None, |_, a| ok(s(&a[0]).to_uppercase()));
-    map.add("lower", &[Str], None, |_, a| ok(s(&a[0]).to_lowercase()));
+    map.add("upper", &[Str], None, |_, a| ok(s(&a[0]).chars().map(simple_upper).collect()));
+    map.add("lower", &[Str], None, |_, a| ok(s(&a[0]).chars().map(simple_lower).collect()));
     map.add("title", &[Str], None, |_, a| ok(title(s(&a[0]))));
     map.add("untitle", &[Str], None, |_, a| ok(untitle(s(&a[0]))));
     map.add("trim", &[Str], None, |_, a| ok(s(&a[0]).trim().to_string()));
@@ -39,7 +39,7 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("trimall", &[Str, Str], None, |_, a| ok(trim_cutset(s(&a[1]), s(&a[0]))));
     map.add("trimPrefix", &[Str, Str], None, |_, a| ok(s(&a[1]).strip_prefix(s(&a[0])).unwrap_or(s(&a[1])).to_string()));
     map.add("trimSuffix", &[Str, Str], None, |_, a| ok(s(&a[1]).strip_suffix(s(&a[0])).unwrap_or(s(&a[1])).to_string()));
-    map.add("nospace", &[Str], None, |_, a| ok(s(&a[0]).chars().filter(|c| !c.is_whitespace()).collect()));
+    map.add("nospace", &[Str], None, |_, a| ok(delete_white_space(s(&a[0]))));
     map.add("repeat", &[Int, Str], None, |_, a| {
         let n = int(&a[0]);
         if n < 0 {
@@ -61,9 +61,9 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("substr", &[Int, Int, Str], None, |_, a| substr(int(&a[0]), int(&a[1]), s(&a[2])).and_then(ok));
     map.add("abbrev", &[Int, Str], None, |_, a| ok(abbrev(int(&a[0]), s(&a[1]))));
     map.add("abbrevboth", &[Int, Int, Str], None, |_, a| ok(abbrev_both(int(&a[0]), int(&a[1]), s(&a[2]))));
-    map.add("initials", &[Str], None, |_, a| ok(s(&a[0]).split_whitespace().filter_map(|w| w.chars().next()).collect()));
-    map.add("wrap", &[Int, Str], None, |_, a| ok(wrap(s(&a[1]), int(&a[0]), "\n")));
-    map.add("wrapWith", &[Int, Str, Str], None, |_, a| ok(wrap(s(&a[2]), int(&a[0]), s(&a[1]))));
+    map.add("initials", &[Str], None, |_, a| ok(initials(s(&a[0]))));
+    map.add("wrap", &[Int, Str], None, |_, a| ok(wrap_custom(s(&a[1]), int(&a[0]), "\n", false)));
+    map.add("wrapWith", &[Int, Str, Str], None, |_, a| ok(wrap_custom(s(&a[2]), int(&a[0]), s(&a[1]), true)));
     map.add("swapcase", &[Str], None, |_, a| ok(swapcase(s(&a[0]))));
     map.add("snakecase", &[Str], None, |_, a| ok(delimited_case(s(&a[0]), '_')));
     map.add("kebabcase", &[Str], None, |_, a| ok(delimited_case(s(&a[0]), '-')));
@@ -124,24 +124,126 @@ fn title(text: &str) -> String {
     };
     let mut prev = ' ';
     text.chars()
-        .flat_map(|c| {
+        .map(|c| {
             let upper = is_separator(prev);
             prev = c;
             if upper {
-                c.to_uppercase().collect::<Vec<_>>()
+                simple_upper(c)
             } else {
-                vec![c]
+                c
             }
         })
         .collect()
 }
 
-fn untitle(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
+/// Go's `unicode.ToUpper`: one rune to one rune (`ß` stays `ß`).
+fn simple_upper(c: char) -> char {
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) => u,
+        _ => c,
     }
+}
+
+fn simple_lower(c: char) -> char {
+    let mut low = c.to_lowercase();
+    match (low.next(), low.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
+/// goutils `Uncapitalize` of every word: the letter after a space is lowered.
+fn untitle(text: &str) -> String {
+    let mut prev_space = true;
+    text.chars()
+        .map(|c| {
+            let out = if prev_space { simple_lower(c) } else { c };
+            prev_space = c.is_whitespace();
+            out
+        })
+        .collect()
+}
+
+/// goutils works on bytes as if they were runes: non-ASCII text comes out as Latin-1.
+fn bytes_as_runes(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.bytes().map(|b| b as char)
+}
+
+fn is_go_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0B' | '\x0C' | '\r' | ' ' | '\u{85}' | '\u{A0}') || (c as u32 > 0xFF && c.is_whitespace())
+}
+
+/// goutils `DeleteWhiteSpace` (byte-wise; the input is returned untouched when nothing goes).
+fn delete_white_space(text: &str) -> String {
+    if !bytes_as_runes(text).any(is_go_space) {
+        return text.to_string();
+    }
+    bytes_as_runes(text).filter(|&c| !is_go_space(c)).collect()
+}
+
+/// goutils `Initials` (byte-wise).
+fn initials(text: &str) -> String {
+    let mut gap = true;
+    let mut out = String::new();
+    for c in bytes_as_runes(text) {
+        if is_go_space(c) {
+            gap = true;
+        } else if gap {
+            out.push(c);
+            gap = false;
+        }
+    }
+    out
+}
+
+/// goutils `WrapCustom` (byte offsets, as in Go).
+fn wrap_custom(text: &str, width: i64, newline: &str, wrap_long: bool) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let newline = if newline.is_empty() { "\n" } else { newline };
+    let width = width.max(1) as usize;
+    let b = text.as_bytes();
+    let len = b.len();
+    let mut offset = 0;
+    let mut out: Vec<u8> = Vec::new();
+    while len - offset > width {
+        if b[offset] == b' ' {
+            offset += 1;
+            continue;
+        }
+        let end = (width + offset + 1).min(len);
+        let space = b[offset..end].iter().rposition(|&c| c == b' ').map(|p| p + offset);
+        match space {
+            Some(at) => {
+                out.extend_from_slice(&b[offset..at]);
+                out.extend_from_slice(newline.as_bytes());
+                offset = at + 1;
+            }
+            None if wrap_long => {
+                out.extend_from_slice(&b[offset..width + offset]);
+                out.extend_from_slice(newline.as_bytes());
+                offset += width;
+            }
+            None => {
+                let end = width + offset;
+                match b[end..].iter().position(|&c| c == b' ') {
+                    None => {
+                        out.extend_from_slice(&b[offset..]);
+                        offset = len;
+                    }
+                    Some(i) => {
+                        out.extend_from_slice(&b[offset..end + i]);
+                        out.extend_from_slice(newline.as_bytes());
+                        offset = end + i + 1;
+                    }
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[offset..]);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn trim_cutset(text: &str, cutset: &str) -> String {
@@ -204,12 +306,13 @@ fn substr(start: i64, end: i64, text: &str) -> Result<String, FnError> {
     slice(start, end)
 }
 
+/// goutils `Abbreviate` (byte offsets, as in Go).
 fn abbrev(width: i64, text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    if width < 4 || chars.len() as i64 <= width {
+    let b = text.as_bytes();
+    if width < 4 || b.len() as i64 <= width {
         return text.to_string();
     }
-    chars[..(width - 3) as usize].iter().collect::<String>() + "..."
+    String::from_utf8_lossy(&b[..(width - 3) as usize]).into_owned() + "..."
 }
 
 fn abbrev_both(left: i64, width: i64, text: &str) -> String {
@@ -236,31 +339,13 @@ fn abbrev_both(left: i64, width: i64, text: &str) -> String {
 }
 
 /// goutils `WrapCustom` without long-word breaking.
+#[cfg(test)]
 fn wrap(text: &str, width: i64, newline: &str) -> String {
-    let width = width.max(1) as usize;
-    let mut out: Vec<String> = Vec::new();
-    for line in text.split('\n') {
-        let mut current = String::new();
-        for word in line.split(' ').filter(|w| !w.is_empty()) {
-            if current.is_empty() {
-                current.push_str(word);
-            } else if current.chars().count() + 1 + word.chars().count() <= width {
-                current.push(' ');
-                current.push_str(word);
-            } else {
-                out.push(std::mem::take(&mut current));
-                current.push_str(word);
-            }
-        }
-        out.push(current);
-    }
-    out.join(newline)
+    wrap_custom(text, width, newline, false)
 }
 
 fn swapcase(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| if c.is_uppercase() { c.to_lowercase().collect::<Vec<_>>() } else if c.is_lowercase() { c.to_uppercase().collect() } else { vec![c] })
-        .collect()
+    text.chars().map(|c| if c.is_uppercase() { simple_lower(c) } else if c.is_lowercase() { simple_upper(c) } else { c }).collect()
 }
 
 /// xstrings `ToSnakeCase`/`ToKebabCase`: words split at case changes, acronyms kept together.
@@ -268,10 +353,8 @@ fn delimited_case(text: &str, sep: char) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     for (i, &c) in chars.iter().enumerate() {
-        if c == '_' || c == '-' || c == ' ' || c == '.' {
-            if !out.is_empty() && !out.ends_with(sep) {
-                out.push(sep);
-            }
+        if c == '_' || c == '-' || c.is_whitespace() {
+            out.push(sep);
             continue;
         }
         if c.is_uppercase() && i > 0 {
@@ -281,27 +364,50 @@ fn delimited_case(text: &str, sep: char) -> String {
                 out.push(sep);
             }
         }
-        out.extend(c.to_lowercase());
+        out.push(simple_lower(c));
     }
-    out.trim_end_matches(sep).to_string()
+    out
 }
 
-/// xstrings `ToCamelCase`: `hello_world` → `HelloWorld`.
+/// xstrings' Pascal-case conversion (Sprig's `camelcase`): words split at `-`, `_` and spaces
+/// are capitalised; an all-caps run at a word start is lowered after its first letter.
 fn camelcase(text: &str) -> String {
+    let connector = |c: char| c == '-' || c == '_' || c.is_whitespace();
+    let mut chars = text.chars();
     let mut out = String::new();
-    let mut upper_next = true;
-    for c in text.chars() {
-        if c == '_' || c == '-' || c == ' ' {
-            upper_next = true;
+    let mut first_upper = false;
+    let mut r0 = None;
+    for c in chars.by_ref() {
+        if !connector(c) {
+            first_upper = c.is_uppercase();
+            r0 = Some(simple_upper(c));
+            break;
+        }
+        out.push(c);
+    }
+    let Some(mut r0) = r0 else { return out };
+    for c in chars {
+        let r1 = r0;
+        r0 = c;
+        if connector(r0) && connector(r1) {
+            out.push(r1);
             continue;
         }
-        if upper_next {
-            out.extend(c.to_uppercase());
-            upper_next = false;
+        if connector(r1) {
+            first_upper = r0.is_uppercase();
+            r0 = simple_upper(r0);
         } else {
-            out.push(c);
+            if first_upper {
+                if r0.is_uppercase() {
+                    r0 = simple_lower(r0);
+                } else {
+                    first_upper = false;
+                }
+            }
+            out.push(r1);
         }
     }
+    out.push(r0);
     out
 }
 

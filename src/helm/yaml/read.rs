@@ -53,7 +53,18 @@ impl<'a> Builder<'a> {
         let mut current: Option<Value> = None;
         let mut in_doc = false;
         while let Some(event) = self.parser.next_event() {
-            let (event, span) = event.map_err(|e| YamlError(format!("yaml: line {}: {}", e.marker().line(), first_line(e.info()))))?;
+            let (event, span) = event.map_err(|e| {
+                let info = first_line(e.info());
+                // go-yaml prints parser errors with libyaml's 0-based line, scanner errors 1-based.
+                let is_parser_error = info.starts_with("while parsing");
+                let line = if is_parser_error { e.marker().line().saturating_sub(1) } else { e.marker().line() };
+                let wording = libyaml_wording(info);
+                if line == 0 {
+                    YamlError(format!("yaml: {wording}"))
+                } else {
+                    YamlError(format!("yaml: line {line}: {wording}"))
+                }
+            })?;
             let line = span.start.line();
             match event {
                 Event::StreamStart | Event::Nothing => {}
@@ -266,6 +277,18 @@ fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&(String, String)>, 
         Resolved::Float(f) => Value::Float(f),
         Resolved::Timestamp | Resolved::Merge | Resolved::Str => Value::str(text),
     })
+}
+
+/// libyaml words problems as "did not find expected …" without the "while parsing" context.
+fn libyaml_wording(info: &str) -> String {
+    let problem = match info.split_once(", ") {
+        Some((context, problem)) if context.starts_with("while parsing") => problem,
+        _ => info,
+    };
+    match problem.strip_prefix("expected ") {
+        Some(rest) => format!("did not find expected {rest}"),
+        None => problem.to_string(),
+    }
 }
 
 fn first_line(info: &str) -> &str {
