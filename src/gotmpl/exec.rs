@@ -272,14 +272,14 @@ impl<'e, 't> State<'e, 't> {
             }
             Node::If(branch) | Node::With(branch) => {
                 let mark = self.vars.len();
-                let result = self.walk_if_or_with(dot, branch, matches!(node, Node::With(_)), out);
+                let result = grow_stack(|| self.walk_if_or_with(dot, branch, matches!(node, Node::With(_)), out));
                 self.vars.truncate(mark);
                 return result;
             }
             Node::Range(branch) => {
                 self.at(NodeRef::Node(node));
                 let mark = self.vars.len();
-                let result = self.walk_range(dot, branch, out);
+                let result = grow_stack(|| self.walk_range(dot, branch, out));
                 self.vars.truncate(mark);
                 return result;
             }
@@ -711,7 +711,7 @@ impl<'e, 't> State<'e, 't> {
             Arg::Number { text, number, .. } => self.ideal_constant(text, number).map(|v| (v, false)),
             Arg::String { text, .. } => Ok((Value::String(text.clone()), false)),
             Arg::Variable { ident, .. } => self.eval_variable(dot, arg, ident, std::slice::from_ref(arg), None),
-            Arg::Pipe(pipe) => self.eval_pipeline(dot, pipe),
+            Arg::Pipe(pipe) => grow_stack(|| self.eval_pipeline(dot, pipe)),
             Arg::Chain { node, fields, .. } => self.eval_chain(dot, arg, node, fields, std::slice::from_ref(arg), None),
         }
     }

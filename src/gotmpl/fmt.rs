@@ -506,6 +506,10 @@ fn hex_bytes(bytes: &[u8], spec: &Spec) -> String {
 /// Writes `v` under `spec`. `top` is false inside containers, where Go prints nil as `<nil>`
 /// for every verb.
 fn write_value(out: &mut String, v: &Value, spec: &Spec, top: bool) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value_inner(out, v, spec, top))
+}
+
+fn write_value_inner(out: &mut String, v: &Value, spec: &Spec, top: bool) {
     if spec.verb == 'T' {
         return pad(out, &v.type_name(), spec);
     }

@@ -57,6 +57,7 @@ pub fn parse(name: &str, text: &str, has_function: &dyn Fn(&str) -> bool) -> Res
         name: Rc::from(name),
         text: Rc::from(text),
         set: Vec::new(),
+        depth: 0,
     };
     let mut root = Vec::new();
     parser.parse_top(&mut root)?;
@@ -77,7 +78,12 @@ struct Parser<'f> {
     name: Rc<str>,
     text: Rc<str>,
     set: Vec<Tree>,
+    /// Nesting of pipelines and control structures (Go's `maxStackDepth`).
+    depth: usize,
 }
+
+/// Go's parser refuses deeper nesting than this.
+const MAX_DEPTH: usize = 10_000;
 
 type PResult<T> = Result<T, ParseError>;
 
@@ -288,10 +294,20 @@ impl Parser<'_> {
 
     /// `if`, `with` and `range`, including `else if` / `else with` chains.
     fn branch(&mut self, context: &str) -> PResult<Branch> {
+        self.enter()?;
         let saved = self.vars.len();
-        let result = self.branch_inner(context);
+        let result = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.branch_inner(context));
         self.vars.truncate(saved);
+        self.depth -= 1;
         result
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        if self.depth >= MAX_DEPTH {
+            return self.error("max nesting depth exceeded");
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     fn branch_inner(&mut self, context: &str) -> PResult<Branch> {
@@ -523,7 +539,12 @@ impl Parser<'_> {
                 let number = parse_number(&token.val, token.kind).map_err(|m| self.error_msg(&m))?;
                 Arg::Number { pos, text: token.val, number }
             }
-            ItemKind::LeftParen => Arg::Pipe(Box::new(self.pipeline("parenthesized pipeline", ItemKind::RightParen)?)),
+            ItemKind::LeftParen => {
+                self.enter()?;
+                let pipe = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.pipeline("parenthesized pipeline", ItemKind::RightParen));
+                self.depth -= 1;
+                Arg::Pipe(Box::new(pipe?))
+            }
             ItemKind::String | ItemKind::RawString => {
                 let text = self.unquote(&token.val)?;
                 Arg::String { pos, quoted: token.val, text: Rc::from(text) }

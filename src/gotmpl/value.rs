@@ -242,6 +242,10 @@ impl Value {
 
     /// Deep copy of maps and lists (copystructure): shared maps become independent.
     pub fn deep_copy(&self) -> Value {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_copy_inner())
+    }
+
+    fn deep_copy_inner(&self) -> Value {
         match self {
             Value::List(l) => Value::list_of(l.kind, l.items.iter().map(Value::deep_copy).collect()),
             Value::Map(m) => Value::map_of(m.kind, m.entries.borrow().iter().map(|(k, v)| (k.clone(), v.deep_copy())).collect()),
@@ -251,6 +255,10 @@ impl Value {
 
     /// `reflect.DeepEqual`.
     pub fn deep_equal(&self, other: &Value) -> bool {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_equal_inner(other))
+    }
+
+    fn deep_equal_inner(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Invalid, Value::Invalid) | (Value::Nil, Value::Nil) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,

@@ -43,6 +43,10 @@ pub fn format_json_float(f: f64) -> Result<String, JsonError> {
 }
 
 fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_inner(out, v, style, depth))
+}
+
+fn write_inner(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {
     if depth > 10_000 {
         return Err(JsonError("json: exceeded max depth".into()));
     }
@@ -206,6 +210,10 @@ impl JsonParser<'_> {
     }
 
     fn value(&mut self) -> Result<Value, JsonError> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.value_inner())
+    }
+
+    fn value_inner(&mut self) -> Result<Value, JsonError> {
         self.ws();
         self.depth += 1;
         if self.depth > 10_000 {

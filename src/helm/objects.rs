@@ -272,9 +272,7 @@ impl Files {
 
     /// `AsConfig`/`AsSecrets`: basename → content, as `toYaml` of that map.
     fn as_map(&self, encode: bool) -> String {
-        if self.0.is_empty() {
-            return String::new();
-        }
+        // A chart's Files map is never nil, so an empty one is `{}`.
         let m: Map = self
             .0
             .iter()

