@@ -20,10 +20,12 @@ pub struct Case {
 pub fn run(args: &[String]) -> Result<()> {
     let mut filter: Option<String> = None;
     let mut snippets = false;
+    let mut update = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--snippets" => snippets = true,
+            "--update-expected" => update = true,
             "--filter" => {
                 i += 1;
                 filter = args.get(i).cloned();
@@ -33,7 +35,7 @@ pub fn run(args: &[String]) -> Result<()> {
         i += 1;
     }
     if !snippets {
-        bail!("usage: cargo xtask conformance --snippets [--filter TEXT]");
+        bail!("usage: cargo xtask conformance --snippets [--filter TEXT] [--update-expected]");
     }
     setup::ensure_helm_oracle()?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
@@ -49,6 +51,16 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     let oracle = oracle(&cases)?;
+    if update {
+        // Helm's answers, replayed by `cargo test` (tests/snippets.rs) without Python.
+        let recorded: BTreeMap<&str, serde_json::Value> = cases
+            .iter()
+            .map(|c| (c.name.as_str(), serde_json::json!({"values": c.values, "template": c.template, "helm": oracle.get(&c.name)})))
+            .collect();
+        let path = root.join("tests/snippets/expected.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&recorded)? + "\n")?;
+        println!("wrote {} ({} cases)", path.display(), recorded.len());
+    }
     let (mut passed, mut failed) = (0, 0);
     for case in &cases {
         let ours = match trainer_audit::helm::snippet::render_snippet(&case.values, &case.template) {
