@@ -3,6 +3,7 @@
 //! The library is the pipeline (chart source → archive → chart → render → inventory → audit);
 //! the binary is a thin command-line layer over it (see `cli`).
 
+pub mod chart;
 pub mod cli;
 pub mod gotmpl;
 pub mod helm;

@@ -222,9 +222,17 @@ pub fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
                     if a.is_nil() || b.is_nil() {
                         a.is_nil() == b.is_nil()
                     } else if !comparable(b) {
-                        return Err(format!("non-comparable type {}: {}", super::fmt::sprintf("%s", std::slice::from_ref(b)), b.type_name()));
+                        return Err(format!(
+                            "non-comparable type {}: {}",
+                            super::fmt::sprintf("%s", std::slice::from_ref(b)),
+                            b.type_name()
+                        ));
                     } else if !comparable(a) {
-                        return Err(format!("non-comparable type {}: {}", super::fmt::sprintf("%s", std::slice::from_ref(a)), a.type_name()));
+                        return Err(format!(
+                            "non-comparable type {}: {}",
+                            super::fmt::sprintf("%s", std::slice::from_ref(a)),
+                            a.type_name()
+                        ));
                     } else if a.type_name() != b.type_name() {
                         return Err(incompatible(a, b));
                     } else {

@@ -103,8 +103,10 @@ impl Default for Scope<'static> {
 }
 
 /// Builtins text/template resolves before the function map (Sprig replaces `slice`).
-pub const BUILTIN_NAMES: &[&str] =
-    &["and", "call", "html", "index", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne", "slice"];
+pub const BUILTIN_NAMES: &[&str] = &[
+    "and", "call", "html", "index", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne",
+    "slice",
+];
 
 /// Everything an execution needs besides the tree.
 pub struct Env<'a> {
@@ -148,7 +150,11 @@ impl Context<'_, '_> {
             Err(e) => {
                 return Err(FnError {
                     message: format!("cannot parse template {}: {}", go_quote(text), e.message),
-                    wrapped: Some(GoError { text: format!("cannot parse template {}: {}", go_quote(text), e.message), exec: false, cause: None }),
+                    wrapped: Some(GoError {
+                        text: format!("cannot parse template {}: {}", go_quote(text), e.message),
+                        exec: false,
+                        cause: None,
+                    }),
                 })
             }
         };
@@ -167,7 +173,9 @@ impl Context<'_, '_> {
 pub fn execute_named(env: &Env<'_>, name: &str, data: Value) -> Result<String, GoError> {
     match env.scope.lookup(name) {
         Some(tree) => execute_tree(env, &tree, data),
-        None => Err(GoError::plain(format!("template: no template {} associated with template {}", go_quote(name), go_quote(env.root_name)))),
+        None => {
+            Err(GoError::plain(format!("template: no template {} associated with template {}", go_quote(name), go_quote(env.root_name))))
+        }
     }
 }
 
@@ -176,7 +184,10 @@ pub fn execute_tree(env: &Env<'_>, tree: &Tree, data: Value) -> Result<String, G
     let nesting = env.budget.nesting.get();
     // Each nested execution costs native stack; this bound stays far inside it.
     if nesting >= MAX_NESTED_EXECUTIONS {
-        return Err(GoError::plain(format!("template: {}: exceeded maximum template depth ({})", tree.name, env.budget.limits.max_template_depth)));
+        return Err(GoError::plain(format!(
+            "template: {}: exceeded maximum template depth ({})",
+            tree.name, env.budget.limits.max_template_depth
+        )));
     }
     env.budget.nesting.set(nesting + 1);
     let mut state = State { env, tree, vars: vec![("$".into(), data.clone(), false)], depth: 0, node: None };
@@ -222,7 +233,9 @@ impl<'e, 't> State<'e, 't> {
         let steps = self.env.budget.steps.get() + 1;
         self.env.budget.steps.set(steps);
         if steps > self.env.budget.limits.max_steps {
-            return Err(self.error(&format!("evaluation budget of {} steps exhausted (a runaway template?)", self.env.budget.limits.max_steps)));
+            return Err(
+                self.error(&format!("evaluation budget of {} steps exhausted (a runaway template?)", self.env.budget.limits.max_steps))
+            );
         }
         Ok(())
     }
@@ -234,13 +247,9 @@ impl<'e, 't> State<'e, 't> {
 
     fn error_wrapping(&self, message: &str, cause: Option<GoError>) -> GoError {
         let text = match self.node {
-            Some(node) => format!(
-                "template: {}: executing {} at <{}>: {}",
-                self.tree.location(node.pos()),
-                go_quote(&self.tree.name),
-                node,
-                message
-            ),
+            Some(node) => {
+                format!("template: {}: executing {} at <{}>: {}", self.tree.location(node.pos()), go_quote(&self.tree.name), node, message)
+            }
             None => format!("template: {}: {}", self.tree.name, message),
         };
         GoError { text, exec: true, cause: cause.map(Box::new) }
@@ -506,7 +515,15 @@ impl<'e, 't> State<'e, 't> {
         Ok(Value::Invalid)
     }
 
-    fn eval_chain(&mut self, dot: &Dot, chain: &'t Arg, node: &'t Arg, fields: &[String], args: &'t [Arg], fin: Option<Value>) -> ExecResult<(Value, bool)> {
+    fn eval_chain(
+        &mut self,
+        dot: &Dot,
+        chain: &'t Arg,
+        node: &'t Arg,
+        fields: &[String],
+        args: &'t [Arg],
+        fin: Option<Value>,
+    ) -> ExecResult<(Value, bool)> {
         self.at(NodeRef::Arg(chain));
         if matches!(node, Arg::Nil { .. }) {
             return Err(self.error(&format!("indirection through explicit nil in {}", NodeRef::Arg(chain))));
@@ -515,7 +532,14 @@ impl<'e, 't> State<'e, 't> {
         self.eval_field_chain(dot, receiver, boxed, chain, fields, args, fin)
     }
 
-    fn eval_variable(&mut self, dot: &Dot, node: &'t Arg, ident: &[String], args: &'t [Arg], fin: Option<Value>) -> ExecResult<(Value, bool)> {
+    fn eval_variable(
+        &mut self,
+        dot: &Dot,
+        node: &'t Arg,
+        ident: &[String],
+        args: &'t [Arg],
+        fin: Option<Value>,
+    ) -> ExecResult<(Value, bool)> {
         self.at(NodeRef::Arg(node));
         let (value, boxed) = self.var_value(&ident[0])?;
         if ident.len() == 1 {
@@ -603,7 +627,15 @@ impl<'e, 't> State<'e, 't> {
         Err(self.error(&format!("can't evaluate field {name} in type {static_type}")))
     }
 
-    fn eval_function(&mut self, dot: &Dot, ident: &'t Arg, name: &str, cmd: &'t Command, args: &'t [Arg], fin: Option<Value>) -> ExecResult<(Value, bool)> {
+    fn eval_function(
+        &mut self,
+        dot: &Dot,
+        ident: &'t Arg,
+        name: &str,
+        cmd: &'t Command,
+        args: &'t [Arg],
+        fin: Option<Value>,
+    ) -> ExecResult<(Value, bool)> {
         self.at(NodeRef::Arg(ident));
         if let Some(result) = self.eval_builtin(dot, name, cmd, args, &fin)? {
             return Ok((result, false));
@@ -701,7 +733,9 @@ impl<'e, 't> State<'e, 't> {
         match arg {
             Arg::Bool { value, .. } => Ok((Value::Bool(*value), false)),
             Arg::Dot { .. } => Ok((dot.value.clone(), dot.boxed)),
-            Arg::Field { ident, .. } => self.eval_field_chain(dot, dot.value.clone(), dot.boxed, arg, ident, std::slice::from_ref(arg), None),
+            Arg::Field { ident, .. } => {
+                self.eval_field_chain(dot, dot.value.clone(), dot.boxed, arg, ident, std::slice::from_ref(arg), None)
+            }
             Arg::Identifier { name, .. } => {
                 // A function used as an argument is called with no arguments.
                 let cmd_args = std::slice::from_ref(arg);
@@ -781,7 +815,8 @@ impl<'e, 't> State<'e, 't> {
                     None => fin.clone().unwrap_or(Value::Invalid),
                 };
                 self.at(NodeRef::Command(cmd));
-                let message = if value.is_nil() { "call of nil".to_string() } else { format!("non-function {callee} of type {}", value.type_name()) };
+                let message =
+                    if value.is_nil() { "call of nil".to_string() } else { format!("non-function {callee} of type {}", value.type_name()) };
                 return Err(self.error_wrapping(&format!("error calling call: {message}"), Some(GoError::plain(message))));
             }
             _ => return Ok(None),

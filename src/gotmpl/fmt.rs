@@ -359,10 +359,6 @@ fn bad_verb_spec(out: &mut String, v: &Value, spec: &Spec) {
     out.push(')');
 }
 
-fn bad_verb(out: &mut String, v: &Value, verb: char) {
-    bad_verb_spec(out, v, &Spec::plain(verb));
-}
-
 fn signed(text: String, negative: bool, spec: &Spec) -> String {
     if negative {
         format!("-{text}")
@@ -466,13 +462,14 @@ fn write_string(out: &mut String, v: &Value, s: &str, spec: &Spec) {
             }
         }
         'q' => {
-            let quoted = if spec.sharp && !truncated.contains('`') && truncated.chars().all(|c| c != '\u{FFFD}' && (!c.is_control() || c == '\t')) {
-                format!("`{truncated}`")
-            } else if spec.plus {
-                go_quote_ascii(&truncated)
-            } else {
-                go_quote(&truncated)
-            };
+            let quoted =
+                if spec.sharp && !truncated.contains('`') && truncated.chars().all(|c| c != '\u{FFFD}' && (!c.is_control() || c == '\t')) {
+                    format!("`{truncated}`")
+                } else if spec.plus {
+                    go_quote_ascii(&truncated)
+                } else {
+                    go_quote(&truncated)
+                };
             pad(out, &quoted, spec)
         }
         'x' | 'X' => {
@@ -738,7 +735,10 @@ mod tests {
         assert_eq!(sprintf("%q", &[s("a\"b")]), "\"a\\\"b\"");
         assert_eq!(sprintf("%v", &[Value::Nil]), "<nil>");
         assert_eq!(sprintf("%05d|%-4d|%x|%+d", &[Value::Int(42), Value::Int(7), Value::Int(255), Value::Int(3)]), "00042|7   |ff|+3");
-        assert_eq!(sprintf("%6.2f|%e|%g", &[Value::Float(3.14159), Value::Float(1234.5678), Value::Float(0.000012)]), "  3.14|1.234568e+03|1.2e-05");
+        assert_eq!(
+            sprintf("%6.2f|%e|%g", &[Value::Float(3.14159), Value::Float(1234.5678), Value::Float(0.000012)]),
+            "  3.14|1.234568e+03|1.2e-05"
+        );
         assert_eq!(sprintf("%t %v", &[Value::Bool(true), Value::Bool(false)]), "true false");
         assert_eq!(sprintf("%T", &[Value::list(vec![])]), "[]interface {}");
         assert_eq!(sprintf("100%%", &[]), "100%");

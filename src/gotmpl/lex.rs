@@ -569,7 +569,14 @@ mod tests {
         use ItemKind::*;
         assert_eq!(
             kinds("a  {{- 1 -}}  b"),
-            vec![(Text, "a".into()), (LeftDelim, "{{".into()), (Number, "1".into()), (RightDelim, "}}".into()), (Text, "b".into()), (Eof, "".into())]
+            vec![
+                (Text, "a".into()),
+                (LeftDelim, "{{".into()),
+                (Number, "1".into()),
+                (RightDelim, "}}".into()),
+                (Text, "b".into()),
+                (Eof, "".into())
+            ]
         );
         assert_eq!(kinds("{{-3}}")[1], (Number, "-3".into()));
         assert_eq!(kinds("x{{/* c */}}y"), vec![(Text, "x".into()), (Text, "y".into()), (Eof, "".into())]);

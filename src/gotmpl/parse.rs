@@ -92,7 +92,9 @@ enum Parsed {
     Node(Node),
     End,
     /// `{{else}}` at a position; `chained` when `if`/`with` follows (`else if`).
-    Else { chained: bool },
+    Else {
+        chained: bool,
+    },
 }
 
 impl Parsed {
@@ -541,7 +543,8 @@ impl Parser<'_> {
             }
             ItemKind::LeftParen => {
                 self.enter()?;
-                let pipe = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.pipeline("parenthesized pipeline", ItemKind::RightParen));
+                let pipe =
+                    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.pipeline("parenthesized pipeline", ItemKind::RightParen));
                 self.depth -= 1;
                 Arg::Pipe(Box::new(pipe?))
             }
@@ -843,7 +846,10 @@ mod tests {
         let trees = parse("f", "{{ define \"a\" }}A{{ end }}x{{ block \"b\" . }}B{{ end }}", &funcs).unwrap();
         let names: Vec<&str> = trees.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "f"]);
-        assert!(parse("f", "{{define \"a\"}}1{{end}}{{define \"a\"}}2{{end}}", &funcs).unwrap_err().message.contains("multiple definition"));
+        assert!(parse("f", "{{define \"a\"}}1{{end}}{{define \"a\"}}2{{end}}", &funcs)
+            .unwrap_err()
+            .message
+            .contains("multiple definition"));
     }
 
     #[test]

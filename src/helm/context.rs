@@ -92,7 +92,15 @@ impl ChartMeta {
 }
 
 /// The data map of one chart.
-pub fn chart_data(chart: &ChartMeta, is_root: bool, values: Value, release: &ReleaseInfo, capabilities: &Rc<Capabilities>, files: Files, subcharts: Value) -> Value {
+pub fn chart_data(
+    chart: &ChartMeta,
+    is_root: bool,
+    values: Value,
+    release: &ReleaseInfo,
+    capabilities: &Rc<Capabilities>,
+    files: Files,
+    subcharts: Value,
+) -> Value {
     let mut m = Map::new();
     m.insert("Chart".into(), chart.to_value(is_root));
     m.insert("Capabilities".into(), Value::Object(capabilities.clone()));
@@ -102,7 +110,10 @@ pub fn chart_data(chart: &ChartMeta, is_root: bool, values: Value, release: &Rel
     m.insert(
         "Values".into(),
         match values {
-            Value::Map(cell) => Value::Map(Rc::new(crate::gotmpl::value::MapCell { kind: MapKind::Values, entries: std::cell::RefCell::new(cell.entries.borrow().clone()) })),
+            Value::Map(cell) => Value::Map(Rc::new(crate::gotmpl::value::MapCell {
+                kind: MapKind::Values,
+                entries: std::cell::RefCell::new(cell.entries.borrow().clone()),
+            })),
             _ => Value::map_of(MapKind::Values, Map::new()),
         },
     );

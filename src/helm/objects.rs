@@ -278,7 +278,8 @@ impl Files {
             .iter()
             .map(|(k, v)| {
                 let base = k.rsplit('/').next().unwrap_or(k).to_string();
-                let text = if encode { base64::engine::general_purpose::STANDARD.encode(v) } else { String::from_utf8_lossy(v).into_owned() };
+                let text =
+                    if encode { base64::engine::general_purpose::STANDARD.encode(v) } else { String::from_utf8_lossy(v).into_owned() };
                 (base, Value::string(text))
             })
             .collect();
@@ -312,7 +313,8 @@ impl Object for Files {
             }
             "Glob" => {
                 let matcher = glob_matcher(arg);
-                let picked: BTreeMap<String, Rc<[u8]>> = self.0.iter().filter(|(k, _)| matcher(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let picked: BTreeMap<String, Rc<[u8]>> =
+                    self.0.iter().filter(|(k, _)| matcher(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
                 Value::Object(Rc::new(Files(picked)))
             }
             "AsConfig" => Value::string(self.as_map(false)),
@@ -321,7 +323,8 @@ impl Object for Files {
         }))
     }
     fn display(&self) -> String {
-        let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}:{}", crate::gotmpl::fmt::sprint_value(&Value::Bytes(v.clone())))).collect();
+        let parts: Vec<String> =
+            self.0.iter().map(|(k, v)| format!("{k}:{}", crate::gotmpl::fmt::sprint_value(&Value::Bytes(v.clone())))).collect();
         format!("map[{}]", parts.join(" "))
     }
     fn to_json(&self) -> Value {

@@ -15,7 +15,8 @@ pub const TEMPLATE_NAME: &str = "probe/templates/t.yaml";
 /// Chart defaults from a values.yaml text: documents merged, nulls dropped (what coalescing does
 /// to defaults when the user supplies nothing).
 pub fn default_values(values_yaml: &str) -> Result<Value, String> {
-    let docs = read_documents(values_yaml).map_err(|e| format!("cannot load values.yaml: cannot unmarshal yaml document: error converting YAML to JSON: {}", e.0))?;
+    let docs = read_documents(values_yaml)
+        .map_err(|e| format!("cannot load values.yaml: cannot unmarshal yaml document: error converting YAML to JSON: {}", e.0))?;
     let mut merged = Map::new();
     for doc in docs {
         match doc {
@@ -44,7 +45,9 @@ fn merge_maps(dst: &mut Map, src: &Map) {
 
 fn drop_nils(v: &Value) -> Value {
     match v {
-        Value::Map(m) => Value::map(m.entries.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, v)| (k.clone(), drop_nils(v))).collect()),
+        Value::Map(m) => {
+            Value::map(m.entries.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, v)| (k.clone(), drop_nils(v))).collect())
+        }
         other => other.clone(),
     }
 }

@@ -17,25 +17,37 @@ pub struct Case {
     pub template: String,
 }
 
+const USAGE: &str = "usage: cargo xtask conformance [--chart PATH]... [--values FILE]... [--name N] [--namespace NS]
+       cargo xtask conformance --snippets [--filter TEXT] [--update-expected]";
+
 pub fn run(args: &[String]) -> Result<()> {
     let mut filter: Option<String> = None;
     let mut snippets = false;
     let mut update = false;
+    let mut charts: Vec<String> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    let mut name = "kubeflow-trainer".to_string();
+    let mut namespace = "kubeflow-system".to_string();
     let mut i = 0;
     while i < args.len() {
+        let mut take = |i: &mut usize| -> Result<String> {
+            *i += 1;
+            args.get(*i).cloned().with_context(|| format!("{} needs a value\n{USAGE}", args[*i - 1]))
+        };
         match args[i].as_str() {
             "--snippets" => snippets = true,
             "--update-expected" => update = true,
-            "--filter" => {
-                i += 1;
-                filter = args.get(i).cloned();
-            }
-            other => bail!("unknown conformance option {other}"),
+            "--filter" => filter = Some(take(&mut i)?),
+            "--chart" => charts.push(take(&mut i)?),
+            "--values" | "-f" => values.push(take(&mut i)?),
+            "--name" => name = take(&mut i)?,
+            "--namespace" => namespace = take(&mut i)?,
+            other => bail!("unknown conformance option {other}\n{USAGE}"),
         }
         i += 1;
     }
     if !snippets {
-        bail!("usage: cargo xtask conformance --snippets [--filter TEXT] [--update-expected]");
+        return crate::conformance_charts::run(charts, values, &name, &namespace);
     }
     setup::ensure_helm_oracle()?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
@@ -103,7 +115,8 @@ fn oracle(cases: &[Case]) -> Result<BTreeMap<String, serde_json::Value>> {
 /// (its final newline dropped).
 fn load_case_files(dir: &Path) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
+    let mut paths: Vec<_> =
+        std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
     paths.sort();
     for path in paths {
         let text = std::fs::read_to_string(&path)?;
@@ -118,7 +131,10 @@ fn load_case_files(dir: &Path) -> Result<Vec<Case>> {
             let (values, template) = if let Some(rest) = body.strip_prefix("--- values\n") {
                 let (v, t) = match rest.split_once("--- template\n") {
                     Some(parts) => parts,
-                    None => (rest.strip_suffix("--- template").with_context(|| format!("{}: case {name} lacks --- template", path.display()))?, ""),
+                    None => (
+                        rest.strip_suffix("--- template").with_context(|| format!("{}: case {name} lacks --- template", path.display()))?,
+                        "",
+                    ),
                 };
                 (v.to_string(), t.to_string())
             } else {
@@ -160,16 +176,70 @@ const VALUE_TEMPLATES: &[(&str, &str)] = &[
     ("quote", "{{ quote .Values.k }}"),
 ];
 
-const STRINGS: &[&str] = &["hello world", "", "Hello World", "a-b_c d", "HelloWorldHTTP", "  spaced  ", "ÄÖü ß", "x\ny", "it's \"q\"", "<&>", "123", "CamelCase"];
+const STRINGS: &[&str] = &[
+    "hello world",
+    "",
+    "Hello World",
+    "a-b_c d",
+    "HelloWorldHTTP",
+    "  spaced  ",
+    "ÄÖü ß",
+    "x\ny",
+    "it's \"q\"",
+    "<&>",
+    "123",
+    "CamelCase",
+];
 const STRING_FUNCS: &[&str] = &[
-    "upper", "lower", "title", "untitle", "quote", "squote", "trim", "b64enc", "sha256sum", "sha1sum", "adler32sum", "toString", "nospace", "swapcase",
-    "initials", "len", "toYaml", "toJson", "html", "js", "urlquery", "snakecase", "kebabcase", "camelcase", "b32enc", "toStrings", "splitList \" \"",
-    "trimSuffix \"d\"", "trimPrefix \"h\"", "trimAll \" \"", "replace \"o\" \"0\"", "contains \"o\"", "hasPrefix \"he\"", "indent 2", "nindent 4", "trunc 5",
-    "trunc -3", "abbrev 6", "repeat 2", "wrap 5", "plural \"one\" \"many\"", "regexFind \"[a-z]+\"", "regexReplaceAll \"[aeiou]\" \"_\"",
+    "upper",
+    "lower",
+    "title",
+    "untitle",
+    "quote",
+    "squote",
+    "trim",
+    "b64enc",
+    "sha256sum",
+    "sha1sum",
+    "adler32sum",
+    "toString",
+    "nospace",
+    "swapcase",
+    "initials",
+    "len",
+    "toYaml",
+    "toJson",
+    "html",
+    "js",
+    "urlquery",
+    "snakecase",
+    "kebabcase",
+    "camelcase",
+    "b32enc",
+    "toStrings",
+    "splitList \" \"",
+    "trimSuffix \"d\"",
+    "trimPrefix \"h\"",
+    "trimAll \" \"",
+    "replace \"o\" \"0\"",
+    "contains \"o\"",
+    "hasPrefix \"he\"",
+    "indent 2",
+    "nindent 4",
+    "trunc 5",
+    "trunc -3",
+    "abbrev 6",
+    "repeat 2",
+    "wrap 5",
+    "plural \"one\" \"many\"",
+    "regexFind \"[a-z]+\"",
+    "regexReplaceAll \"[aeiou]\" \"_\"",
 ];
 
-const PRINTF_VERBS: &[&str] = &["%v", "%s", "%d", "%q", "%x", "%t", "%f", "%g", "%e", "%T", "%5.2f", "%-6s|", "%05d", "%+d", "%#v", "%8.3e", "%X", "%o", "%c", "%U"];
-const PRINTF_ARGS: &[&str] = &[".Values.i1", ".Values.f15", ".Values.s", ".Values.m", ".Values.l", "true", "nil", "42", "\"str\"", "1.5", "-7", ".Values.missing"];
+const PRINTF_VERBS: &[&str] =
+    &["%v", "%s", "%d", "%q", "%x", "%t", "%f", "%g", "%e", "%T", "%5.2f", "%-6s|", "%05d", "%+d", "%#v", "%8.3e", "%X", "%o", "%c", "%U"];
+const PRINTF_ARGS: &[&str] =
+    &[".Values.i1", ".Values.f15", ".Values.s", ".Values.m", ".Values.l", "true", "nil", "42", "\"str\"", "1.5", "-7", ".Values.missing"];
 
 const COMPARE_ARGS: &[&str] = &["1", "2", "1.0", ".Values.i1", "\"a\"", "\"b\"", "true", ".Values.missing", ".Values.l"];
 
@@ -192,13 +262,21 @@ fn generated_cases() -> Vec<Case> {
     }
     for (vi, verb) in PRINTF_VERBS.iter().enumerate() {
         for (ai, arg) in PRINTF_ARGS.iter().enumerate() {
-            cases.push(Case { name: format!("gen/printf-{vi:02}-{ai:02}"), values: DEFAULT_VALUES.into(), template: format!("{{{{ printf \"{verb}\" {arg} }}}}") });
+            cases.push(Case {
+                name: format!("gen/printf-{vi:02}-{ai:02}"),
+                values: DEFAULT_VALUES.into(),
+                template: format!("{{{{ printf \"{verb}\" {arg} }}}}"),
+            });
         }
     }
     for (oi, op) in ["eq", "ne", "lt", "le", "gt", "ge"].iter().enumerate() {
         for (ai, a) in COMPARE_ARGS.iter().enumerate() {
             for (bi, b) in COMPARE_ARGS.iter().enumerate() {
-                cases.push(Case { name: format!("gen/compare-{oi}-{ai}-{bi}"), values: DEFAULT_VALUES.into(), template: format!("{{{{ {op} {a} {b} }}}}") });
+                cases.push(Case {
+                    name: format!("gen/compare-{oi}-{ai}-{bi}"),
+                    values: DEFAULT_VALUES.into(),
+                    template: format!("{{{{ {op} {a} {b} }}}}"),
+                });
             }
         }
     }

@@ -25,15 +25,127 @@ impl Rng {
     }
 }
 
-const FIELDS: &[&str] = &[".Values.a", ".Values.m", ".Values.l", ".Values.s", ".Values.n", ".Values.missing", ".Values.m.x", ".Release.Name", ".Chart.Name", ".", "$", ".Capabilities.KubeVersion", ".Files", ".Template.Name"];
-const LITERALS: &[&str] = &["1", "0", "-3", "1.5", "1e3", "0x10", "'a'", "\"x\"", "\"\"", "\"a,b\"", "`raw`", "true", "false", "nil", "\"{{ .Values.a }}\"", "\"- 1\\n- 2\"", "\"a: 1\""];
+const FIELDS: &[&str] = &[
+    ".Values.a",
+    ".Values.m",
+    ".Values.l",
+    ".Values.s",
+    ".Values.n",
+    ".Values.missing",
+    ".Values.m.x",
+    ".Release.Name",
+    ".Chart.Name",
+    ".",
+    "$",
+    ".Capabilities.KubeVersion",
+    ".Files",
+    ".Template.Name",
+];
+const LITERALS: &[&str] = &[
+    "1",
+    "0",
+    "-3",
+    "1.5",
+    "1e3",
+    "0x10",
+    "'a'",
+    "\"x\"",
+    "\"\"",
+    "\"a,b\"",
+    "`raw`",
+    "true",
+    "false",
+    "nil",
+    "\"{{ .Values.a }}\"",
+    "\"- 1\\n- 2\"",
+    "\"a: 1\"",
+];
 const FUNCS: &[&str] = &[
-    "toYaml", "toJson", "fromYaml", "fromJson", "include \"d\"", "tpl", "default", "quote", "upper", "trim", "indent 2", "nindent 4", "trunc 3", "list", "dict",
-    "first", "last", "rest", "len", "index", "printf \"%v %d %s\"", "print", "eq", "lt", "and", "or", "not", "add", "sub", "div", "mod", "mul", "max", "int",
-    "float64", "toString", "keys", "hasKey", "get", "set", "merge", "deepCopy", "append", "concat", "slice", "until", "seq", "repeat 2", "replace \"a\" \"b\"",
-    "split \",\"", "join \",\"", "sortAlpha", "uniq", "has", "regexFind \"[a-z]+\"", "regexSplit \",\"", "semverCompare \">=1\"", "kindOf", "typeOf", "empty",
-    "coalesce", "ternary 1 2", "b64enc", "b64dec", "sha256sum", "toToml", "fromJsonArray", "dig \"a\" \"b\"", "required \"r\"", "fail", "mustToYaml", "toYamlPretty",
-    "urlParse", "base", "ext", "title", "abbrev 5", "wrap 3", "round", "ceil", "addf", "divf", "date \"2006\"", "toDate \"2006-01-02\"", "duration",
+    "toYaml",
+    "toJson",
+    "fromYaml",
+    "fromJson",
+    "include \"d\"",
+    "tpl",
+    "default",
+    "quote",
+    "upper",
+    "trim",
+    "indent 2",
+    "nindent 4",
+    "trunc 3",
+    "list",
+    "dict",
+    "first",
+    "last",
+    "rest",
+    "len",
+    "index",
+    "printf \"%v %d %s\"",
+    "print",
+    "eq",
+    "lt",
+    "and",
+    "or",
+    "not",
+    "add",
+    "sub",
+    "div",
+    "mod",
+    "mul",
+    "max",
+    "int",
+    "float64",
+    "toString",
+    "keys",
+    "hasKey",
+    "get",
+    "set",
+    "merge",
+    "deepCopy",
+    "append",
+    "concat",
+    "slice",
+    "until",
+    "seq",
+    "repeat 2",
+    "replace \"a\" \"b\"",
+    "split \",\"",
+    "join \",\"",
+    "sortAlpha",
+    "uniq",
+    "has",
+    "regexFind \"[a-z]+\"",
+    "regexSplit \",\"",
+    "semverCompare \">=1\"",
+    "kindOf",
+    "typeOf",
+    "empty",
+    "coalesce",
+    "ternary 1 2",
+    "b64enc",
+    "b64dec",
+    "sha256sum",
+    "toToml",
+    "fromJsonArray",
+    "dig \"a\" \"b\"",
+    "required \"r\"",
+    "fail",
+    "mustToYaml",
+    "toYamlPretty",
+    "urlParse",
+    "base",
+    "ext",
+    "title",
+    "abbrev 5",
+    "wrap 3",
+    "round",
+    "ceil",
+    "addf",
+    "divf",
+    "date \"2006\"",
+    "toDate \"2006-01-02\"",
+    "duration",
 ];
 
 fn operand(rng: &mut Rng, depth: usize) -> String {
@@ -68,7 +180,11 @@ fn node(rng: &mut Rng, depth: usize) -> String {
         2 => format!("{{{{{trim_l}$v{} := {}{trim_r}}}}}", rng.below(3), pipeline(rng, depth)),
         3 => format!("{{{{ if {} }}}}{}{{{{ else }}}}{}{{{{ end }}}}", pipeline(rng, depth), body(rng, depth + 1), body(rng, depth + 1)),
         4 => format!("{{{{ with {} }}}}{}{{{{ end }}}}", pipeline(rng, depth), body(rng, depth + 1)),
-        5 => format!("{{{{ range $i, $e := {} }}}}{}{{{{ if $i }}}}{{{{ break }}}}{{{{ end }}}}{{{{ end }}}}", pipeline(rng, depth), body(rng, depth + 1)),
+        5 => format!(
+            "{{{{ range $i, $e := {} }}}}{}{{{{ if $i }}}}{{{{ break }}}}{{{{ end }}}}{{{{ end }}}}",
+            pipeline(rng, depth),
+            body(rng, depth + 1)
+        ),
         6 => format!("{{{{ template \"d\" {} }}}}", operand(rng, depth)),
         7 => format!("{{{{ include \"d\" {} | nindent 2 }}}}", operand(rng, depth)),
         8 => format!("{{{{ tpl {} . }}}}", rng.pick(LITERALS)),
@@ -135,7 +251,11 @@ pub fn run(args: &[String]) -> Result<()> {
             Ok(Ok(_)) => ok += 1,
             Ok(Err(_)) => errors += 1,
             Err(panic) => {
-                let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
                 let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-crashes");
                 std::fs::create_dir_all(&dir)?;
                 let file = dir.join(format!("crash-{seed}-{runs}.tpl"));
@@ -147,7 +267,9 @@ pub fn run(args: &[String]) -> Result<()> {
             bail!("a render took {took:?} (limit 5 s): {tpl:?}");
         }
     }
-    println!("fuzz: {runs} templates in {seconds} s (seed {seed}): {ok} rendered, {errors} refused with an error, 0 panics; slowest {slowest:?}");
+    println!(
+        "fuzz: {runs} templates in {seconds} s (seed {seed}): {ok} rendered, {errors} refused with an error, 0 panics; slowest {slowest:?}"
+    );
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 
 mod bench;
 mod conformance;
+mod conformance_charts;
 mod fuzz;
 mod setup;
 

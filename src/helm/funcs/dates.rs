@@ -33,7 +33,8 @@ impl Time {
 
     /// Go's `Time.Format`.
     pub fn format(&self, layout: &str) -> String {
-        const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+        const MONTHS: [&str; 12] =
+            ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
         const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
         let (year, month, day, hour, minute, second, weekday) = self.civil();
         let mut out = String::new();
@@ -133,7 +134,8 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// Go's `time.Parse` for numeric layouts (the forms charts use with `toDate`).
 fn parse(layout: &str, text: &str) -> Option<Time> {
-    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut nanos, mut offset) = (1i64, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32, 0i32);
+    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut nanos, mut offset) =
+        (1i64, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32, 0i32);
     let (mut l, mut t) = (layout, text);
     let num = |t: &mut &str, min: usize, max: usize| -> Option<u32> {
         let n = t.bytes().take(max).take_while(|b| b.is_ascii_digit()).count();
@@ -338,15 +340,24 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("dateInZone", &[Str, Any, Str], None, |_, a| Ok(Value::string(in_zone(as_time(&a[1]), s(&a[2])).format(s(&a[0])))));
     map.add("htmlDate", &[Any], None, |_, a| Ok(Value::string(as_time(&a[0]).format("2006-01-02"))));
     map.add("htmlDateInZone", &[Any, Str], None, |_, a| Ok(Value::string(in_zone(as_time(&a[0]), s(&a[1])).format("2006-01-02"))));
-    map.add("toDate", &[Str, Str], None, |_, a| Ok(time_value(parse(s(&a[0]), s(&a[1])).unwrap_or(Time { unix: -62_135_596_800, nanos: 0, offset: 0, zone: "UTC".into() }))));
+    map.add("toDate", &[Str, Str], None, |_, a| {
+        Ok(time_value(parse(s(&a[0]), s(&a[1])).unwrap_or(Time { unix: -62_135_596_800, nanos: 0, offset: 0, zone: "UTC".into() })))
+    });
     map.add("mustToDate", &[Str, Str], None, |_, a| {
-        parse(s(&a[0]), s(&a[1])).map(time_value).ok_or_else(|| FnError::new(format!("parsing time {} as {}: cannot parse", crate::gotmpl::fmt::go_quote(s(&a[1])), crate::gotmpl::fmt::go_quote(s(&a[0])))))
+        parse(s(&a[0]), s(&a[1])).map(time_value).ok_or_else(|| {
+            FnError::new(format!(
+                "parsing time {} as {}: cannot parse",
+                crate::gotmpl::fmt::go_quote(s(&a[1])),
+                crate::gotmpl::fmt::go_quote(s(&a[0]))
+            ))
+        })
     });
     map.add("unixEpoch", &[Param::Time], None, |_, a| Ok(Value::string(as_time(&a[0]).unix.to_string())));
     for name in ["dateModify", "mustDateModify"] {
         map.add(name, &[Str, Param::Time], None, |_, a| {
             let t = as_time(&a[1]);
-            let d = parse_duration(s(&a[0])).ok_or_else(|| FnError::new(format!("time: invalid duration {}", crate::gotmpl::fmt::go_quote(s(&a[0])))))?;
+            let d = parse_duration(s(&a[0]))
+                .ok_or_else(|| FnError::new(format!("time: invalid duration {}", crate::gotmpl::fmt::go_quote(s(&a[0])))))?;
             let total = t.unix as i128 * 1_000_000_000 + t.nanos as i128 + d;
             Ok(time_value(Time { unix: total.div_euclid(1_000_000_000) as i64, nanos: total.rem_euclid(1_000_000_000) as u32, ..t }))
         });

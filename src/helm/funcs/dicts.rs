@@ -5,7 +5,6 @@ use super::convert::strval;
 use super::strings::{s, string_list};
 use crate::gotmpl::{FnError, FuncMap, Map, MapKind, Param, Value};
 
-
 fn map_of(v: &Value) -> Option<&std::rc::Rc<crate::gotmpl::value::MapCell>> {
     match v {
         Value::Map(m) => Some(m),
@@ -27,7 +26,9 @@ pub(super) fn add(map: &mut FuncMap) {
         }
         Ok(Value::map(m))
     });
-    map.add("get", &[Param::Map, Str], None, |_, a| Ok(map_of(&a[0]).and_then(|m| m.entries.borrow().get(s(&a[1])).cloned()).unwrap_or_else(|| Value::str(""))));
+    map.add("get", &[Param::Map, Str], None, |_, a| {
+        Ok(map_of(&a[0]).and_then(|m| m.entries.borrow().get(s(&a[1])).cloned()).unwrap_or_else(|| Value::str("")))
+    });
     map.add("set", &[Param::Map, Str, Any], None, |_, a| {
         let m = map_of(&a[0]).ok_or(NIL_MAP)?;
         m.entries.borrow_mut().insert(s(&a[1]).to_string(), a[2].clone());
@@ -39,18 +40,23 @@ pub(super) fn add(map: &mut FuncMap) {
         }
         Ok(a[0].clone())
     });
-    map.add("hasKey", &[Param::Map, Str], None, |_, a| Ok(Value::Bool(map_of(&a[0]).is_some_and(|m| m.entries.borrow().contains_key(s(&a[1]))))));
+    map.add("hasKey", &[Param::Map, Str], None, |_, a| {
+        Ok(Value::Bool(map_of(&a[0]).is_some_and(|m| m.entries.borrow().contains_key(s(&a[1])))))
+    });
     map.add("pluck", &[Str], Some(Param::Map), |_, a| {
         let key = s(&a[0]);
         Ok(Value::list(a[1..].iter().filter_map(map_of).filter_map(|m| m.entries.borrow().get(key).cloned()).collect()))
     });
     // Go iterates maps in random order; sorted keys make the output reproducible.
     map.add("keys", &[], Some(Param::Map), |_, a| {
-        let mut keys: Vec<String> = a.iter().filter_map(map_of).flat_map(|m| m.entries.borrow().keys().cloned().collect::<Vec<_>>()).collect();
+        let mut keys: Vec<String> =
+            a.iter().filter_map(map_of).flat_map(|m| m.entries.borrow().keys().cloned().collect::<Vec<_>>()).collect();
         keys.sort();
         Ok(string_list(keys))
     });
-    map.add("values", &[Param::Map], None, |_, a| Ok(Value::list(map_of(&a[0]).map(|m| m.entries.borrow().values().cloned().collect()).unwrap_or_default())));
+    map.add("values", &[Param::Map], None, |_, a| {
+        Ok(Value::list(map_of(&a[0]).map(|m| m.entries.borrow().values().cloned().collect()).unwrap_or_default()))
+    });
     map.add("pick", &[Param::Map], Some(Str), |_, a| {
         let m = map_of(&a[0]).map(|m| m.entries.borrow().clone()).unwrap_or_default();
         let picked: Map = a[1..].iter().filter_map(|k| m.get(s(k)).map(|v| (s(k).to_string(), v.clone()))).collect();
@@ -98,7 +104,12 @@ pub(super) fn add(map: &mut FuncMap) {
         }
         let mut current = match &a[a.len() - 1] {
             Value::Map(m) => m.clone(),
-            other => return Err(FnError::new(format!("interface conversion: interface {{}} is {}, not map[string]interface {{}}", other.type_name()))),
+            other => {
+                return Err(FnError::new(format!(
+                    "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                    other.type_name()
+                )))
+            }
         };
         let default = a[a.len() - 2].clone();
         let keys = &a[..a.len() - 2];
@@ -113,7 +124,10 @@ pub(super) fn add(map: &mut FuncMap) {
                 Some(v) if i + 1 == keys.len() => return Ok(v),
                 Some(Value::Map(m)) => current = m,
                 Some(other) => {
-                    return Err(FnError::new(format!("interface conversion: interface {{}} is {}, not map[string]interface {{}}", other.type_name())))
+                    return Err(FnError::new(format!(
+                        "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                        other.type_name()
+                    )))
                 }
             }
         }

@@ -6,7 +6,6 @@ use crate::gotmpl::{FnError, FuncMap, Map, Param, Value};
 use crate::helm::json::{from_json, to_json, JsonStyle, COMPACT};
 use crate::helm::yaml::{read_first, to_yaml};
 
-
 const PRETTY: JsonStyle = JsonStyle { escape_html: true, indent: Some("  ") };
 const RAW: JsonStyle = JsonStyle { escape_html: false, indent: None };
 

@@ -81,7 +81,9 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("regexMatch", &[Str, Str], None, |_, a| Ok(Value::Bool(go_regex(s(&a[0])).map(|r| r.is_match(s(&a[1]))).unwrap_or(false))));
     map.add("mustRegexMatch", &[Str, Str], None, |_, a| Ok(Value::Bool(regex_or_err(s(&a[0]))?.is_match(s(&a[1])))));
     for name in ["regexFind", "mustRegexFind"] {
-        map.add(name, &[Str, Str], None, |_, a| Ok(Value::string(regex_or_err(s(&a[0]))?.find(s(&a[1])).map(|m| m.as_str().to_string()).unwrap_or_default())));
+        map.add(name, &[Str, Str], None, |_, a| {
+            Ok(Value::string(regex_or_err(s(&a[0]))?.find(s(&a[1])).map(|m| m.as_str().to_string()).unwrap_or_default()))
+        });
     }
     for name in ["regexFindAll", "mustRegexFindAll"] {
         map.add(name, &[Str, Str, Int], None, |_, a| {
@@ -93,7 +95,9 @@ pub(super) fn add(map: &mut FuncMap) {
         });
     }
     for name in ["regexReplaceAll", "mustRegexReplaceAll"] {
-        map.add(name, &[Str, Str, Str], None, |_, a| Ok(Value::string(regex_or_err(s(&a[0]))?.replace_all(s(&a[1]), s(&a[2])).into_owned())));
+        map.add(name, &[Str, Str, Str], None, |_, a| {
+            Ok(Value::string(regex_or_err(s(&a[0]))?.replace_all(s(&a[1]), s(&a[2])).into_owned()))
+        });
     }
     for name in ["regexReplaceAllLiteral", "mustRegexReplaceAllLiteral"] {
         map.add(name, &[Str, Str, Str], None, |_, a| {
@@ -101,7 +105,9 @@ pub(super) fn add(map: &mut FuncMap) {
         });
     }
     for name in ["regexSplit", "mustRegexSplit"] {
-        map.add(name, &[Str, Str, Int], None, |_, a| Ok(string_list(regex_split(&regex_or_err(s(&a[0]))?, s(&a[0]), s(&a[1]), int(&a[2])))));
+        map.add(name, &[Str, Str, Int], None, |_, a| {
+            Ok(string_list(regex_split(&regex_or_err(s(&a[0]))?, s(&a[0]), s(&a[1]), int(&a[2]))))
+        });
     }
     map.add("regexQuoteMeta", &[Str], None, |_, a| Ok(Value::string(quote_meta(s(&a[0])))));
 
@@ -118,7 +124,9 @@ pub(super) fn add(map: &mut FuncMap) {
     });
 
     // Random values: their content cannot match Helm's, their shape does.
-    map.add("randAlphaNum", &[Int], None, |_, a| random_string(int(&a[0]), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"));
+    map.add("randAlphaNum", &[Int], None, |_, a| {
+        random_string(int(&a[0]), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    });
     map.add("randAlpha", &[Int], None, |_, a| random_string(int(&a[0]), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"));
     map.add("randNumeric", &[Int], None, |_, a| random_string(int(&a[0]), "0123456789"));
     map.add("randAscii", &[Int], None, |_, a| {
@@ -349,7 +357,16 @@ fn url_parse(text: &str) -> R {
     } else {
         host.rsplit_once(':').map(|(h, _)| h.to_string()).unwrap_or_else(|| host.clone())
     };
-    for (k, v) in [("scheme", scheme), ("host", host), ("hostname", hostname), ("path", path), ("query", query), ("opaque", opaque), ("fragment", fragment), ("userinfo", userinfo)] {
+    for (k, v) in [
+        ("scheme", scheme),
+        ("host", host),
+        ("hostname", hostname),
+        ("path", path),
+        ("query", query),
+        ("opaque", opaque),
+        ("fragment", fragment),
+        ("userinfo", userinfo),
+    ] {
         m.insert(k.into(), Value::string(v));
     }
     Ok(Value::map(m))
@@ -446,7 +463,10 @@ mod tests {
 
     #[test]
     fn paths_like_go() {
-        assert_eq!((path_base("/a/b.txt"), path_dir("/a/b.txt"), path_ext("b.tar.gz"), path_clean("a//b/../c")), ("b.txt".into(), "/a".into(), ".gz".into(), "a/c".into()));
+        assert_eq!(
+            (path_base("/a/b.txt"), path_dir("/a/b.txt"), path_ext("b.tar.gz"), path_clean("a//b/../c")),
+            ("b.txt".into(), "/a".into(), ".gz".into(), "a/c".into())
+        );
         assert_eq!((path_base(""), path_base("/"), path_dir("x")), (".".into(), "/".into(), ".".into()));
     }
 

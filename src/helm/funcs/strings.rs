@@ -80,8 +80,12 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("quote", &[], Some(Any), |_, a| {
         ok(a.iter().filter(|v| !v.is_nil()).map(|v| go_quote(&strval(v))).collect::<Vec<_>>().join(" "))
     });
-    map.add("squote", &[], Some(Any), |_, a| ok(a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", sprint_value(v))).collect::<Vec<_>>().join(" ")));
-    map.add("cat", &[], Some(Any), |_, a| ok(a.iter().filter(|v| !v.is_nil()).map(sprint_value).collect::<Vec<_>>().join(" ").trim().to_string()));
+    map.add("squote", &[], Some(Any), |_, a| {
+        ok(a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", sprint_value(v))).collect::<Vec<_>>().join(" "))
+    });
+    map.add("cat", &[], Some(Any), |_, a| {
+        ok(a.iter().filter(|v| !v.is_nil()).map(sprint_value).collect::<Vec<_>>().join(" ").trim().to_string())
+    });
     map.add("toString", &[Any], None, |_, a| ok(strval(&a[0])));
     map.add("toStrings", &[Any], None, |_, a| Ok(strings_list(strslice(&a[0]))));
     map.add("split", &[Str, Str], None, |_, a| Ok(split_map(s(&a[1]).split(s(&a[0])).map(str::to_string).collect())));
@@ -345,7 +349,17 @@ fn wrap(text: &str, width: i64, newline: &str) -> String {
 }
 
 fn swapcase(text: &str) -> String {
-    text.chars().map(|c| if c.is_uppercase() { simple_lower(c) } else if c.is_lowercase() { simple_upper(c) } else { c }).collect()
+    text.chars()
+        .map(|c| {
+            if c.is_uppercase() {
+                simple_lower(c)
+            } else if c.is_lowercase() {
+                simple_upper(c)
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// xstrings `ToSnakeCase`/`ToKebabCase`: words split at case changes, acronyms kept together.

@@ -75,8 +75,12 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
         }
         Value::List(l) => Node::Seq(l.items.iter().map(|i| to_node(i, depth + 1, direct)).collect::<Result<_, _>>()?),
         Value::Map(m) => {
-            let mut entries: Vec<(String, Node)> =
-                m.entries.borrow().iter().map(|(k, v)| Ok((check_readable(k)?, to_node(v, depth + 1, direct)?))).collect::<Result<_, String>>()?;
+            let mut entries: Vec<(String, Node)> = m
+                .entries
+                .borrow()
+                .iter()
+                .map(|(k, v)| Ok((check_readable(k)?, to_node(v, depth + 1, direct)?)))
+                .collect::<Result<_, String>>()?;
             entries.sort_by(|a, b| key_order(&a.0, &b.0));
             Node::Map(entries)
         }
@@ -313,7 +317,16 @@ fn analyze(value: &str) -> Analysis {
 
 impl Emitter {
     fn new(pretty: bool) -> Emitter {
-        Emitter { out: String::new(), column: 0, indent: -1, indents: Vec::new(), whitespace: true, indention: true, simple_key: false, pretty }
+        Emitter {
+            out: String::new(),
+            column: 0,
+            indent: -1,
+            indents: Vec::new(),
+            whitespace: true,
+            indention: true,
+            simple_key: false,
+            pretty,
+        }
     }
 
     fn width(&self) -> usize {
@@ -720,9 +733,17 @@ mod tests {
 
     #[test]
     fn collections() {
-        let nested = m(&[("b", Value::Float(2.0)), ("a", Value::Float(1.0)), ("c", m(&[("z", Value::list(vec![Value::Float(1.0), m(&[("x", Value::Bool(true))])])), ("w", Value::list(vec![]))]))]);
+        let nested = m(&[
+            ("b", Value::Float(2.0)),
+            ("a", Value::Float(1.0)),
+            ("c", m(&[("z", Value::list(vec![Value::Float(1.0), m(&[("x", Value::Bool(true))])])), ("w", Value::list(vec![]))])),
+        ]);
         assert_eq!(y(&nested), "a: 1\nb: 2\nc:\n  w: []\n  z:\n  - 1\n  - x: true");
-        let lists = Value::list(vec![Value::list(vec![Value::Float(1.0), Value::Float(2.0)]), Value::list(vec![]), Value::list(vec![Value::list(vec![Value::Float(3.0)])])]);
+        let lists = Value::list(vec![
+            Value::list(vec![Value::Float(1.0), Value::Float(2.0)]),
+            Value::list(vec![]),
+            Value::list(vec![Value::list(vec![Value::Float(3.0)])]),
+        ]);
         assert_eq!(y(&lists), "- - 1\n  - 2\n- []\n- - - 3");
         assert_eq!(y(&m(&[])), "{}");
         let floats = Value::list([0.00001, 1e-7, 1e20, 1e21, 123456789.0, 0.1, 1.5e300, -0.0].iter().map(|f| Value::Float(*f)).collect());
@@ -740,8 +761,12 @@ mod tests {
 
     #[test]
     fn folds_long_lines_at_80() {
-        let long = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua";
-        assert_eq!(y(&s(long)), "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt\n  ut labore et dolore magna aliqua");
+        let long =
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua";
+        assert_eq!(
+            y(&s(long)),
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt\n  ut labore et dolore magna aliqua"
+        );
         assert_eq!(y(&m(&[("k", s(long))])), "k: Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n  incididunt ut labore et dolore magna aliqua");
         let key = "k".repeat(130);
         assert_eq!(y(&m(&[(&key, Value::Float(1.0))])), format!("? {key}\n: 1"));

@@ -82,7 +82,8 @@ impl<'a> Builder<'a> {
                     in_doc = false;
                 }
                 Event::Alias(id) => {
-                    let (value, size) = self.anchors.get(&id).cloned().ok_or_else(|| YamlError(format!("yaml: line {line}: unknown anchor referenced")))?;
+                    let (value, size) =
+                        self.anchors.get(&id).cloned().ok_or_else(|| YamlError(format!("yaml: line {line}: unknown anchor referenced")))?;
                     self.expanded += size;
                     if self.expanded > MAX_EXPANDED_NODES {
                         return Err(YamlError("yaml: document contains excessive aliasing".into()));
@@ -120,7 +121,14 @@ impl<'a> Builder<'a> {
                     if self.stack.len() >= MAX_DEPTH {
                         return Err(YamlError(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}")));
                     }
-                    self.stack.push(Frame::Map { anchor, entries: Map::new(), key: None, merges: Vec::new(), pending_merge: false, size: 1 });
+                    self.stack.push(Frame::Map {
+                        anchor,
+                        entries: Map::new(),
+                        key: None,
+                        merges: Vec::new(),
+                        pending_merge: false,
+                        size: 1,
+                    });
                 }
                 Event::SequenceEnd => {
                     if let Some(Frame::Seq { anchor, items, size }) = self.stack.pop() {
@@ -306,7 +314,10 @@ mod tests {
 
     #[test]
     fn types_values_like_helm() {
-        assert_eq!(show("a: 1\nb: 1e6\nc: yes\nd: ~\ne: \"1.0\"\nf: 0x1F\ng: 2001-12-14"), "map[a:1 b:1e+06 c:true d:<nil> e:1.0 f:31 g:2001-12-14]");
+        assert_eq!(
+            show("a: 1\nb: 1e6\nc: yes\nd: ~\ne: \"1.0\"\nf: 0x1F\ng: 2001-12-14"),
+            "map[a:1 b:1e+06 c:true d:<nil> e:1.0 f:31 g:2001-12-14]"
+        );
         assert_eq!(show("{1: a, 2: b, 10: c, true: x, y: z}"), "map[1:a 10:c 2:b true:z]");
         assert_eq!(show("base: &b {x: 1}\nuse: *b\nmerged:\n  <<: *b\n  y: 2"), "map[base:map[x:1] merged:map[true:2 x:1] use:map[x:1]]");
         assert_eq!(show("huge: 12345678901234567890"), "map[huge:1.2345678901234567e+19]");

@@ -62,7 +62,9 @@ pub fn resolve_plain(s: &str) -> Resolved {
 /// `strconv.ParseFloat` accepts a leading `.`; Rust's parser agrees on the forms that matter.
 fn is_go_float_syntax(s: &str) -> bool {
     let body = s.trim_start_matches(['+', '-']);
-    !body.is_empty() && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && body.chars().any(|c| c.is_ascii_digit())
+    !body.is_empty()
+        && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && body.chars().any(|c| c.is_ascii_digit())
 }
 
 /// `strconv.ParseInt(s, 0, 64)` then `ParseUint(s, 0, 64)` (after `_` removal by the caller).

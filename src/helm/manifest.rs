@@ -1,0 +1,265 @@
+//! From rendered template text to release content, as Helm v4.2.3 does it: documents split on
+//! `---` (left-trimmed only, so trailing newlines survive), hooks recognised by annotation
+//! (unknown events drop the document), both lists stably sorted by kind in install order, and
+//! the `---\n# Source: …` blocks `helm template` prints.
+
+use std::collections::BTreeMap;
+
+use crate::gotmpl::Value;
+use crate::helm::yaml::read_first;
+
+/// A rendered object that is part of the release.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// Template path, e.g. `kubeflow-trainer/templates/manager/deployment.yaml`.
+    pub path: String,
+    pub content: String,
+    pub kind: String,
+    pub name: String,
+}
+
+/// A rendered hook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hook {
+    pub path: String,
+    pub content: String,
+    pub kind: String,
+    pub name: String,
+    pub events: Vec<String>,
+    pub weight: i64,
+    pub delete_policies: Vec<String>,
+    pub output_log_policies: Vec<String>,
+}
+
+/// Helm v4's install order (known kinds first, in this order).
+pub const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+const HOOK_EVENTS: &[&str] =
+    &["pre-install", "post-install", "pre-delete", "post-delete", "pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback", "test"];
+
+/// v4.2.3's `SplitManifests`: separator `(?:^|\s*\n)---\s*`, input and documents left-trimmed,
+/// whitespace-only documents dropped.
+pub fn split_manifests(text: &str) -> Vec<String> {
+    let input = text.trim_start();
+    let b = input.as_bytes();
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let is_ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C');
+    while i < b.len() {
+        // A separator starts at the input start, or is whitespace ending in '\n' then "---".
+        let sep_start;
+        let dashes;
+        if i == 0 && input.starts_with("---") {
+            sep_start = 0;
+            dashes = 0;
+        } else if is_ws(b[i]) {
+            let mut j = i;
+            let mut last_nl = None;
+            while j < b.len() && is_ws(b[j]) {
+                if b[j] == b'\n' {
+                    last_nl = Some(j);
+                }
+                j += 1;
+            }
+            match last_nl {
+                Some(nl) if b[nl + 1..].starts_with(b"---") => {
+                    sep_start = i;
+                    dashes = nl + 1;
+                }
+                _ => {
+                    i = j.max(i + 1);
+                    continue;
+                }
+            }
+        } else {
+            i += 1;
+            continue;
+        }
+        let mut end = dashes + 3;
+        while end < b.len() && is_ws(b[end]) {
+            end += 1;
+        }
+        docs.push(&input[start..sep_start]);
+        start = end;
+        i = end.max(sep_start + 1);
+    }
+    docs.push(&input[start..]);
+    docs.into_iter().filter(|d| !d.trim().is_empty()).map(|d| d.trim_start().to_string()).collect()
+}
+
+fn kind_rank(kind: &str) -> Option<usize> {
+    INSTALL_ORDER.iter().position(|k| *k == kind)
+}
+
+fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (kind_rank(a), kind_rank(b)) {
+        (None, None) => a.cmp(b),
+        (None, Some(_)) => Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (Some(x), Some(y)) => x.cmp(&y),
+    }
+}
+
+/// The head fields Helm reads from each document.
+struct Head {
+    kind: String,
+    name: String,
+    annotations: BTreeMap<String, String>,
+}
+
+fn scalar_string(v: &Value) -> String {
+    match v {
+        Value::Nil | Value::Invalid => String::new(),
+        other => crate::helm::funcs::strval(other),
+    }
+}
+
+fn parse_head(doc: &str) -> Result<Head, String> {
+    let v = read_first(doc).map_err(|e| format!("error converting YAML to JSON: {}", e.0))?;
+    let m = match &v {
+        Value::Map(m) => m.entries.borrow().clone(),
+        Value::Nil | Value::Invalid => Default::default(),
+        other => {
+            return Err(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
+                crate::chart::json_kind(other)
+            ))
+        }
+    };
+    let kind = m.get("kind").map(scalar_string).unwrap_or_default();
+    let (mut name, mut annotations) = (String::new(), BTreeMap::new());
+    if let Some(Value::Map(meta)) = m.get("metadata") {
+        let meta = meta.entries.borrow();
+        name = meta.get("name").map(scalar_string).unwrap_or_default();
+        if let Some(Value::Map(a)) = meta.get("annotations") {
+            annotations = a.entries.borrow().iter().map(|(k, v)| (k.clone(), scalar_string(v))).collect();
+        }
+    }
+    Ok(Head { kind, name, annotations })
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect()
+}
+
+/// `SortManifests`: files in path order, documents in file order, hooks split off, both sorted
+/// stably by kind.
+pub fn sort_manifests(files: &BTreeMap<String, String>) -> Result<(Vec<Manifest>, Vec<Hook>), String> {
+    let mut manifests = Vec::new();
+    let mut hooks = Vec::new();
+    for (path, content) in files {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        if base.starts_with('_') || content.trim().is_empty() {
+            continue;
+        }
+        for doc in split_manifests(content) {
+            let head = parse_head(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+            let Some(hook_types) = head.annotations.get("helm.sh/hook") else {
+                manifests.push(Manifest { path: path.clone(), content: doc, kind: head.kind, name: head.name });
+                continue;
+            };
+            let mut events = Vec::new();
+            let mut unknown = false;
+            for t in hook_types.split(',') {
+                let t = t.trim().to_lowercase();
+                let t = if t == "test-success" { "test".to_string() } else { t };
+                if HOOK_EVENTS.contains(&t.as_str()) {
+                    events.push(t);
+                } else {
+                    unknown = true;
+                    break;
+                }
+            }
+            if unknown {
+                continue;
+            }
+            let weight = head.annotations.get("helm.sh/hook-weight").and_then(|w| w.trim().parse::<i64>().ok()).unwrap_or(0);
+            hooks.push(Hook {
+                path: path.clone(),
+                kind: head.kind,
+                name: head.name,
+                events,
+                weight,
+                delete_policies: head.annotations.get("helm.sh/hook-delete-policy").map(|v| split_list(v)).unwrap_or_default(),
+                output_log_policies: head.annotations.get("helm.sh/hook-output-log-policy").map(|v| split_list(v)).unwrap_or_default(),
+                content: doc,
+            });
+        }
+    }
+    manifests.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    Ok((manifests, hooks))
+}
+
+/// One `---\n# Source: …\n…\n` block.
+pub fn source_block(path: &str, content: &str) -> String {
+    format!("---\n# Source: {path}\n{content}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_helm_4_2() {
+        assert_eq!(split_manifests("a: 1\n---b: 2\n"), ["a: 1", "b: 2\n"]);
+        assert_eq!(split_manifests("---\nkind: A\n---\n---   \n"), ["kind: A", "---   \n"]);
+        assert_eq!(split_manifests("kind: A\r\n---\r\nkind: B\r\n"), ["kind: A", "kind: B\r\n"]);
+        assert_eq!(split_manifests("x: 1\n\n\n"), ["x: 1\n\n\n"]);
+    }
+
+    #[test]
+    fn sorts_by_install_order_and_extracts_hooks() {
+        let mut files = BTreeMap::new();
+        files.insert("p/templates/a.yaml".to_string(), "kind: Deployment\nmetadata:\n  name: d\n---\nkind: Zebra\n".to_string());
+        files.insert("p/templates/b.yaml".to_string(), "kind: Namespace\n---\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    helm.sh/hook: post-install, Post-Upgrade\n    helm.sh/hook-weight: \"5\"\n".to_string());
+        files.insert("p/templates/c.yaml".to_string(), "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-foo\n".to_string());
+        let (m, h) = sort_manifests(&files).unwrap();
+        let kinds: Vec<&str> = m.iter().map(|m| m.kind.as_str()).collect();
+        assert_eq!(kinds, ["Namespace", "Deployment", "Zebra"]);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].events, ["post-install", "post-upgrade"]);
+        assert_eq!(h[0].weight, 5);
+    }
+}

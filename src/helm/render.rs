@@ -1,0 +1,222 @@
+//! `helm template` end to end: dependencies processed, values coalesced, every chart's data built,
+//! templates rendered, NOTES set aside, manifests and hooks sorted, CRDs collected, and the output
+//! assembled exactly as Helm prints it. [`Rendered`] is what later stages analyse.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::chart::Chart;
+use crate::gotmpl::{Limits, Map, MapKind, Value};
+use crate::helm::context::{chart_data, ChartMeta, ReleaseInfo};
+use crate::helm::engine::{render, TemplateFile};
+use crate::helm::manifest::{sort_manifests, source_block, Hook, Manifest};
+use crate::helm::objects::{Capabilities, Files, KubeVersion};
+use crate::helm::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
+use crate::source::constraint::Constraint;
+
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    pub release: ReleaseInfo,
+    pub kube_version: Option<KubeVersion>,
+    pub api_versions: Vec<String>,
+    /// User values already merged from -f/--set.
+    pub values: Map,
+    pub limits: Option<Limits>,
+}
+
+/// A CRD file from a chart's `crds/` directory (never templated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrdFile {
+    /// `<chart path>/crds/<file>`.
+    pub path: String,
+    pub content: String,
+}
+
+/// Everything a render produced.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// Raw engine output per template (NOTES.txt files included, as the engine returns them).
+    pub templates: BTreeMap<String, String>,
+    pub manifests: Vec<Manifest>,
+    pub hooks: Vec<Hook>,
+    pub crds: Vec<CrdFile>,
+    pub notes: Option<String>,
+    /// The coalesced values of the root chart.
+    pub values: Map,
+    pub warnings: Vec<String>,
+}
+
+impl Rendered {
+    /// `rel.Manifest`: the manifest blocks (CRDs first when asked).
+    pub fn release_manifest(&self, include_crds: bool) -> String {
+        let mut out = String::new();
+        if include_crds {
+            for crd in &self.crds {
+                out.push_str(&source_block(&crd.path, &crd.content));
+            }
+        }
+        for m in &self.manifests {
+            out.push_str(&source_block(&m.path, &m.content));
+        }
+        out
+    }
+
+    /// What `helm template` prints.
+    pub fn template_output(&self, include_crds: bool, no_hooks: bool, skip_tests: bool) -> String {
+        let mut out = format!("{}\n", self.release_manifest(include_crds).trim());
+        if !no_hooks {
+            for h in &self.hooks {
+                if skip_tests && h.events.iter().any(|e| e == "test") {
+                    continue;
+                }
+                out.push_str(&source_block(&h.path, &h.content));
+            }
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RenderError(pub String);
+
+pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
+    if chart.metadata.chart_type == "library" {
+        return Err(RenderError("library charts are not installable".into()));
+    }
+    let missing = missing_dependencies(chart);
+    if !missing.is_empty() {
+        return Err(RenderError(format!(
+            "an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+            missing.join(", ")
+        )));
+    }
+    let mut chart = chart.clone();
+    let mut warnings = Warnings::default();
+    process_dependencies(&mut chart, &options.values, "", &mut warnings).map_err(RenderError)?;
+    let caps = Rc::new(Capabilities::client_only(options.kube_version.clone(), &options.api_versions));
+    if !chart.metadata.kube_version.is_empty() {
+        let ok = Constraint::parse(&chart.metadata.kube_version)
+            .ok()
+            .zip(crate::source::constraint::parse_lenient(&caps.kube_version.normalized))
+            .is_some_and(|(c, v)| c.matches(&v));
+        if !ok {
+            return Err(RenderError(format!(
+                "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+                chart.metadata.kube_version, caps.kube_version.normalized
+            )));
+        }
+    }
+    let values = coalesce_values(&chart, &options.values, &mut warnings).map_err(RenderError)?;
+    let mut files = Vec::new();
+    let mut crds = Vec::new();
+    collect(&chart, chart.name(), true, Value::map(values.clone()), &options.release, &caps, &mut files, &mut crds);
+    let rendered = render(&files, options.limits.unwrap_or_default()).map_err(|e| RenderError(e.0))?;
+    let notes_key = format!("{}/templates/NOTES.txt", chart.name());
+    let notes = rendered.get(&notes_key).cloned();
+    let without_notes: BTreeMap<String, String> =
+        rendered.iter().filter(|(k, _)| !k.ends_with("NOTES.txt")).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let (manifests, hooks) = sort_manifests(&without_notes).map_err(RenderError)?;
+    Ok(Rendered { templates: rendered, manifests, hooks, crds, notes, values, warnings: warnings.0 })
+}
+
+/// Builds each chart's data and template list (Helm's `recAllTpls`) and collects CRD files.
+#[allow(clippy::too_many_arguments)]
+fn collect(
+    chart: &Chart,
+    full_path: &str,
+    is_root: bool,
+    values: Value,
+    release: &ReleaseInfo,
+    caps: &Rc<Capabilities>,
+    files: &mut Vec<TemplateFile>,
+    crds: &mut Vec<CrdFile>,
+) -> Value {
+    for f in &chart.files {
+        let lower = f.path.to_ascii_lowercase();
+        if f.path.starts_with("crds/") && (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")) {
+            crds.push(CrdFile { path: format!("{full_path}/{}", f.path), content: String::from_utf8_lossy(&f.data).into_owned() });
+        }
+    }
+    let mut subcharts = Map::new();
+    let values_map = match &values {
+        Value::Map(m) => m.entries.borrow().clone(),
+        _ => Map::new(),
+    };
+    for sub in &chart.dependencies {
+        let sub_values = match values_map.get(sub.name()) {
+            Some(v @ Value::Map(_)) => v.clone(),
+            _ => Value::empty_map(),
+        };
+        let sub_path = format!("{full_path}/charts/{}", sub.name());
+        let data = collect(sub, &sub_path, false, sub_values, release, caps, files, crds);
+        subcharts.insert(sub.name().to_string(), data);
+    }
+    let meta = chart_meta(chart);
+    let files_obj = Files(chart.files.iter().map(|f| (f.path.clone(), Rc::from(f.data.clone()))).collect());
+    let data = chart_data(&meta, is_root, values, release, caps, files_obj, Value::map_of(MapKind::Any, subcharts));
+    let library = chart.metadata.chart_type == "library";
+    for t in &chart.templates {
+        let base = t.path.rsplit('/').next().unwrap_or(&t.path);
+        if library && !base.starts_with('_') {
+            continue;
+        }
+        files.push(TemplateFile {
+            name: format!("{full_path}/{}", t.path),
+            text: String::from_utf8_lossy(&t.data).into_owned(),
+            data: data.clone(),
+            base_path: format!("{full_path}/templates"),
+        });
+    }
+    data
+}
+
+fn chart_meta(chart: &Chart) -> ChartMeta {
+    let md = &chart.metadata;
+    let maintainers = md
+        .maintainers
+        .iter()
+        .map(|m| {
+            let mut map = Map::new();
+            map.insert("Email".into(), Value::str(&m.email));
+            map.insert("Name".into(), Value::str(&m.name));
+            map.insert("URL".into(), Value::str(&m.url));
+            Value::map(map)
+        })
+        .collect();
+    let dependencies = md
+        .dependencies
+        .iter()
+        .map(|d| {
+            let mut map = Map::new();
+            map.insert("Alias".into(), Value::str(&d.alias));
+            map.insert("Condition".into(), Value::str(&d.condition));
+            map.insert("Enabled".into(), Value::Bool(d.enabled));
+            map.insert("ImportValues".into(), Value::list(d.import_values.clone()));
+            map.insert("Name".into(), Value::str(&d.name));
+            map.insert("Repository".into(), Value::str(&d.repository));
+            map.insert("Tags".into(), Value::list_of(crate::gotmpl::ListKind::String, d.tags.iter().map(|t| Value::str(t)).collect()));
+            map.insert("Version".into(), Value::str(&d.version));
+            Value::map(map)
+        })
+        .collect();
+    ChartMeta {
+        api_version: md.api_version.clone(),
+        name: md.name.clone(),
+        version: md.version.clone(),
+        kube_version: md.kube_version.clone(),
+        description: md.description.clone(),
+        chart_type: md.chart_type.clone(),
+        keywords: md.keywords.clone(),
+        home: md.home.clone(),
+        sources: md.sources.clone(),
+        icon: md.icon.clone(),
+        app_version: md.app_version.clone(),
+        deprecated: md.deprecated,
+        condition: md.condition.clone(),
+        tags: md.tags.clone(),
+        annotations: md.annotations.clone(),
+        maintainers,
+        dependencies,
+    }
+}
