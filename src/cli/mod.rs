@@ -3,6 +3,7 @@
 
 mod pull;
 mod registry_args;
+pub mod render;
 mod versions;
 
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ pub enum Command {
     Versions(versions::VersionsArgs),
     /// Download one chart version as <name>-<version>.tgz, verified by digest
     Pull(pull::PullArgs),
+    /// Render a chart exactly as `helm template` (Helm v4.2.3) prints it
+    Render(render::RenderArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -53,6 +56,9 @@ pub enum CliError {
     Pull(#[from] PullError),
     #[error("{0}")]
     Usage(String),
+    /// A render failure, worded as Helm words it.
+    #[error("{0}")]
+    Render(String),
     #[error("{0}")]
     Io(String),
 }
@@ -61,6 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Versions(args) => versions::run(args),
         Command::Pull(args) => pull::run(args),
+        Command::Render(args) => render::run(args),
     }
 }
 

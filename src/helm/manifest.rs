@@ -142,6 +142,7 @@ fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// The head fields Helm reads from each document.
+#[derive(Debug)]
 struct Head {
     kind: String,
     name: String,
@@ -186,15 +187,22 @@ fn split_list(value: &str) -> Vec<String> {
 /// `SortManifests`: files in path order, documents in file order, hooks split off, both sorted
 /// stably by kind.
 pub fn sort_manifests(files: &BTreeMap<String, String>) -> Result<(Vec<Manifest>, Vec<Hook>), String> {
-    let mut manifests = Vec::new();
-    let mut hooks = Vec::new();
+    let mut docs: Vec<(&String, String)> = Vec::new();
     for (path, content) in files {
         let base = path.rsplit('/').next().unwrap_or(path);
         if base.starts_with('_') || content.trim().is_empty() {
             continue;
         }
-        for doc in split_manifests(content) {
-            let head = parse_head(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+        docs.extend(split_manifests(content).into_iter().map(|d| (path, d)));
+    }
+    // Heads are independent: parse them on two threads (the YAML of large CRDs dominates).
+    let heads = parse_heads_parallel(&docs);
+    let mut manifests = Vec::new();
+    let mut hooks = Vec::new();
+    for ((path, doc), head) in docs.into_iter().zip(heads) {
+        let path = path.clone();
+        {
+            let head = head.map_err(|e| format!("YAML parse error on {path}: {e}"))?;
             let Some(hook_types) = head.annotations.get("helm.sh/hook") else {
                 manifests.push(Manifest { path: path.clone(), content: doc, kind: head.kind, name: head.name });
                 continue;
@@ -230,6 +238,39 @@ pub fn sort_manifests(files: &BTreeMap<String, String>) -> Result<(Vec<Manifest>
     manifests.sort_by(|a, b| kind_less(&a.kind, &b.kind));
     hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
     Ok((manifests, hooks))
+}
+
+fn parse_heads_parallel(docs: &[(&String, String)]) -> Vec<Result<Head, String>> {
+    let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
+    if docs.len() < 2 || total < 256 * 1024 {
+        return docs.iter().map(|(_, d)| parse_head(d)).collect();
+    }
+    // Largest documents first, handed out one at a time, so two workers finish together.
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(docs[i].1.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else { break };
+            done.push((i, parse_head(&docs[i].1)));
+        }
+        done
+    };
+    let mut results: Vec<Option<Result<Head, String>>> = (0..docs.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let other = scope.spawn(work);
+        for (i, head) in work() {
+            results[i] = Some(head);
+        }
+        if let Ok(done) = other.join() {
+            for (i, head) in done {
+                results[i] = Some(head);
+            }
+        }
+    });
+    results.into_iter().map(|r| r.unwrap_or_else(|| Err("YAML head parser thread failed".to_string()))).collect()
 }
 
 /// One `---\n# Source: …\n…\n` block.

@@ -9,5 +9,6 @@ pub mod manifest;
 pub mod objects;
 pub mod render;
 pub mod snippet;
+pub mod strvals;
 pub mod values;
 pub mod yaml;

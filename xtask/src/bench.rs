@@ -15,11 +15,12 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render [--runs N]"),
     };
     match target {
         "pull" => pull(runs),
-        _ => bail!("usage: cargo xtask bench pull [--runs N]"),
+        "render" => render(runs),
+        _ => bail!("usage: cargo xtask bench pull|render [--runs N]"),
     }
 }
 
@@ -141,4 +142,87 @@ fn json_field(text: &str, field: &str) -> Option<String> {
     let start = text.find(&format!("\"{field}\": \""))? + field.len() + 5;
     let end = text[start..].find('"')? + start;
     Some(text[start..end].to_string())
+}
+
+/// Peak RSS (KiB) of a command, via GNU time when the machine has it.
+fn peak_rss_kib(mut cmd: Command) -> Option<u64> {
+    if !Path::new("/usr/bin/time").exists() {
+        return None;
+    }
+    let program = cmd.get_program().to_os_string();
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let envs: Vec<_> = cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_os_string(), v.to_os_string()))).collect();
+    let out = Command::new("/usr/bin/time").arg("-f").arg("%M").arg(program).args(args).envs(envs).stdout(Stdio::null()).output().ok()?;
+    String::from_utf8_lossy(&out.stderr).lines().last()?.trim().parse().ok()
+}
+
+/// `bench render`: the corpus 2.3.0 chart with runtimes-all.yaml, in-process and whole-process,
+/// against Helm's engine measured in the same run.
+fn render(runs: usize) -> Result<()> {
+    let corpus = corpus()?;
+    let binary = build_release()?;
+    setup::ensure_helm_oracle()?;
+    let chart = corpus.join("charts/kubeflow-trainer-2.3.0.tgz");
+    let values = corpus.join("values/runtimes-all.yaml");
+    // In-process, ours: the library in this (release-built) process is not guaranteed, so the
+    // binary's own timing mode is used: `render` N times inside one trainer-audit process.
+    let ours_in = {
+        let out = Command::new(&binary)
+            .args(["render", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--release", "kubeflow-trainer", "-n", "kubeflow-system"])
+            .env("TRAINER_AUDIT_BENCH_RUNS", runs.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        text.lines().find_map(|l| l.strip_prefix("bench-median-seconds: ")).context("render bench timing")?.trim().parse::<f64>()?
+    };
+    let script = std::env::temp_dir().join(format!("trainer-audit-oracle-bench-{}.py", std::process::id()));
+    std::fs::write(&script, include_str!("oracle_bench.py"))?;
+    let out = Command::new("python3").arg(&script).arg(&chart).arg(&values).arg(runs.to_string()).output()?;
+    let _ = std::fs::remove_file(&script);
+    if !out.status.success() {
+        bail!("oracle bench failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let oracle_in: f64 = String::from_utf8_lossy(&out.stdout).trim().parse()?;
+    let ours_cmd = || {
+        let mut c = Command::new(&binary);
+        c.args(["render", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--release", "kubeflow-trainer", "-n", "kubeflow-system"]);
+        c
+    };
+    let oracle_tool = corpus.join("../tools/helm-oracle");
+    let oracle_cmd = || {
+        let mut c = Command::new(&oracle_tool);
+        c.args(["manifest", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--name", "kubeflow-trainer", "--namespace", "kubeflow-system"]);
+        c
+    };
+    let whole_runs = runs.clamp(3, 11);
+    let (mut ours_whole, mut oracle_whole) = (Vec::new(), Vec::new());
+    for _ in 0..whole_runs {
+        ours_whole.push(time(ours_cmd())?);
+        oracle_whole.push(time(oracle_cmd())?);
+    }
+    let (ours_whole, oracle_whole) = (median(ours_whole), median(oracle_whole));
+    let rss = peak_rss_kib(ours_cmd());
+    let oracle_rss = peak_rss_kib(oracle_cmd());
+    let ratio_in = ours_in / oracle_in;
+    let ratio_whole = ours_whole.as_secs_f64() / oracle_whole.as_secs_f64();
+    let met = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!("bench render: kubeflow-trainer 2.3.0 with runtimes-all.yaml");
+    println!("  in-process     ours {:>8.2} ms   helm {:>8.2} ms   ratio {ratio_in:.3}x (target <= 0.5x: {})", ours_in * 1e3, oracle_in * 1e3, met(ratio_in <= 0.5));
+    println!(
+        "  whole-process  ours {:>8.2} ms   helm-oracle manifest {:>8.2} ms   ratio {ratio_whole:.3}x (target <= 0.2x: {})",
+        ours_whole.as_secs_f64() * 1e3,
+        oracle_whole.as_secs_f64() * 1e3,
+        met(ratio_whole <= 0.2)
+    );
+    match rss {
+        Some(kib) => println!(
+            "  peak RSS       ours {:.1} MiB   helm-oracle {} (target <= 100 MiB: {})",
+            kib as f64 / 1024.0,
+            oracle_rss.map(|k| format!("{:.1} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into()),
+            met(kib <= 100 * 1024)
+        ),
+        None => println!("  peak RSS       not measured (/usr/bin/time missing)"),
+    }
+    Ok(())
 }
