@@ -6,7 +6,8 @@ fn main() {
     let t = Instant::now();
     let chart = Chart::load_archive_file(std::path::Path::new(&format!("{c}/charts/kubeflow-trainer-2.3.0.tgz"))).unwrap();
     println!("load {:?}", t.elapsed());
-    let values = trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(format!("{c}/values/runtimes-all.yaml")).unwrap()).unwrap();
+    let values =
+        trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(format!("{c}/values/runtimes-all.yaml")).unwrap()).unwrap();
     let mut o = RenderOptions { values, ..Default::default() };
     o.release.name = "kubeflow-trainer".into();
     for _ in 0..3 {

@@ -53,6 +53,9 @@ fn string(m: &Map, name: &str) -> Result<String, String> {
     match field(m, name) {
         None | Some(Value::Nil) | Some(Value::Invalid) => Ok(String::new()),
         Some(Value::String(s)) => Ok(sanitize(s)),
+        // sigs.k8s.io/yaml converts scalars for string fields: `off` → "false", `1.10` → "1.1".
+        Some(Value::Bool(b)) => Ok(b.to_string()),
+        Some(Value::Float(f)) => Ok(crate::gotmpl::fmt::format_float_shortest(*f)),
         Some(other) => Err(format!(
             "cannot load Chart.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field Metadata.{name} of type string",
             crate::chart::json_kind(other)

@@ -92,7 +92,8 @@ impl ValuesArgs {
     pub fn merged(&self) -> Result<Map, CliError> {
         let mut base = Map::new();
         for file in &self.files {
-            let text = std::fs::read_to_string(file).map_err(|e| CliError::Io(format!("cannot read values file {}: {e}", file.display())))?;
+            let text =
+                std::fs::read_to_string(file).map_err(|e| CliError::Io(format!("cannot read values file {}: {e}", file.display())))?;
             let values = read_values_file(&text).map_err(|e| CliError::Usage(format!("failed to parse {}: {e}", file.display())))?;
             merge_maps(&mut base, &values);
         }
@@ -136,10 +137,13 @@ pub fn load_chart(reference: &str, version: Option<&str>, registry: &RegistryArg
 pub fn run(args: RenderArgs) -> Result<ExitCode, CliError> {
     let chart = load_chart(&args.chart, args.version.as_deref(), &args.registry)?;
     let kube_version = match &args.kube_version {
-        Some(v) => Some(KubeVersion::parse(v).ok_or_else(|| CliError::Usage(format!("invalid kube version {v:?}: expected MAJOR.MINOR[.PATCH]")))?),
+        Some(v) => Some(
+            KubeVersion::parse(v).ok_or_else(|| CliError::Usage(format!("invalid kube version {v:?}: expected MAJOR.MINOR[.PATCH]")))?,
+        ),
         None => None,
     };
-    let mut options = RenderOptions { values: args.values.merged()?, kube_version, api_versions: args.api_versions.clone(), ..RenderOptions::default() };
+    let mut options =
+        RenderOptions { values: args.values.merged()?, kube_version, api_versions: args.api_versions.clone(), ..RenderOptions::default() };
     options.release.name = args.release.clone();
     options.release.namespace = args.namespace.clone();
     options.release.is_upgrade = args.is_upgrade;
@@ -187,7 +191,13 @@ fn write_dir(rendered: &Rendered, dir: &std::path::Path, args: &RenderArgs) -> R
     }
     blocks.extend(rendered.manifests.iter().map(|m| (m.path.clone(), m.content.clone())));
     if !args.no_hooks {
-        blocks.extend(rendered.hooks.iter().filter(|h| !(args.skip_tests && h.events.iter().any(|e| e == "test"))).map(|h| (h.path.clone(), h.content.clone())));
+        blocks.extend(
+            rendered
+                .hooks
+                .iter()
+                .filter(|h| !(args.skip_tests && h.events.iter().any(|e| e == "test")))
+                .map(|h| (h.path.clone(), h.content.clone())),
+        );
     }
     let mut written: Vec<PathBuf> = Vec::new();
     for (path, content) in blocks {

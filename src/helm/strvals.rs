@@ -264,7 +264,10 @@ mod tests {
     #[test]
     fn typing_like_helm() {
         assert_eq!(
-            parse("a=1,b=1.5,c=true,d=null,e=abc,f=0777,g=1e6,h=9223372036854775808,j={a,b},l.m=1,n=,o=0x10,p=+1,q=-0,r=00,t=False", Mode::Typed),
+            parse(
+                "a=1,b=1.5,c=true,d=null,e=abc,f=0777,g=1e6,h=9223372036854775808,j={a,b},l.m=1,n=,o=0x10,p=+1,q=-0,r=00,t=False",
+                Mode::Typed
+            ),
             r#"{"a":1,"b":"1.5","c":true,"d":null,"e":"abc","f":"0777","g":"1e6","h":"9223372036854775808","j":["a","b"],"l":{"m":1},"n":"","o":"0x10","p":1,"q":0,"r":"00","t":false}"#
         );
         assert_eq!(parse("a=1,b=true", Mode::Strings), r#"{"a":"1","b":"true"}"#);

@@ -168,7 +168,16 @@ fn render(runs: usize) -> Result<()> {
     // binary's own timing mode is used: `render` N times inside one trainer-audit process.
     let ours_in = {
         let out = Command::new(&binary)
-            .args(["render", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--release", "kubeflow-trainer", "-n", "kubeflow-system"])
+            .args([
+                "render",
+                chart.to_str().unwrap_or_default(),
+                "-f",
+                values.to_str().unwrap_or_default(),
+                "--release",
+                "kubeflow-trainer",
+                "-n",
+                "kubeflow-system",
+            ])
             .env("TRAINER_AUDIT_BENCH_RUNS", runs.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -186,13 +195,31 @@ fn render(runs: usize) -> Result<()> {
     let oracle_in: f64 = String::from_utf8_lossy(&out.stdout).trim().parse()?;
     let ours_cmd = || {
         let mut c = Command::new(&binary);
-        c.args(["render", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--release", "kubeflow-trainer", "-n", "kubeflow-system"]);
+        c.args([
+            "render",
+            chart.to_str().unwrap_or_default(),
+            "-f",
+            values.to_str().unwrap_or_default(),
+            "--release",
+            "kubeflow-trainer",
+            "-n",
+            "kubeflow-system",
+        ]);
         c
     };
     let oracle_tool = corpus.join("../tools/helm-oracle");
     let oracle_cmd = || {
         let mut c = Command::new(&oracle_tool);
-        c.args(["manifest", chart.to_str().unwrap_or_default(), "-f", values.to_str().unwrap_or_default(), "--name", "kubeflow-trainer", "--namespace", "kubeflow-system"]);
+        c.args([
+            "manifest",
+            chart.to_str().unwrap_or_default(),
+            "-f",
+            values.to_str().unwrap_or_default(),
+            "--name",
+            "kubeflow-trainer",
+            "--namespace",
+            "kubeflow-system",
+        ]);
         c
     };
     let whole_runs = runs.clamp(3, 11);
@@ -208,7 +235,12 @@ fn render(runs: usize) -> Result<()> {
     let ratio_whole = ours_whole.as_secs_f64() / oracle_whole.as_secs_f64();
     let met = |ok: bool| if ok { "met" } else { "NOT met" };
     println!("bench render: kubeflow-trainer 2.3.0 with runtimes-all.yaml");
-    println!("  in-process     ours {:>8.2} ms   helm {:>8.2} ms   ratio {ratio_in:.3}x (target <= 0.5x: {})", ours_in * 1e3, oracle_in * 1e3, met(ratio_in <= 0.5));
+    println!(
+        "  in-process     ours {:>8.2} ms   helm {:>8.2} ms   ratio {ratio_in:.3}x (target <= 0.5x: {})",
+        ours_in * 1e3,
+        oracle_in * 1e3,
+        met(ratio_in <= 0.5)
+    );
     println!(
         "  whole-process  ours {:>8.2} ms   helm-oracle manifest {:>8.2} ms   ratio {ratio_whole:.3}x (target <= 0.2x: {})",
         ours_whole.as_secs_f64() * 1e3,
