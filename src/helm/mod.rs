@@ -8,6 +8,7 @@ pub mod json;
 pub mod manifest;
 pub mod objects;
 pub mod render;
+pub mod schema;
 pub mod snippet;
 pub mod strvals;
 pub mod values;

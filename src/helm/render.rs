@@ -108,6 +108,11 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
         }
     }
     let values = coalesce_values(&chart, &options.values, &mut warnings).map_err(RenderError)?;
+    let mut schema_report = String::new();
+    validate_schemas(&chart, &Value::map(values.clone()), &mut schema_report).map_err(RenderError)?;
+    if !schema_report.is_empty() {
+        return Err(RenderError(format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{schema_report}")));
+    }
     let mut files = Vec::new();
     let mut crds = Vec::new();
     collect(&chart, chart.name(), true, Value::map(values.clone()), &options.release, &caps, &mut files, &mut crds);
@@ -118,6 +123,25 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
         rendered.iter().filter(|(k, _)| !k.ends_with("NOTES.txt")).map(|(k, v)| (k.clone(), v.clone())).collect();
     let (manifests, hooks) = sort_manifests(&without_notes).map_err(RenderError)?;
     Ok(Rendered { templates: rendered, manifests, hooks, crds, notes, values, warnings: warnings.0 })
+}
+
+/// Helm's `ValidateAgainstSchema`: each chart's schema against its part of the values.
+fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), String> {
+    if let Some(schema) = &chart.schema {
+        if let Some(lines) = crate::helm::schema::validate(schema, values)? {
+            report.push_str(&format!("{}:\n{lines}", chart.name()));
+        }
+    }
+    let Value::Map(m) = values else { return Ok(()) };
+    for sub in &chart.dependencies {
+        let raw = m.entries.borrow().get(sub.name()).cloned();
+        match raw {
+            None | Some(Value::Nil) => {}
+            Some(v @ Value::Map(_)) => validate_schemas(sub, &v, report)?,
+            Some(other) => report.push_str(&format!("{}:\ninvalid type for values: expected object (map), got {}\n", sub.name(), other.type_name())),
+        }
+    }
+    Ok(())
 }
 
 /// Builds each chart's data and template list (Helm's `recAllTpls`) and collects CRD files.
