@@ -144,7 +144,11 @@ fn template_errors_print_helms_message_and_exit_2() {
 fn schema_violations_are_reported_as_helm_reports_them() {
     let home = tempfile::tempdir().unwrap();
     let chart = chart_with_template("x: {{ .Values.replicas }}\n");
-    std::fs::write(chart.path().join("values.schema.json"), r#"{"type":"object","required":["name"],"properties":{"replicas":{"type":"integer"}}}"#).unwrap();
+    std::fs::write(
+        chart.path().join("values.schema.json"),
+        r#"{"type":"object","required":["name"],"properties":{"replicas":{"type":"integer"}}}"#,
+    )
+    .unwrap();
     let out = run(home.path(), &["render", chart.path().to_str().unwrap(), "--set", "replicas=two"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

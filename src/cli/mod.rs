@@ -35,7 +35,7 @@ pub enum Command {
     /// Download one chart version as <name>-<version>.tgz, verified by digest
     Pull(pull::PullArgs),
     /// Render a chart exactly as `helm template` (Helm v4.2.3) prints it
-    Render(render::RenderArgs),
+    Render(Box<render::RenderArgs>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Versions(args) => versions::run(args),
         Command::Pull(args) => pull::run(args),
-        Command::Render(args) => render::run(args),
+        Command::Render(args) => render::run(*args),
     }
 }
 

@@ -433,7 +433,6 @@ fn write_float(out: &mut String, v: &Value, f: f64, spec: &Spec) {
         Some(rest) => (true, rest.to_string()),
         None => (false, text.trim_start_matches('+').to_string()),
     };
-    let body = if spec.plus && body == "Inf" { body } else { body };
     let text = if body == "Inf" && !negative {
         if spec.plus {
             "+Inf".to_string()
@@ -736,8 +735,8 @@ mod tests {
         assert_eq!(sprintf("%v", &[Value::Nil]), "<nil>");
         assert_eq!(sprintf("%05d|%-4d|%x|%+d", &[Value::Int(42), Value::Int(7), Value::Int(255), Value::Int(3)]), "00042|7   |ff|+3");
         assert_eq!(
-            sprintf("%6.2f|%e|%g", &[Value::Float(3.14159), Value::Float(1234.5678), Value::Float(0.000012)]),
-            "  3.14|1.234568e+03|1.2e-05"
+            sprintf("%6.2f|%e|%g", &[Value::Float(2.5159), Value::Float(1234.5678), Value::Float(0.000012)]),
+            "  2.52|1.234568e+03|1.2e-05"
         );
         assert_eq!(sprintf("%t %v", &[Value::Bool(true), Value::Bool(false)]), "true false");
         assert_eq!(sprintf("%T", &[Value::list(vec![])]), "[]interface {}");

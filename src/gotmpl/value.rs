@@ -228,6 +228,11 @@ impl Value {
         }
     }
 
+    /// True for an empty string, list or map (and for values without a length).
+    pub fn is_empty(&self) -> bool {
+        self.len().is_none_or(|n| n == 0)
+    }
+
     /// Length for `len` and friends, when the value has one.
     pub fn len(&self) -> Option<usize> {
         match self {

@@ -76,47 +76,43 @@ fn write_inner(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> 
         }
         Value::Map(map) => {
             let entries = map.entries.borrow();
-            if entries.is_empty() {
-                out.push_str("{}");
-                return Ok(());
-            }
-            out.push('{');
-            for (i, (k, item)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, style, depth + 1);
-                write_string(out, k, style.escape_html);
-                out.push(':');
-                if style.indent.is_some() {
-                    out.push(' ');
-                }
-                write(out, item, style, depth + 1)?;
-            }
-            newline(out, style, depth);
-            out.push('}');
+            write_object(out, entries.iter().map(|(k, v)| (k.as_str(), v)), entries.is_empty(), style, depth)?;
         }
         Value::Object(o) => match o.json_fields() {
-            Some(fields) => {
-                out.push('{');
-                for (i, (k, item)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    newline(out, style, depth + 1);
-                    write_string(out, k, style.escape_html);
-                    out.push(':');
-                    if style.indent.is_some() {
-                        out.push(' ');
-                    }
-                    write(out, item, style, depth + 1)?;
-                }
-                newline(out, style, depth);
-                out.push('}');
-            }
+            Some(fields) => write_object(out, fields.iter().map(|(k, v)| (k.as_str(), v)), fields.is_empty(), style, depth)?,
             None => write(out, &o.to_json(), style, depth)?,
         },
     }
+    Ok(())
+}
+
+/// `{"k":v,…}` in the given key order.
+fn write_object<'v>(
+    out: &mut String,
+    fields: impl Iterator<Item = (&'v str, &'v Value)>,
+    empty: bool,
+    style: &JsonStyle,
+    depth: usize,
+) -> Result<(), JsonError> {
+    if empty {
+        out.push_str("{}");
+        return Ok(());
+    }
+    out.push('{');
+    for (i, (k, item)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, style, depth + 1);
+        write_string(out, k, style.escape_html);
+        out.push(':');
+        if style.indent.is_some() {
+            out.push(' ');
+        }
+        write(out, item, style, depth + 1)?;
+    }
+    newline(out, style, depth);
+    out.push('}');
     Ok(())
 }
 

@@ -111,7 +111,9 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
     let mut schema_report = String::new();
     validate_schemas(&chart, &Value::map(values.clone()), &mut schema_report).map_err(RenderError)?;
     if !schema_report.is_empty() {
-        return Err(RenderError(format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{schema_report}")));
+        return Err(RenderError(format!(
+            "values don't meet the specifications of the schema(s) in the following chart(s):\n{schema_report}"
+        )));
     }
     let mut files = Vec::new();
     let mut crds = Vec::new();
@@ -138,7 +140,9 @@ fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Resul
         match raw {
             None | Some(Value::Nil) => {}
             Some(v @ Value::Map(_)) => validate_schemas(sub, &v, report)?,
-            Some(other) => report.push_str(&format!("{}:\ninvalid type for values: expected object (map), got {}\n", sub.name(), other.type_name())),
+            Some(other) => {
+                report.push_str(&format!("{}:\ninvalid type for values: expected object (map), got {}\n", sub.name(), other.type_name()))
+            }
         }
     }
     Ok(())

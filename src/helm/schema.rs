@@ -130,7 +130,8 @@ impl Validator<'_> {
         }
         if let Some(obj) = map_of(v) {
             if let Some(Value::List(req)) = s.get("required") {
-                let missing: Vec<String> = req.items.iter().filter_map(|r| r.as_str()).filter(|r| !obj.contains_key(*r)).map(|r| format!("'{r}'")).collect();
+                let missing: Vec<String> =
+                    req.items.iter().filter_map(|r| r.as_str()).filter(|r| !obj.contains_key(*r)).map(|r| format!("'{r}'")).collect();
                 match missing.len() {
                     0 => {}
                     1 => out.push(fail(format!("missing property {}", missing[0]))),
@@ -146,11 +147,13 @@ impl Validator<'_> {
                 .filter_map(|(p, sch)| regex::Regex::new(&p).ok().map(|r| (r, sch)))
                 .collect();
             if let Some(additional) = s.get("additionalProperties") {
-                let extra: Vec<&String> = obj.keys().filter(|k| !props.contains_key(*k) && !patterns.iter().any(|(r, _)| r.is_match(k))).collect();
+                let extra: Vec<&String> =
+                    obj.keys().filter(|k| !props.contains_key(*k) && !patterns.iter().any(|(r, _)| r.is_match(k))).collect();
                 match additional {
-                    Value::Bool(false) if !extra.is_empty() => {
-                        out.push(fail(format!("additional properties {} not allowed", extra.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "))))
-                    }
+                    Value::Bool(false) if !extra.is_empty() => out.push(fail(format!(
+                        "additional properties {} not allowed",
+                        extra.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+                    ))),
                     Value::Map(_) => {
                         for k in extra {
                             out.extend(self.validate(additional, &obj[k], &format!("{path}/{}", escape_pointer(k)), depth + 1));
@@ -224,8 +227,13 @@ impl Validator<'_> {
             }
         }
         if let Some(x) = number(v) {
-            let checks: [(&str, fn(f64, f64) -> bool); 4] =
-                [("minimum", |x, b| x >= b), ("maximum", |x, b| x <= b), ("exclusiveMinimum", |x, b| x > b), ("exclusiveMaximum", |x, b| x < b)];
+            type Check = (&'static str, fn(f64, f64) -> bool);
+            let checks: [Check; 4] = [
+                ("minimum", |x, b| x >= b),
+                ("maximum", |x, b| x <= b),
+                ("exclusiveMinimum", |x, b| x > b),
+                ("exclusiveMaximum", |x, b| x < b),
+            ];
             for (keyword, ok) in checks {
                 if let Some(bound) = s.get(keyword).and_then(number) {
                     if !ok(x, bound) {
@@ -254,7 +262,11 @@ impl Validator<'_> {
             let results: Vec<Vec<Failure>> = one.items.iter().map(|sub| self.validate(sub, v, path, depth + 1)).collect();
             let passing: Vec<usize> = results.iter().enumerate().filter(|(_, r)| r.is_empty()).map(|(i, _)| i).collect();
             match passing.len() {
-                0 => out.push(Failure { path: path.into(), message: "'oneOf' failed, none matched".into(), causes: results.into_iter().flatten().collect() }),
+                0 => out.push(Failure {
+                    path: path.into(),
+                    message: "'oneOf' failed, none matched".into(),
+                    causes: results.into_iter().flatten().collect(),
+                }),
                 1 => {}
                 _ => out.push(fail(format!("'oneOf' failed, subschemas {}, {} matched", passing[0], passing[1]))),
             }
@@ -273,7 +285,9 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     match (number(a), number(b)) {
         (Some(x), Some(y)) => x == y,
         _ => match (a, b) {
-            (Value::List(x), Value::List(y)) => x.items.len() == y.items.len() && x.items.iter().zip(&y.items).all(|(p, q)| json_equal(p, q)),
+            (Value::List(x), Value::List(y)) => {
+                x.items.len() == y.items.len() && x.items.iter().zip(&y.items).all(|(p, q)| json_equal(p, q))
+            }
             (Value::Map(x), Value::Map(y)) => {
                 let (x, y) = (x.entries.borrow(), y.entries.borrow());
                 x.len() == y.len() && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| k1 == k2 && json_equal(v1, v2))
@@ -313,11 +327,18 @@ mod tests {
     #[test]
     fn messages_match_helm() {
         assert_eq!(
-            check(r#"{"type":"object","required":["name","other"],"properties":{"replicas":{"type":"integer"}}}"#, r#"{"replicas":"two"}"#).unwrap(),
+            check(r#"{"type":"object","required":["name","other"],"properties":{"replicas":{"type":"integer"}}}"#, r#"{"replicas":"two"}"#)
+                .unwrap(),
             "- at '': missing properties 'name', 'other'\n- at '/replicas': got string, want integer\n"
         );
-        assert_eq!(check(r#"{"properties":{"e":{"enum":["a","b",1]}}}"#, r#"{"e":"c"}"#).unwrap(), "- at '/e': value must be one of 'a', 'b', 1\n");
-        assert_eq!(check(r#"{"properties":{"u":{"type":["string","null"]}}}"#, r#"{"u":1}"#).unwrap(), "- at '/u': got number, want null or string\n");
+        assert_eq!(
+            check(r#"{"properties":{"e":{"enum":["a","b",1]}}}"#, r#"{"e":"c"}"#).unwrap(),
+            "- at '/e': value must be one of 'a', 'b', 1\n"
+        );
+        assert_eq!(
+            check(r#"{"properties":{"u":{"type":["string","null"]}}}"#, r#"{"u":1}"#).unwrap(),
+            "- at '/u': got number, want null or string\n"
+        );
         assert_eq!(
             check(r#"{"properties":{"l":{"type":"array","items":{"type":"string"},"minItems":3}}}"#, r#"{"l":[1,"b"]}"#).unwrap(),
             "- at '/l': minItems: got 2, want 3\n- at '/l/0': got number, want string\n"
@@ -327,6 +348,9 @@ mod tests {
             "- at '/v': 'anyOf' failed\n  - at '/v': got number, want string\n  - at '/v': got number, want integer\n"
         );
         assert_eq!(check(r#"{"properties":{"r":{"type":"integer"}}}"#, r#"{"r":1}"#), None);
-        assert_eq!(check(r#"{"properties":{"p":{"pattern":"^x"}}}"#, r#"{"p":"abc"}"#).unwrap(), "- at '/p': 'abc' does not match pattern '^x'\n");
+        assert_eq!(
+            check(r#"{"properties":{"p":{"pattern":"^x"}}}"#, r#"{"p":"abc"}"#).unwrap(),
+            "- at '/p': 'abc' does not match pattern '^x'\n"
+        );
     }
 }

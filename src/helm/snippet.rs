@@ -4,52 +4,18 @@
 
 use std::rc::Rc;
 
-use crate::gotmpl::{Limits, Map, Value};
+use crate::gotmpl::{Limits, Value};
 use crate::helm::context::{chart_data, ChartMeta, ReleaseInfo};
 use crate::helm::engine::{render, TemplateFile};
 use crate::helm::objects::{Capabilities, Files};
-use crate::helm::yaml::read_documents;
 
 pub const TEMPLATE_NAME: &str = "probe/templates/t.yaml";
 
 /// Chart defaults from a values.yaml text: documents merged, nulls dropped (what coalescing does
 /// to defaults when the user supplies nothing).
 pub fn default_values(values_yaml: &str) -> Result<Value, String> {
-    let docs = read_documents(values_yaml)
-        .map_err(|e| format!("cannot load values.yaml: cannot unmarshal yaml document: error converting YAML to JSON: {}", e.0))?;
-    let mut merged = Map::new();
-    for doc in docs {
-        match doc {
-            Value::Map(m) => merge_maps(&mut merged, &m.entries.borrow()),
-            Value::Nil | Value::Invalid => {}
-            _ => return Err("cannot load values.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}".into()),
-        }
-    }
-    Ok(drop_nils(&Value::map(merged)))
-}
-
-fn merge_maps(dst: &mut Map, src: &Map) {
-    for (k, v) in src {
-        match (dst.get(k), v) {
-            (Some(Value::Map(d)), Value::Map(s)) => {
-                let mut inner = d.entries.borrow().clone();
-                merge_maps(&mut inner, &s.entries.borrow());
-                dst.insert(k.clone(), Value::map(inner));
-            }
-            _ => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
-
-fn drop_nils(v: &Value) -> Value {
-    match v {
-        Value::Map(m) => {
-            Value::map(m.entries.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, v)| (k.clone(), drop_nils(v))).collect())
-        }
-        other => other.clone(),
-    }
+    let merged = crate::chart::parse_values(values_yaml).map_err(|e| e.to_string())?;
+    Ok(crate::helm::values::clean(&merged))
 }
 
 /// Renders `template` with `values_yaml` as the chart's values.yaml.

@@ -35,7 +35,7 @@ fn deep(v: &Value) -> Value {
 }
 
 /// A default copied into the result loses its nulls, recursively.
-fn clean(v: &Value) -> Value {
+pub fn clean(v: &Value) -> Value {
     match v {
         Value::Map(m) => Value::map(m.entries.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, v)| (k.clone(), clean(v))).collect()),
         other => other.deep_copy(),
@@ -271,7 +271,7 @@ fn process_tags(deps: &mut [Dependency], cvals: &Map) {
                 }
             }
         }
-        d.enabled = !(!has_true && has_false);
+        d.enabled = has_true || !has_false;
     }
 }
 
@@ -286,6 +286,18 @@ fn process_conditions(deps: &mut [Dependency], cvals: &Map, path: &str) {
                 break;
             }
         }
+    }
+}
+
+/// A `-f` values file, read as Helm's `ReadValues` does (first document, must be a map).
+pub fn read_values_file(text: &str) -> Result<Map, String> {
+    match crate::helm::yaml::read_first(text).map_err(|e| format!("error converting YAML to JSON: {}", e.0))? {
+        Value::Map(m) => Ok(m.entries.borrow().clone()),
+        Value::Nil | Value::Invalid => Ok(Map::new()),
+        other => Err(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            crate::chart::json_kind(&other)
+        )),
     }
 }
 
@@ -334,17 +346,5 @@ mod tests {
         let m = user(r#"{"dataCache": {"enabled": false}}"#);
         assert!(matches!(path_value(&m, "dataCache.enabled"), Some(Value::Bool(false))));
         assert!(path_value(&m, "dataCache.lws.install").is_none());
-    }
-}
-
-/// A `-f` values file, read as Helm's `ReadValues` does (first document, must be a map).
-pub fn read_values_file(text: &str) -> Result<Map, String> {
-    match crate::helm::yaml::read_first(text).map_err(|e| format!("error converting YAML to JSON: {}", e.0))? {
-        Value::Map(m) => Ok(m.entries.borrow().clone()),
-        Value::Nil | Value::Invalid => Ok(Map::new()),
-        other => Err(format!(
-            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            crate::chart::json_kind(&other)
-        )),
     }
 }

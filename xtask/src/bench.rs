@@ -145,7 +145,7 @@ fn json_field(text: &str, field: &str) -> Option<String> {
 }
 
 /// Peak RSS (KiB) of a command, via GNU time when the machine has it.
-fn peak_rss_kib(mut cmd: Command) -> Option<u64> {
+fn peak_rss_kib(cmd: Command) -> Option<u64> {
     if !Path::new("/usr/bin/time").exists() {
         return None;
     }

@@ -3,9 +3,7 @@
 //! (transcribed from the spec's probed rows and our own probes) and from generators below.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
@@ -30,7 +28,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut namespace = "kubeflow-system".to_string();
     let mut i = 0;
     while i < args.len() {
-        let mut take = |i: &mut usize| -> Result<String> {
+        let take = |i: &mut usize| -> Result<String> {
             *i += 1;
             args.get(*i).cloned().with_context(|| format!("{} needs a value\n{USAGE}", args[*i - 1]))
         };
@@ -96,18 +94,9 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn oracle(cases: &[Case]) -> Result<BTreeMap<String, serde_json::Value>> {
-    let script = std::env::temp_dir().join(format!("trainer-audit-oracle-{}.py", std::process::id()));
-    std::fs::write(&script, include_str!("oracle_snippets.py"))?;
     let input: Vec<serde_json::Value> =
         cases.iter().map(|c| serde_json::json!({"name": c.name, "values": c.values, "template": c.template})).collect();
-    let mut child = Command::new("python3").arg(&script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().context("run python3")?;
-    child.stdin.take().expect("stdin").write_all(serde_json::to_string(&input)?.as_bytes())?;
-    let out = child.wait_with_output()?;
-    let _ = std::fs::remove_file(&script);
-    if !out.status.success() {
-        bail!("the oracle failed");
-    }
-    Ok(serde_json::from_slice(&out.stdout)?)
+    Ok(serde_json::from_value(crate::oracle::run_json("oracle-snippets", include_str!("oracle_snippets.py"), &serde_json::json!(input))?)?)
 }
 
 /// `=== name` starts a case; an optional `--- values` block precedes `--- template`; a case

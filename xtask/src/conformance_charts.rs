@@ -4,9 +4,7 @@
 //! and `--values` run any chart.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 use trainer_audit::chart::Chart;
@@ -163,18 +161,9 @@ fn compare(theirs: &serde_json::Value, ours: &Ours) -> (bool, bool, String) {
 }
 
 fn oracle(cases: &[Case], name: &str, namespace: &str) -> Result<BTreeMap<String, serde_json::Value>> {
-    let script = std::env::temp_dir().join(format!("trainer-audit-oracle-charts-{}.py", std::process::id()));
-    std::fs::write(&script, include_str!("oracle_charts.py"))?;
     let input: Vec<serde_json::Value> = cases
         .iter()
         .map(|c| serde_json::json!({"key": c.key, "chart": c.chart, "values": c.values, "name": name, "namespace": namespace}))
         .collect();
-    let mut child = Command::new("python3").arg(&script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().context("run python3")?;
-    child.stdin.take().expect("stdin").write_all(serde_json::to_string(&input)?.as_bytes())?;
-    let out = child.wait_with_output()?;
-    let _ = std::fs::remove_file(&script);
-    if !out.status.success() {
-        bail!("the oracle failed");
-    }
-    Ok(serde_json::from_slice(&out.stdout)?)
+    Ok(serde_json::from_value(crate::oracle::run_json("oracle-charts", include_str!("oracle_charts.py"), &serde_json::json!(input))?)?)
 }

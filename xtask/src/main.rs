@@ -5,6 +5,7 @@ mod bench;
 mod conformance;
 mod conformance_charts;
 mod fuzz;
+mod oracle;
 mod setup;
 
 use anyhow::{bail, Result};

@@ -70,30 +70,10 @@ pub(super) fn add(map: &mut FuncMap) {
         Ok(Value::map(m))
     });
     for name in ["merge", "mustMerge"] {
-        map.add(name, &[Param::Map], Some(Param::Map), |_, a| {
-            let dst = map_of(&a[0]).ok_or(NIL_MAP)?;
-            for src in a[1..].iter().filter_map(map_of) {
-                if std::rc::Rc::ptr_eq(dst, src) {
-                    continue;
-                }
-                let snapshot = src.entries.borrow().clone();
-                merge_into(&mut dst.entries.borrow_mut(), &snapshot, false, 0);
-            }
-            Ok(a[0].clone())
-        });
+        map.add(name, &[Param::Map], Some(Param::Map), |_, a| merge_all(&a, false));
     }
     for name in ["mergeOverwrite", "mustMergeOverwrite"] {
-        map.add(name, &[Param::Map], Some(Param::Map), |_, a| {
-            let dst = map_of(&a[0]).ok_or(NIL_MAP)?;
-            for src in a[1..].iter().filter_map(map_of) {
-                if std::rc::Rc::ptr_eq(dst, src) {
-                    continue;
-                }
-                let snapshot = src.entries.borrow().clone();
-                merge_into(&mut dst.entries.borrow_mut(), &snapshot, true, 0);
-            }
-            Ok(a[0].clone())
-        });
+        map.add(name, &[Param::Map], Some(Param::Map), |_, a| merge_all(&a, true));
     }
     for name in ["deepCopy", "mustDeepCopy"] {
         map.add(name, &[Any], None, |_, a| Ok(a[0].deep_copy()));
@@ -133,6 +113,19 @@ pub(super) fn add(map: &mut FuncMap) {
         }
         Ok(default)
     });
+}
+
+/// `merge`/`mergeOverwrite`: every source into the first map, which is mutated and returned.
+fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, FnError> {
+    let dst = map_of(&a[0]).ok_or(NIL_MAP)?;
+    for src in a[1..].iter().filter_map(map_of) {
+        if std::rc::Rc::ptr_eq(dst, src) {
+            continue;
+        }
+        let snapshot = src.entries.borrow().clone();
+        merge_into(&mut dst.entries.borrow_mut(), &snapshot, overwrite, 0);
+    }
+    Ok(a[0].clone())
 }
 
 /// mergo semantics: without overwrite, a destination key is filled when missing or holding a

@@ -125,7 +125,7 @@ pub(super) fn add(map: &mut FuncMap) {
             let start = a.get(1).map(to_int64).unwrap_or(0);
             let end = a.get(2).map(to_int64).unwrap_or(v.len() as i64);
             if start < 0 || end > v.len() as i64 || start > end {
-                return Err(FnError::new(format!("reflect: slice index out of range")));
+                return Err(FnError::new("reflect: slice index out of range"));
             }
             Ok(same_kind(&a[0], v[start as usize..end as usize].to_vec()))
         });
