@@ -501,8 +501,16 @@ fn hex_bytes(bytes: &[u8], spec: &Spec) -> String {
 
 /// Writes `v` under `spec`. `top` is false inside containers, where Go prints nil as `<nil>`
 /// for every verb.
+/// Printing stops growing past this size (cyclic or exponentially shared maps would not end).
+const MAX_PRINT_BYTES: usize = 64 * 1024 * 1024;
+
 fn write_value(out: &mut String, v: &Value, spec: &Spec, top: bool) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value_inner(out, v, spec, top))
+    if out.len() > MAX_PRINT_BYTES {
+        return;
+    }
+    if super::value::deeper(|| write_value_inner(out, v, spec, top)).is_none() {
+        out.push_str("<max depth exceeded>");
+    }
 }
 
 fn write_value_inner(out: &mut String, v: &Value, spec: &Spec, top: bool) {

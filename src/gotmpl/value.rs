@@ -126,6 +126,26 @@ impl fmt::Debug for Value {
     }
 }
 
+/// Maps can contain themselves (Sprig's `set` stores a map into itself, as Go allows); every
+/// recursive walk over values is bounded by depth so such cycles end instead of exhausting memory.
+pub const MAX_VALUE_DEPTH: usize = 10_000;
+
+thread_local! {
+    static WALK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` one level deeper; None when the walk is already `MAX_VALUE_DEPTH` deep.
+pub fn deeper<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let depth = WALK_DEPTH.with(|d| d.get());
+    if depth >= MAX_VALUE_DEPTH {
+        return None;
+    }
+    WALK_DEPTH.with(|d| d.set(depth + 1));
+    let result = stacker::maybe_grow(64 * 1024, 1024 * 1024, f);
+    WALK_DEPTH.with(|d| d.set(depth));
+    Some(result)
+}
+
 impl Value {
     pub fn str(s: &str) -> Value {
         Value::String(Rc::from(s))
@@ -247,7 +267,7 @@ impl Value {
 
     /// Deep copy of maps and lists (copystructure): shared maps become independent.
     pub fn deep_copy(&self) -> Value {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_copy_inner())
+        deeper(|| self.deep_copy_inner()).unwrap_or(Value::Nil)
     }
 
     fn deep_copy_inner(&self) -> Value {
@@ -260,7 +280,7 @@ impl Value {
 
     /// `reflect.DeepEqual`.
     pub fn deep_equal(&self, other: &Value) -> bool {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_equal_inner(other))
+        deeper(|| self.deep_equal_inner(other)).unwrap_or(false)
     }
 
     fn deep_equal_inner(&self, other: &Value) -> bool {

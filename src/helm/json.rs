@@ -43,6 +43,9 @@ pub fn format_json_float(f: f64) -> Result<String, JsonError> {
 }
 
 fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {
+    if out.len() > 64 * 1024 * 1024 {
+        return Err(JsonError("json: output exceeds 64 MiB (a cyclic value?)".into()));
+    }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_inner(out, v, style, depth))
 }
 

@@ -33,3 +33,21 @@ pub fn render_snippet_limited(values_yaml: &str, template: &str, limits: Limits)
     let mut out = render(&[file], limits).map_err(|e| e.0)?;
     Ok(out.remove(TEMPLATE_NAME).unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map stored into itself (twice, so every walk fans out) must end every walk quickly:
+    /// printing, serialising and copying are bounded by depth and size.
+    #[test]
+    fn cyclic_maps_are_bounded() {
+        let started = std::time::Instant::now();
+        let template = r#"{{ $m := dict "a" 1 }}{{ $_ := set $m "self" $m }}{{ $_ := set $m "twin" $m }}{{ toJson $m | len }}|{{ toYaml $m | len }}|{{ deepCopy $m | kindOf }}"#;
+        let out = render_snippet("a: 1\n", template).unwrap();
+        assert_eq!(out, "0|0|map");
+        let err = render_snippet("a: 1\n", r#"{{ $m := dict "a" 1 }}{{ $_ := set $m "self" $m }}{{ $_ := set $m "twin" $m }}{{ toString $m }}"#).unwrap_err();
+        assert!(err.contains("exceeds the 33554432-byte limit"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
+}

@@ -45,7 +45,24 @@ pub fn to_yaml_pretty(v: &Value) -> Result<String, String> {
     Ok(out)
 }
 
+/// Nodes one `toYaml` may build (maps shared many times over would otherwise explode).
+const MAX_NODES: usize = 4_000_000;
+
+thread_local! {
+    static NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
+    if depth == 0 {
+        NODES.with(|n| n.set(0));
+    }
+    let count = NODES.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    if count > MAX_NODES {
+        return Err("value too large to serialise (a cyclic value?)".into());
+    }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || to_node_inner(v, depth, direct))
 }
 
