@@ -130,14 +130,25 @@ impl fmt::Debug for Value {
 /// recursive walk over values is bounded by depth so such cycles end instead of exhausting memory.
 pub const MAX_VALUE_DEPTH: usize = 10_000;
 
+/// Nodes one top-level walk may visit (a map shared twice at every level doubles each step).
+pub const MAX_WALK_NODES: usize = 4_000_000;
+
 thread_local! {
     static WALK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static WALK_NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Runs `f` one level deeper; None when the walk is already `MAX_VALUE_DEPTH` deep.
 pub fn deeper<R>(f: impl FnOnce() -> R) -> Option<R> {
     let depth = WALK_DEPTH.with(|d| d.get());
-    if depth >= MAX_VALUE_DEPTH {
+    if depth == 0 {
+        WALK_NODES.with(|n| n.set(0));
+    }
+    let nodes = WALK_NODES.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    if depth >= MAX_VALUE_DEPTH || nodes > MAX_WALK_NODES {
         return None;
     }
     WALK_DEPTH.with(|d| d.set(depth + 1));
