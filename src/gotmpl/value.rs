@@ -128,7 +128,7 @@ impl fmt::Debug for Value {
 
 /// Maps can contain themselves (Sprig's `set` stores a map into itself, as Go allows); every
 /// recursive walk over values is bounded by depth so such cycles end instead of exhausting memory.
-pub const MAX_VALUE_DEPTH: usize = 10_000;
+pub const MAX_VALUE_DEPTH: usize = 1_000;
 
 /// Nodes one top-level walk may visit (a map shared twice at every level doubles each step).
 pub const MAX_WALK_NODES: usize = 4_000_000;

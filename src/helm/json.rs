@@ -50,7 +50,7 @@ fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result
 }
 
 fn write_inner(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {
-    if depth > 10_000 {
+    if depth > 1_000 {
         return Err(JsonError("json: exceeded max depth".into()));
     }
     match v {
@@ -215,7 +215,7 @@ impl JsonParser<'_> {
     fn value_inner(&mut self) -> Result<Value, JsonError> {
         self.ws();
         self.depth += 1;
-        if self.depth > 10_000 {
+        if self.depth > 1_000 {
             return Err(JsonError("exceeded max depth".into()));
         }
         let result = match self.b.get(self.i) {

@@ -67,7 +67,7 @@ fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
 }
 
 fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
-    if depth > 10_000 {
+    if depth > 1_000 {
         return Err("exceeded max depth".into());
     }
     Ok(match v {
