@@ -25,11 +25,14 @@ pub struct Limits {
     pub max_template_depth: usize,
     /// Nested `include`s of one name (Helm's `recursionMaxNums`).
     pub max_include_depth: usize,
+    /// Bytes one render may produce in all (template output plus string-building function
+    /// results), however they are nested.
+    pub max_total_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 50_000_000, max_output: 64 * 1024 * 1024, max_template_depth: 100_000, max_include_depth: 1000 }
+        Limits { max_steps: 50_000_000, max_output: 64 * 1024 * 1024, max_template_depth: 100_000, max_include_depth: 1000, max_total_bytes: 512 * 1024 * 1024 }
     }
 }
 
@@ -45,8 +48,28 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(limits: Limits) -> Budget {
+        TOTAL_BYTES.with(|t| t.set((0, limits.max_total_bytes)));
         Budget { limits, ..Budget::default() }
     }
+}
+
+thread_local! {
+    /// (bytes produced so far, limit) of the render running on this thread.
+    static TOTAL_BYTES: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
+}
+
+/// Charges `n` produced bytes to the current render; an error once its budget is spent.
+pub fn charge_bytes(n: usize) -> Result<(), String> {
+    TOTAL_BYTES.with(|t| {
+        let (used, limit) = t.get();
+        let used = used.saturating_add(n);
+        t.set((used, limit));
+        if used > limit {
+            Err(format!("the render produced more than {limit} bytes (a runaway template?)"))
+        } else {
+            Ok(())
+        }
+    })
 }
 
 /// Named templates, possibly layered over a parent set (as `tpl` layers over the chart's).
@@ -197,9 +220,11 @@ pub fn execute_tree(env: &Env<'_>, tree: &Tree, data: Value) -> Result<String, G
     result.map(|_| out)
 }
 
-/// Executions nested through include/tpl. Helm bounds each name at 1000 nested includes; this
-/// bounds chains through many names, whose memory would otherwise grow without limit.
-const MAX_NESTED_EXECUTIONS: usize = 100_000;
+/// Nesting of `{{template}}` calls and include/tpl executions together. Go allows 100000
+/// template levels, but every level costs native stack (grown on the heap here), and
+/// recursion crossing includes multiplies; past this depth the render fails with Go's own
+/// message, which for runaway recursion (the only way to get here) is what Helm prints too.
+const MAX_NESTED_EXECUTIONS: usize = 10_000;
 
 #[derive(Clone)]
 struct Dot {
@@ -270,6 +295,7 @@ impl<'e, 't> State<'e, 't> {
         match node {
             Node::Text(text) => {
                 out.push_str(text);
+                charge_bytes(text.len()).map_err(|e| self.error(&e))?;
                 self.check_output(out)?;
             }
             Node::Action { pipe, .. } => {
@@ -297,7 +323,7 @@ impl<'e, 't> State<'e, 't> {
                 let Some(tree) = self.env.scope.lookup(name) else {
                     return Err(self.error(&format!("template {} not defined", go_quote(name))));
                 };
-                if self.depth >= self.env.budget.limits.max_template_depth {
+                if self.depth >= self.env.budget.limits.max_template_depth || self.env.budget.nesting.get() >= MAX_NESTED_EXECUTIONS {
                     return Err(self.error(&format!("exceeded maximum template depth ({})", self.env.budget.limits.max_template_depth)));
                 }
                 let new_dot = match pipe {
@@ -311,7 +337,10 @@ impl<'e, 't> State<'e, 't> {
                     depth: self.depth + 1,
                     node: None,
                 };
+                let nesting = self.env.budget.nesting.get();
+                self.env.budget.nesting.set(nesting + 1);
                 let flow = grow_stack(|| inner.walk_list(&Dot { value: new_dot, boxed: false }, &tree.root, out));
+                self.env.budget.nesting.set(nesting);
                 flow?;
             }
             Node::Break { .. } => return Ok(Flow::Break),
@@ -328,11 +357,13 @@ impl<'e, 't> State<'e, 't> {
     }
 
     fn print(&mut self, value: &Value, out: &mut String) -> ExecResult<()> {
+        let before = out.len();
         match value {
             Value::Invalid => out.push_str("<no value>"),
             Value::Nil => out.push_str("<nil>"),
             other => out.push_str(&sprint_value(other)),
         }
+        charge_bytes(out.len() - before).map_err(|e| self.error(&e))?;
         self.check_output(out)
     }
 
@@ -646,7 +677,7 @@ impl<'e, 't> State<'e, 't> {
         };
         let argv = self.eval_args(dot, name, function, args, fin)?;
         let mut ctx = Context { env: self.env };
-        match (function.imp)(&mut ctx, argv) {
+        match (function.imp)(&mut ctx, argv).and_then(charge_result) {
             Ok(v) => Ok((v, false)),
             Err(e) => {
                 self.at(NodeRef::Command(cmd));
@@ -760,7 +791,7 @@ impl<'e, 't> State<'e, 't> {
         };
         let argv = self.eval_args(dot, name, function, args, None)?;
         let mut ctx = Context { env: self.env };
-        match (function.imp)(&mut ctx, argv) {
+        match (function.imp)(&mut ctx, argv).and_then(charge_result) {
             Ok(v) => Ok((v, false)),
             Err(e) => {
                 self.at(NodeRef::Arg(ident));
@@ -840,6 +871,14 @@ impl<'e, 't> State<'e, 't> {
         }
         Ok(Some(last))
     }
+}
+
+/// Function results that are strings count against the render's byte budget.
+fn charge_result(v: Value) -> Result<Value, FnError> {
+    if let Value::String(s) = &v {
+        charge_bytes(s.len()).map_err(FnError::new)?;
+    }
+    Ok(v)
 }
 
 /// Runs `f` with at least 256 KiB of native stack left, growing the stack on the heap when

@@ -32,5 +32,5 @@ pub fn helm_funcs() -> FuncMap {
 }
 
 /// Largest string or list a function may build; bigger results are refused, not allocated.
-pub const MAX_RESULT_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_RESULT_ITEMS: usize = 4 * 1024 * 1024;
