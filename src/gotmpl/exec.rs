@@ -32,7 +32,13 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 50_000_000, max_output: 64 * 1024 * 1024, max_template_depth: 100_000, max_include_depth: 1000, max_total_bytes: 512 * 1024 * 1024 }
+        Limits {
+            max_steps: 50_000_000,
+            max_output: 64 * 1024 * 1024,
+            max_template_depth: 100_000,
+            max_include_depth: 1000,
+            max_total_bytes: 512 * 1024 * 1024,
+        }
     }
 }
 
@@ -42,8 +48,10 @@ pub struct Budget {
     pub limits: Limits,
     steps: Cell<u64>,
     pub(crate) included: RefCell<HashMap<String, usize>>,
-    /// Nesting of template executions (include/tpl/template), bounded to protect the stack.
+    /// Nesting of include/tpl executions.
     pub(crate) nesting: Cell<usize>,
+    /// Nesting of template calls and executions together (native stack in use).
+    pub(crate) total_depth: Cell<usize>,
 }
 
 impl Budget {
@@ -205,26 +213,32 @@ pub fn execute_named(env: &Env<'_>, name: &str, data: Value) -> Result<String, G
 /// Executes one tree with `data` as dot and `$`.
 pub fn execute_tree(env: &Env<'_>, tree: &Tree, data: Value) -> Result<String, GoError> {
     let nesting = env.budget.nesting.get();
-    // Each nested execution costs native stack; this bound stays far inside it.
-    if nesting >= MAX_NESTED_EXECUTIONS {
+    let total = env.budget.total_depth.get();
+    if nesting >= MAX_NESTED_EXECUTIONS || total >= MAX_TOTAL_DEPTH {
         return Err(GoError::plain(format!(
             "template: {}: exceeded maximum template depth ({})",
             tree.name, env.budget.limits.max_template_depth
         )));
     }
+    env.budget.total_depth.set(total + 1);
     env.budget.nesting.set(nesting + 1);
     let mut state = State { env, tree, vars: vec![("$".into(), data.clone(), false)], depth: 0, node: None };
     let mut out = String::new();
     let result = grow_stack(|| state.walk_list(&Dot { value: data, boxed: false }, &tree.root, &mut out));
     env.budget.nesting.set(nesting);
+    env.budget.total_depth.set(total);
     result.map(|_| out)
 }
 
-/// Nesting of `{{template}}` calls and include/tpl executions together. Go allows 100000
-/// template levels, but every level costs native stack (grown on the heap here), and
-/// recursion crossing includes multiplies; past this depth the render fails with Go's own
+/// Nested include/tpl executions. Helm stops one name at 1000 nested includes; chains through
+/// several names stop here. Each level wraps the inner error's text (as Go's error chain does),
+/// so this also bounds the size of the final message.
+const MAX_NESTED_EXECUTIONS: usize = 1_100;
+
+/// `{{template}}` calls and executions together. Go allows 100000 template levels, but each
+/// costs native stack (grown on the heap here); past this the render fails with Go's own
 /// message, which for runaway recursion (the only way to get here) is what Helm prints too.
-const MAX_NESTED_EXECUTIONS: usize = 10_000;
+const MAX_TOTAL_DEPTH: usize = 2_000;
 
 #[derive(Clone)]
 struct Dot {
@@ -323,7 +337,7 @@ impl<'e, 't> State<'e, 't> {
                 let Some(tree) = self.env.scope.lookup(name) else {
                     return Err(self.error(&format!("template {} not defined", go_quote(name))));
                 };
-                if self.depth >= self.env.budget.limits.max_template_depth || self.env.budget.nesting.get() >= MAX_NESTED_EXECUTIONS {
+                if self.depth >= self.env.budget.limits.max_template_depth || self.env.budget.total_depth.get() >= MAX_TOTAL_DEPTH {
                     return Err(self.error(&format!("exceeded maximum template depth ({})", self.env.budget.limits.max_template_depth)));
                 }
                 let new_dot = match pipe {
@@ -337,10 +351,10 @@ impl<'e, 't> State<'e, 't> {
                     depth: self.depth + 1,
                     node: None,
                 };
-                let nesting = self.env.budget.nesting.get();
-                self.env.budget.nesting.set(nesting + 1);
+                let total = self.env.budget.total_depth.get();
+                self.env.budget.total_depth.set(total + 1);
                 let flow = grow_stack(|| inner.walk_list(&Dot { value: new_dot, boxed: false }, &tree.root, out));
-                self.env.budget.nesting.set(nesting);
+                self.env.budget.total_depth.set(total);
                 flow?;
             }
             Node::Break { .. } => return Ok(Flow::Break),

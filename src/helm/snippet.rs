@@ -46,7 +46,9 @@ mod tests {
         let template = r#"{{ $m := dict "a" 1 }}{{ $_ := set $m "self" $m }}{{ $_ := set $m "twin" $m }}{{ toJson $m | len }}|{{ toYaml $m | len }}|{{ deepCopy $m | kindOf }}"#;
         let out = render_snippet("a: 1\n", template).unwrap();
         assert_eq!(out, "0|0|map");
-        let err = render_snippet("a: 1\n", r#"{{ $m := dict "a" 1 }}{{ $_ := set $m "self" $m }}{{ $_ := set $m "twin" $m }}{{ toString $m }}"#).unwrap_err();
+        let err =
+            render_snippet("a: 1\n", r#"{{ $m := dict "a" 1 }}{{ $_ := set $m "self" $m }}{{ $_ := set $m "twin" $m }}{{ toString $m }}"#)
+                .unwrap_err();
         assert!(err.contains("exceeds the 16777216-byte limit"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }

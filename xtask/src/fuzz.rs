@@ -274,5 +274,10 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn fuzz_limits() -> trainer_audit::gotmpl::Limits {
-    trainer_audit::gotmpl::Limits { max_steps: 200_000, max_output: 1 << 20, max_total_bytes: 64 << 20, ..trainer_audit::gotmpl::Limits::default() }
+    trainer_audit::gotmpl::Limits {
+        max_steps: 200_000,
+        max_output: 1 << 20,
+        max_total_bytes: 64 << 20,
+        ..trainer_audit::gotmpl::Limits::default()
+    }
 }
