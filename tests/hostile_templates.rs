@@ -1,0 +1,29 @@
+//! Inputs found by `cargo xtask fuzz` that once took seconds and gigabytes: each must now end
+//! quickly with Helm's error.
+
+use std::time::{Duration, Instant};
+
+use trainer_audit::helm::snippet::render_snippet;
+
+const VALUES: &str = "a: 1\nm: {x: 1, y: [1, 2]}\nl: [3, 1, 2]\ns: hello\nn: null\n";
+
+#[test]
+fn recursion_through_template_and_include_is_bounded() {
+    let template = include_str!("fixtures/fuzz/template-include-recursion.tpl");
+    let started = Instant::now();
+    let err = render_snippet(VALUES, template).unwrap_err();
+    assert!(err.ends_with("exceeded maximum template depth (100000)"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn plain_template_recursion_reports_gos_limit() {
+    let err = render_snippet(VALUES, r#"{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}"#).unwrap_err();
+    assert_eq!(err, "probe/templates/t.yaml:1:28\n  executing \"r\" at <{{template \"r\" .}}>:\n    exceeded maximum template depth (100000)");
+}
+
+#[test]
+fn include_recursion_reports_helms_limit() {
+    let err = render_snippet(VALUES, r#"{{ define "i" }}{{ include "i" . }}{{ end }}{{ include "i" . }}"#).unwrap_err();
+    assert!(err.contains("rendering template has a nested reference name: i: unable to execute template"), "{}", &err[err.len().saturating_sub(300)..]);
+}
