@@ -19,11 +19,18 @@ fn recursion_through_template_and_include_is_bounded() {
 #[test]
 fn plain_template_recursion_reports_gos_limit() {
     let err = render_snippet(VALUES, r#"{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}"#).unwrap_err();
-    assert_eq!(err, "probe/templates/t.yaml:1:28\n  executing \"r\" at <{{template \"r\" .}}>:\n    exceeded maximum template depth (100000)");
+    assert_eq!(
+        err,
+        "probe/templates/t.yaml:1:28\n  executing \"r\" at <{{template \"r\" .}}>:\n    exceeded maximum template depth (100000)"
+    );
 }
 
 #[test]
 fn include_recursion_reports_helms_limit() {
     let err = render_snippet(VALUES, r#"{{ define "i" }}{{ include "i" . }}{{ end }}{{ include "i" . }}"#).unwrap_err();
-    assert!(err.contains("rendering template has a nested reference name: i: unable to execute template"), "{}", &err[err.len().saturating_sub(300)..]);
+    assert!(
+        err.contains("rendering template has a nested reference name: i: unable to execute template"),
+        "{}",
+        &err[err.len().saturating_sub(300)..]
+    );
 }

@@ -57,6 +57,7 @@ pub struct Budget {
 impl Budget {
     pub fn new(limits: Limits) -> Budget {
         TOTAL_BYTES.with(|t| t.set((0, limits.max_total_bytes)));
+        EXPENSIVE_CALLS.with(|c| c.set(0));
         Budget { limits, ..Budget::default() }
     }
 }
@@ -64,6 +65,27 @@ impl Budget {
 thread_local! {
     /// (bytes produced so far, limit) of the render running on this thread.
     static TOTAL_BYTES: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
+}
+
+/// Calls to functions that cost far more than a step (scrypt key derivation: ~32 MiB and tens
+/// of milliseconds each) allowed in one render.
+pub const MAX_EXPENSIVE_CALLS: u32 = 256;
+
+thread_local! {
+    static EXPENSIVE_CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Charges one expensive call to the current render; an error once `MAX_EXPENSIVE_CALLS` are spent.
+pub fn charge_expensive_call(what: &str) -> Result<(), String> {
+    EXPENSIVE_CALLS.with(|c| {
+        let used = c.get().saturating_add(1);
+        c.set(used);
+        if used > MAX_EXPENSIVE_CALLS {
+            Err(format!("{what} was called more than {MAX_EXPENSIVE_CALLS} times in one render (a runaway template?)"))
+        } else {
+            Ok(())
+        }
+    })
 }
 
 /// Charges `n` produced bytes to the current render; an error once its budget is spent.

@@ -3,6 +3,7 @@
 //! with the conversions Sprig applies (`strval`, spf13/cast's `toInt64`/`toFloat64`).
 
 mod convert;
+mod crypto;
 mod dates;
 mod dicts;
 mod encoding;
@@ -28,6 +29,7 @@ pub fn helm_funcs() -> FuncMap {
     encoding::add(&mut map);
     dates::add(&mut map);
     misc::add(&mut map);
+    crypto::add(&mut map);
     map
 }
 
