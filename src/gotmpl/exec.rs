@@ -57,7 +57,7 @@ pub struct Budget {
 impl Budget {
     pub fn new(limits: Limits) -> Budget {
         TOTAL_BYTES.with(|t| t.set((0, limits.max_total_bytes)));
-        EXPENSIVE_CALLS.with(|c| c.set(0));
+        EXPENSIVE_UNITS.with(|c| c.set(0));
         Budget { limits, ..Budget::default() }
     }
 }
@@ -67,21 +67,21 @@ thread_local! {
     static TOTAL_BYTES: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
 }
 
-/// Calls to functions that cost far more than a step (scrypt key derivation: ~32 MiB and tens
-/// of milliseconds each) allowed in one render.
-pub const MAX_EXPENSIVE_CALLS: u32 = 256;
+/// Work units (about 50 ms of CPU each: one scrypt key derivation, a quarter of an RSA-2048 key)
+/// that functions far more costly than a step may spend in one render.
+pub const MAX_EXPENSIVE_UNITS: u32 = 256;
 
 thread_local! {
-    static EXPENSIVE_CALLS: Cell<u32> = const { Cell::new(0) };
+    static EXPENSIVE_UNITS: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Charges one expensive call to the current render; an error once `MAX_EXPENSIVE_CALLS` are spent.
-pub fn charge_expensive_call(what: &str) -> Result<(), String> {
-    EXPENSIVE_CALLS.with(|c| {
-        let used = c.get().saturating_add(1);
+/// Charges `units` of expensive work to the current render; an error once `MAX_EXPENSIVE_UNITS` are spent.
+pub fn charge_expensive_call(what: &str, units: u32) -> Result<(), String> {
+    EXPENSIVE_UNITS.with(|c| {
+        let used = c.get().saturating_add(units);
         c.set(used);
-        if used > MAX_EXPENSIVE_CALLS {
-            Err(format!("{what} was called more than {MAX_EXPENSIVE_CALLS} times in one render (a runaway template?)"))
+        if used > MAX_EXPENSIVE_UNITS {
+            Err(format!("{what}: this render asked for more key derivation or generation than trainer-audit allows (a runaway template?)"))
         } else {
             Ok(())
         }
@@ -788,7 +788,7 @@ impl<'e, 't> State<'e, 't> {
                 _ => Err(self.error(&format!("expected string; found {}", NodeRef::Arg(arg)))),
             },
             Param::Any | Param::Reflect => Ok(self.eval_arg_any(dot, arg)?.0),
-            Param::Map | Param::List | Param::Time => {
+            Param::Map | Param::List | Param::Time | Param::Struct(_) => {
                 Err(self.error(&format!("can't handle {} for arg of type {}", NodeRef::Arg(arg), param.go_type())))
             }
         }
@@ -858,6 +858,7 @@ impl<'e, 't> State<'e, 't> {
             (Value::Map(m), Param::Map) => m.kind != MapKind::String,
             (Value::List(l), Param::List) => l.kind == ListKind::Any,
             (Value::Object(o), Param::Time) => o.type_name() == "time.Time",
+            (Value::Object(o), Param::Struct(name)) => o.type_name() == name,
             _ => false,
         };
         if assignable {

@@ -26,6 +26,9 @@ pub enum Param {
     List,
     /// `time.Time` (Sprig date functions).
     Time,
+    /// A named struct type a function library defines (e.g. `sprig.certificate`): only an
+    /// object of that type is assignable.
+    Struct(&'static str),
 }
 
 impl Param {
@@ -40,6 +43,7 @@ impl Param {
             Param::Map => "map[string]interface {}",
             Param::List => "[]interface {}",
             Param::Time => "time.Time",
+            Param::Struct(name) => name,
         }
     }
 }

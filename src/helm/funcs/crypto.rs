@@ -37,7 +37,7 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("decryptAES", &[Str, Str], None, |_, a| decrypt_aes(s(&a[0]), s(&a[1])).map(Value::string));
 }
 
-fn secure_random<const N: usize>() -> [u8; N] {
+pub(super) fn secure_random<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     if getrandom::getrandom(&mut bytes).is_err() {
         // No OS entropy source (extremely unusual): fall back to the template RNG rather than fail a render.
@@ -122,7 +122,7 @@ fn derive_password(counter: u32, kind: &str, master: &str, user: &str, site: &st
         return Ok(Value::string(format!("cannot find password template {kind}")));
     };
     // scrypt with N=2^15, r=8 touches 32 MiB per call: bounded per render like other runaway work.
-    crate::gotmpl::exec::charge_expensive_call("derivePassword")?;
+    crate::gotmpl::exec::charge_expensive_call("derivePassword", 1)?;
     let params = scrypt::Params::new(15, 8, 2, 64).expect("N=2^15, r=8, p=2 are valid scrypt parameters");
     let mut key = [0u8; 64];
     scrypt::scrypt(master.as_bytes(), &scoped(user), &params, &mut key).expect("64 is a valid scrypt output length");
@@ -214,4 +214,31 @@ fn base64_error(input: &str) -> String {
         offset = data - data % 4;
     }
     format!("illegal base64 data at input byte {offset}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotmpl::exec::{charge_expensive_call, Budget, Limits, MAX_EXPENSIVE_UNITS};
+
+    #[test]
+    fn expensive_work_is_bounded_per_render_and_reset_by_the_next() {
+        let _ = Budget::new(Limits::default());
+        assert!(charge_expensive_call("x", MAX_EXPENSIVE_UNITS).is_ok());
+        let refused = charge_expensive_call("derivePassword", 1).unwrap_err();
+        assert!(refused.starts_with("derivePassword: "), "{refused}");
+        let _ = Budget::new(Limits::default());
+        assert!(charge_expensive_call("x", 1).is_ok());
+    }
+
+    #[test]
+    fn aes_round_trips_and_pads_to_whole_blocks() {
+        for plain in ["a", "exactly16bytes!!", "ünïcödé and a longer text than one block"] {
+            let sealed = encrypt_aes("key", plain).unwrap();
+            let raw = base64::engine::general_purpose::STANDARD.decode(&sealed).unwrap();
+            assert_eq!(raw.len(), AES_BLOCK + (plain.len() / AES_BLOCK + 1) * AES_BLOCK);
+            assert_eq!(decrypt_aes("key", &sealed).unwrap(), plain);
+        }
+        assert_eq!(base64_error("ab%"), "illegal base64 data at input byte 2");
+    }
 }

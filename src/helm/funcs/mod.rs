@@ -2,6 +2,7 @@
 //! `expandenv`), and Helm's own (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup`, …),
 //! with the conversions Sprig applies (`strval`, spf13/cast's `toInt64`/`toFloat64`).
 
+mod certs;
 mod convert;
 mod crypto;
 mod dates;
@@ -30,6 +31,7 @@ pub fn helm_funcs() -> FuncMap {
     dates::add(&mut map);
     misc::add(&mut map);
     crypto::add(&mut map);
+    certs::add(&mut map);
     map
 }
 

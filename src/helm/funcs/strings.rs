@@ -517,7 +517,7 @@ fn adler32(data: &[u8]) -> u32 {
 }
 
 /// SHA-1 (for `sha1sum`): small enough to keep here rather than pull another crate.
-fn sha1(data: &[u8]) -> [u8; 20] {
+pub(super) fn sha1(data: &[u8]) -> [u8; 20] {
     let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
     let mut msg = data.to_vec();
     let bit_len = (data.len() as u64).wrapping_mul(8);
