@@ -123,9 +123,29 @@ fn new_rsa_key(bits: usize) -> Result<RsaPrivateKey, FnError> {
 fn generate_private_key(kind: &str) -> Result<String, FnError> {
     Ok(match kind {
         "" | "rsa" => key_pem(&new_rsa_key(4096)?),
-        // Sprig also makes DSA, ECDSA and Ed25519 keys; trainer-audit has no use for them yet and says so in the output,
-        // as Sprig reports its own failures (in the returned string).
-        "dsa" | "ecdsa" | "ed25519" => format!("failed to generate private key: trainer-audit does not generate {kind} keys"),
+        "ecdsa" => {
+            crate::gotmpl::exec::charge_expensive_call("ECDSA key generation", 1)?;
+            let key = p256::SecretKey::random(&mut rand_core::OsRng);
+            // SEC 1 ECPrivateKey with the curve named and the public point, as Go's MarshalECPrivateKey writes it.
+            use p256::elliptic_curve::sec1::ToEncodedPoint;
+            let point = key.public_key().to_encoded_point(false);
+            let body = [
+                der::integer(&[1]),
+                der::octet_string(&key.to_bytes()),
+                der::tlv(0xa0, &der::oid(der::OID_PRIME256V1)),
+                der::tlv(0xa1, &der::bit_string(point.as_bytes(), 0)),
+            ];
+            pem("EC PRIVATE KEY", &der::seq(&body.concat()))
+        }
+        "ed25519" => {
+            // PKCS#8 holding the 32-byte seed, as Go's MarshalPKCS8PrivateKey writes an Ed25519 key.
+            let seed = super::crypto::secure_random::<32>();
+            let algorithm = der::seq(&der::oid(der::OID_ED25519));
+            pem("PRIVATE KEY", &der::seq(&[der::integer(&[0]), algorithm, der::octet_string(&der::octet_string(&seed))].concat()))
+        }
+        // Sprig's DSA parameter generation (L2048N256) is the one key type not implemented; like Sprig's
+        // own failures, this is reported in the returned string.
+        "dsa" => "failed to generate dsa params: trainer-audit does not generate DSA keys".to_string(),
         other => format!("Unknown type {other}"),
     })
 }
@@ -363,6 +383,8 @@ mod der {
     pub const OID_AUTHORITY_KEY_ID: &[u8] = &[0x55, 0x1d, 0x23];
     pub const OID_SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
     pub const OID_COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+    pub const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
+    pub const OID_PRIME256V1: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
     pub const OID_SERVER_AUTH: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01];
     pub const OID_CLIENT_AUTH: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x02];
     pub const OID_SHA256_WITH_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b];
