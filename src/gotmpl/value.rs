@@ -63,8 +63,11 @@ pub trait Object: fmt::Debug {
     fn display_plus(&self) -> String {
         self.display()
     }
-    /// JSON encoding as `encoding/json` would produce it (for toJson/toYaml).
-    fn to_json(&self) -> Value;
+    /// JSON encoding as `encoding/json` would produce it (for toJson/toYaml): by default the
+    /// struct's exported fields.
+    fn to_json(&self) -> Value {
+        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
+    }
     /// Struct fields in declaration order, which `encoding/json` keeps (maps it sorts).
     fn json_fields(&self) -> Option<Vec<(String, Value)>> {
         None

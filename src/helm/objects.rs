@@ -131,9 +131,6 @@ impl Object for KubeVersion {
     fn display(&self) -> String {
         self.normalized.clone()
     }
-    fn to_json(&self) -> Value {
-        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
-    }
     fn json_fields(&self) -> Option<Vec<(String, Value)>> {
         Some(vec![
             ("Version".into(), Value::string(self.version.clone())),
@@ -199,9 +196,6 @@ impl Object for HelmVersion {
     }
     fn display(&self) -> String {
         "{v4.2.3   go1.26.6 v1.36}".into()
-    }
-    fn to_json(&self) -> Value {
-        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
     }
     fn json_fields(&self) -> Option<Vec<(String, Value)>> {
         Some(vec![

@@ -11,7 +11,7 @@ use rsa::pkcs8::{DecodePrivateKey, EncodePublicKey};
 use rsa::{Pkcs1v15Sign, RsaPrivateKey};
 use sha2::Digest;
 
-use super::strings::s;
+use super::strings::{int, s};
 use crate::gotmpl::{FnError, FuncMap, Object, Param, Value};
 
 type R = Result<Value, FnError>;
@@ -43,9 +43,6 @@ impl Object for Certificate {
     fn display_plus(&self) -> String {
         format!("{{Cert:{} Key:{}}}", self.cert, self.key)
     }
-    fn to_json(&self) -> Value {
-        Value::map(self.json_fields().unwrap_or_default().into_iter().collect())
-    }
     fn json_fields(&self) -> Option<Vec<(String, Value)>> {
         Some(vec![("Cert".into(), Value::string(self.cert.clone())), ("Key".into(), Value::string(self.key.clone()))])
     }
@@ -64,7 +61,7 @@ pub(super) fn add(map: &mut FuncMap) {
         issue(&Template::authority(s(&a[0]), int(&a[1])), key, None)
     });
     map.add("genCAWithKey", &[Str, Int, Str], None, |_, a| {
-        let key = parse_key_pem(s(&a[2])).map_err(|e| FnError::from(format!("parsing private key: {e}")))?;
+        let key = key_arg(&a[2])?;
         issue(&Template::authority(s(&a[0]), int(&a[1])), key, None)
     });
     map.add("genSelfSignedCert", &[Str, List, List, Int], None, |_, a| {
@@ -72,7 +69,7 @@ pub(super) fn add(map: &mut FuncMap) {
         issue(&template, new_rsa_key(2048)?, None)
     });
     map.add("genSelfSignedCertWithKey", &[Str, List, List, Int, Str], None, |_, a| {
-        let key = parse_key_pem(s(&a[4])).map_err(|e| FnError::from(format!("parsing private key: {e}")))?;
+        let key = key_arg(&a[4])?;
         issue(&Template::leaf(s(&a[0]), &a[1], &a[2], int(&a[3]))?, key, None)
     });
     map.add("genSignedCert", &[Str, List, List, Int, CERTIFICATE], None, |_, a| {
@@ -83,7 +80,7 @@ pub(super) fn add(map: &mut FuncMap) {
     });
     map.add("genSignedCertWithKey", &[Str, List, List, Int, CERTIFICATE, Str], None, |_, a| {
         let ca = certificate_arg(&a[4])?;
-        let key = parse_key_pem(s(&a[5])).map_err(|e| FnError::from(format!("parsing private key: {e}")))?;
+        let key = key_arg(&a[5])?;
         let template = Template::leaf(s(&a[0]), &a[1], &a[2], int(&a[3]))?;
         let signer = Signer::from_ca(ca)?;
         issue(&template, key, Some(signer))
@@ -97,14 +94,13 @@ fn list_items(v: &Value) -> Vec<Value> {
     }
 }
 
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n) | Value::Int64(n) => *n,
-        _ => 0,
-    }
+/// The PEM private key argument of the `…WithKey` functions, with Sprig's error wording.
+fn key_arg(v: &Value) -> Result<RsaPrivateKey, FnError> {
+    parse_key_pem(s(v)).map_err(|e| FnError::from(format!("parsing private key: {e}")))
 }
 
-/// Go checks the parameter type `sprig.certificate` before the call.
+/// The certificate argument; `Param::Struct` has already refused other types with Go's message,
+/// so the error here only guards against a caller that bypasses the executor.
 fn certificate_arg(v: &Value) -> Result<&Certificate, FnError> {
     if let Value::Object(o) = v {
         if let Some(c) = o.as_any().downcast_ref::<Certificate>() {
@@ -359,15 +355,10 @@ fn parse_certificate(data: &[u8]) -> Result<ParsedCertificate, String> {
             list = next;
             let (_, oid, after_oid) = der::read(ext).ok_or_else(malformed)?;
             if oid == der::OID_SUBJECT_KEY_ID {
-                let mut tail = after_oid;
-                let (mut tag, mut value, mut next) = der::read(tail).ok_or_else(malformed)?;
-                if tag == 0x01 {
-                    tail = next;
-                    (tag, value, next) = der::read(tail).ok_or_else(malformed)?;
-                }
-                let _ = (tag, next);
-                let (_, id, _) = der::read(value).ok_or_else(malformed)?;
-                subject_key_id = Some(id.to_vec());
+                // extnID, optional critical BOOLEAN, then the OCTET STRING wrapping the key identifier.
+                let (tag, value, after) = der::read(after_oid).ok_or_else(malformed)?;
+                let value = if tag == 0x01 { der::read(after).ok_or_else(malformed)?.1 } else { value };
+                subject_key_id = Some(der::read(value).ok_or_else(malformed)?.1.to_vec());
             }
         }
     }

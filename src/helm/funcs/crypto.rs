@@ -6,7 +6,7 @@ use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
 use base64::Engine;
 use hmac::Mac;
 
-use super::strings::s;
+use super::strings::{int, s};
 use crate::gotmpl::{FnError, FuncMap, Param, Value};
 
 type R = Result<Value, FnError>;
@@ -27,11 +27,7 @@ pub(super) fn add(map: &mut FuncMap) {
         Ok(Value::string(format!("{user}:{}", bcrypt(s(&a[1])))))
     });
     map.add("derivePassword", &[Int, Str, Str, Str, Str], None, |_, a| {
-        let counter = match a[0] {
-            Value::Int(n) | Value::Int64(n) => n,
-            _ => 0,
-        };
-        derive_password(counter as u32, s(&a[1]), s(&a[2]), s(&a[3]), s(&a[4]))
+        derive_password(int(&a[0]) as u32, s(&a[1]), s(&a[2]), s(&a[3]), s(&a[4]))
     });
     map.add("encryptAES", &[Str, Str], None, |_, a| encrypt_aes(s(&a[0]), s(&a[1])).map(Value::string));
     map.add("decryptAES", &[Str, Str], None, |_, a| decrypt_aes(s(&a[0]), s(&a[1])).map(Value::string));

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::convert::strval;
-use super::strings::{s, string_list};
+use super::strings::{int, s, string_list};
 use crate::gotmpl::fmt::go_quote;
 use crate::gotmpl::{FnError, FuncMap, Map, Object, Param, Value};
 use crate::source::constraint::{parse_lenient, Constraint};
@@ -153,13 +153,6 @@ pub(super) fn add(map: &mut FuncMap) {
         let h = super::strings::hex(&b);
         Ok(Value::string(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])))
     });
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n) | Value::Int64(n) => *n,
-        _ => 0,
-    }
 }
 
 thread_local! {

@@ -14,7 +14,8 @@ pub(super) fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
-fn int(v: &Value) -> i64 {
+/// A Go `int` parameter's value (the executor has already checked the type).
+pub(super) fn int(v: &Value) -> i64 {
     match v {
         Value::Int(i) | Value::Int64(i) => *i,
         _ => 0,
