@@ -158,3 +158,23 @@ fn schema_violations_are_reported_as_helm_reports_them() {
     let out = run(home.path(), &["render", chart.path().to_str().unwrap(), "--set", "replicas=3,name=n"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// `import-values` in both forms, a missing child table, a non-table entry, imports by
+/// reference (a later import into the same parent path shows up in the child's values, as in
+/// Helm) and `.Chart.Dependencies[].ImportValues` rewritten to `{child, parent}` pairs. Expected
+/// output recorded with `helm-oracle render --json` (Helm's engine; `tests/fixtures/charts/imports*`).
+#[test]
+fn import_values_match_helm() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts");
+    let chart = Chart::load_dir(&dir.join("imports")).unwrap();
+    let mut o = options();
+    o.values =
+        trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(dir.join("imports.user-values.yaml")).unwrap()).unwrap();
+    let rendered = render_chart(&chart, &o).unwrap();
+    let helm: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("imports.helm-render.json")).unwrap()).unwrap();
+    let ours: serde_json::Map<String, serde_json::Value> =
+        rendered.templates.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
+    assert_eq!(ours, helm);
+    assert!(rendered.warnings.iter().any(|w| w.contains("ImportValues missing table from chart chart=lib")), "{:?}", rendered.warnings);
+}

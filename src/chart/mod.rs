@@ -7,6 +7,7 @@ pub mod metadata;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use metadata::{Dependency, Metadata};
 
@@ -16,7 +17,7 @@ use crate::source::archive::{ensure_gzip, load_archive, ArchiveError, ArchiveFil
 #[derive(Debug, Clone)]
 pub struct ChartFile {
     pub path: String,
-    pub data: Vec<u8>,
+    pub data: Arc<[u8]>,
 }
 
 /// A loaded chart and its subcharts.
@@ -58,7 +59,7 @@ impl Chart {
 
     pub fn from_archive_bytes(bytes: &[u8]) -> Result<Chart, LoadError> {
         let files = load_archive(bytes)?;
-        Chart::from_files(files.into_iter().map(|f: ArchiveFile| ChartFile { path: f.path, data: f.data }).collect())
+        Chart::from_files(files.into_iter().map(|f: ArchiveFile| ChartFile { path: f.path, data: f.data.into() }).collect())
     }
 
     /// Loads a chart directory, honouring its `.helmignore`.
@@ -87,9 +88,9 @@ impl Chart {
             if path == "Chart.yaml" {
                 chart_yaml = Some(f.data);
             } else if path == "values.yaml" {
-                values_docs = Some(f.data);
+                values_docs = Some(f.data.to_vec());
             } else if path == "values.schema.json" {
-                schema = Some(f.data);
+                schema = Some(f.data.to_vec());
             } else if path == "requirements.yaml" {
                 requirements = Some(f.data.clone());
                 other.push(f);
@@ -106,7 +107,7 @@ impl Chart {
                 }
                 if inner.is_empty() {
                     if first.ends_with(".tgz") {
-                        sub_archives.push((first.to_string(), f.data));
+                        sub_archives.push((first.to_string(), f.data.to_vec()));
                     } else if first.ends_with(".prov") {
                         other.push(f);
                     }
@@ -210,7 +211,7 @@ fn walk(root: &Path, dir: &Path, rules: &ignore::Rules, out: &mut Vec<ChartFile>
             if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
                 data.drain(..3);
             }
-            out.push(ChartFile { path: rel, data });
+            out.push(ChartFile { path: rel, data: data.into() });
         } else {
             return Err(LoadError::Invalid(format!("cannot load irregular file {} as it has file mode type bits set", path.display())));
         }

@@ -218,17 +218,23 @@ fn write_dir(rendered: &Rendered, dir: &std::path::Path, args: &RenderArgs) -> R
     Ok(ExitCode::SUCCESS)
 }
 
-/// `TRAINER_AUDIT_BENCH_RUNS=N`: render N more times in this process and report the median on
-/// stderr (used by `cargo xtask bench render` to measure in-process time without process start).
+/// `TRAINER_AUDIT_BENCH_RUNS=N`: render N more times in this process and report medians on
+/// stderr (used by `cargo xtask bench render` to measure in-process time without process start):
+/// the engine step alone (what Helm's `engine.Render`, the oracle's `Chart.render`, does) and
+/// the whole `helm template` content (documents split, heads parsed, sorted, hooks set aside).
 fn bench_if_asked(chart: &Chart, options: &RenderOptions) {
     let Some(runs) = std::env::var("TRAINER_AUDIT_BENCH_RUNS").ok().and_then(|r| r.parse::<usize>().ok()) else { return };
-    let mut samples: Vec<f64> = (0..runs.max(1))
-        .map(|_| {
-            let start = std::time::Instant::now();
-            let _ = render_chart(chart, options);
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    samples.sort_by(|a, b| a.total_cmp(b));
-    eprintln!("bench-median-seconds: {}", samples[samples.len() / 2]);
+    let median = |work: &dyn Fn()| {
+        let mut samples: Vec<f64> = (0..runs.max(1))
+            .map(|_| {
+                let start = std::time::Instant::now();
+                work();
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        samples.sort_by(|a, b| a.total_cmp(b));
+        samples[samples.len() / 2]
+    };
+    eprintln!("bench-median-seconds: {}", median(&|| drop(crate::helm::render::render_templates(chart, options))));
+    eprintln!("bench-median-full-seconds: {}", median(&|| drop(render_chart(chart, options))));
 }

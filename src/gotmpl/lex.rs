@@ -121,9 +121,9 @@ impl<'a> Lexer<'a> {
     fn line_at(&mut self, pos: usize) -> usize {
         let (cached_pos, cached_line) = self.line_cache;
         let line = if pos >= cached_pos {
-            cached_line + self.input.as_bytes()[cached_pos..pos].iter().filter(|&&b| b == b'\n').count()
+            cached_line + memchr::memchr_iter(b'\n', &self.input.as_bytes()[cached_pos..pos]).count()
         } else {
-            1 + self.input.as_bytes()[..pos].iter().filter(|&&b| b == b'\n').count()
+            1 + memchr::memchr_iter(b'\n', &self.input.as_bytes()[..pos]).count()
         };
         self.line_cache = (pos, line);
         line
@@ -186,7 +186,7 @@ impl<'a> Lexer<'a> {
 
     /// Text up to the next left delimiter, honouring a `{{- ` trim marker.
     fn text(&mut self, in_action: &mut bool) -> bool {
-        match self.rest().find(LEFT) {
+        match memchr::memmem::find(self.rest().as_bytes(), LEFT.as_bytes()) {
             Some(offset) => {
                 let delim_at = self.pos + offset;
                 let after = &self.input[delim_at + LEFT.len()..];

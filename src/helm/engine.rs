@@ -10,10 +10,11 @@ use crate::helm::funcs::helm_funcs;
 
 /// One template file to render.
 #[derive(Debug, Clone)]
-pub struct TemplateFile {
+pub struct TemplateFile<'a> {
     /// Full name, e.g. `kubeflow-trainer/charts/jobset/templates/deployment.yaml`.
     pub name: String,
-    pub text: String,
+    /// Borrowed from the chart when it is valid UTF-8 (always, for real charts).
+    pub text: std::borrow::Cow<'a, str>,
     /// The chart's data map (`.Values`, `.Release`, `.Chart`, …); shared by its templates.
     pub data: Value,
     /// `<chart path>/templates`.
@@ -33,11 +34,11 @@ pub fn parse_order(names: &mut [&str]) {
 }
 
 /// Renders every non-partial template; the result maps template names to output.
-pub fn render(files: &[TemplateFile], limits: Limits) -> Result<BTreeMap<String, String>, RenderError> {
+pub fn render(files: &[TemplateFile<'_>], limits: Limits) -> Result<BTreeMap<String, String>, RenderError> {
     let mut templates = Templates::new(helm_funcs(), "gotpl");
     let mut names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     parse_order(&mut names);
-    let by_name: BTreeMap<&str, &TemplateFile> = files.iter().map(|f| (f.name.as_str(), f)).collect();
+    let by_name: BTreeMap<&str, &TemplateFile<'_>> = files.iter().map(|f| (f.name.as_str(), f)).collect();
     for name in &names {
         let file = by_name[name];
         templates.parse(name, &file.text).map_err(|e| RenderError(cleanup_parse_error(name, &e.message)))?;
@@ -57,9 +58,17 @@ pub fn render(files: &[TemplateFile], limits: Limits) -> Result<BTreeMap<String,
             m.entries.borrow_mut().insert("Template".into(), Value::map_of(crate::gotmpl::MapKind::Values, template));
         }
         let out = templates.execute(name, file.data.clone(), &budget).map_err(|e| RenderError(reformat_exec_error(name, &e)))?;
-        rendered.insert(name.to_string(), out.replace("<no value>", ""));
+        rendered.insert(name.to_string(), remove_no_value(out));
     }
     Ok(rendered)
+}
+
+/// Helm deletes every `<no value>` from the output; most outputs have none and are kept as is.
+fn remove_no_value(out: String) -> String {
+    if memchr::memmem::find(out.as_bytes(), b"<no value>").is_none() {
+        return out;
+    }
+    out.replace("<no value>", "")
 }
 
 /// Helm's `cleanupParseError`.

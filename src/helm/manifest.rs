@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::gotmpl::Value;
-use crate::helm::yaml::read_first;
+use crate::helm::yaml::read_first_head;
 
 /// A rendered object that is part of the release.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,52 +79,42 @@ const HOOK_EVENTS: &[&str] =
 /// v4.2.3's `SplitManifests`: separator `(?:^|\s*\n)---\s*`, input and documents left-trimmed,
 /// whitespace-only documents dropped.
 pub fn split_manifests(text: &str) -> Vec<String> {
+    split_manifest_slices(text).into_iter().map(str::to_string).collect()
+}
+
+/// [`split_manifests`] without copying: the documents as slices of `text`.
+pub fn split_manifest_slices(text: &str) -> Vec<&str> {
+    let is_ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C');
     let input = text.trim_start();
     let b = input.as_bytes();
     let mut docs = Vec::new();
     let mut start = 0;
-    let mut i = 0;
-    let is_ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C');
-    while i < b.len() {
-        // A separator starts at the input start, or is whitespace ending in '\n' then "---".
-        let sep_start;
-        let dashes;
-        if i == 0 && input.starts_with("---") {
-            sep_start = 0;
-            dashes = 0;
-        } else if is_ws(b[i]) {
-            let mut j = i;
-            let mut last_nl = None;
-            while j < b.len() && is_ws(b[j]) {
-                if b[j] == b'\n' {
-                    last_nl = Some(j);
-                }
-                j += 1;
-            }
-            match last_nl {
-                Some(nl) if b[nl + 1..].starts_with(b"---") => {
-                    sep_start = i;
-                    dashes = nl + 1;
-                }
-                _ => {
-                    i = j.max(i + 1);
-                    continue;
-                }
-            }
-        } else {
-            i += 1;
-            continue;
-        }
-        let mut end = dashes + 3;
-        while end < b.len() && is_ws(b[end]) {
-            end += 1;
+    if input.starts_with("---") {
+        start = skip_ws(b, 3);
+    }
+    // Every separator other than the leading one contains "\n---"; its match begins where the
+    // run of whitespace before that newline begins (the regex is leftmost-first).
+    let finder = memchr::memmem::Finder::new(b"\n---");
+    let mut from = start;
+    while let Some(found) = finder.find(&b[from..]) {
+        let nl = from + found;
+        let mut sep_start = nl;
+        while sep_start > start && is_ws(b[sep_start - 1]) {
+            sep_start -= 1;
         }
         docs.push(&input[start..sep_start]);
-        start = end;
-        i = end.max(sep_start + 1);
+        start = skip_ws(b, nl + 4);
+        from = start;
     }
     docs.push(&input[start..]);
-    docs.into_iter().filter(|d| !d.trim().is_empty()).map(|d| d.trim_start().to_string()).collect()
+    docs.into_iter().filter(|d| !d.trim().is_empty()).map(|d| d.trim_start()).collect()
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | b'\x0C') {
+        i += 1;
+    }
+    i
 }
 
 fn kind_rank(kind: &str) -> Option<usize> {
@@ -157,7 +147,7 @@ fn scalar_string(v: &Value) -> String {
 }
 
 fn parse_head(doc: &str) -> Result<Head, String> {
-    let v = read_first(doc).map_err(|e| format!("error converting YAML to JSON: {}", e.0))?;
+    let v = read_first_head(doc).map_err(|e| format!("error converting YAML to JSON: {}", e.0))?;
     let m = match &v {
         Value::Map(m) => m.entries.borrow().clone(),
         Value::Nil | Value::Invalid => Default::default(),
@@ -186,21 +176,22 @@ fn split_list(value: &str) -> Vec<String> {
 
 /// `SortManifests`: files in path order, documents in file order, hooks split off, both sorted
 /// stably by kind.
-pub fn sort_manifests(files: &BTreeMap<String, String>) -> Result<(Vec<Manifest>, Vec<Hook>), String> {
-    let mut docs: Vec<(&String, String)> = Vec::new();
+pub fn sort_manifests<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(Vec<Manifest>, Vec<Hook>), String> {
+    let mut docs: Vec<(&str, &str)> = Vec::new();
     for (path, content) in files {
         let base = path.rsplit('/').next().unwrap_or(path);
         if base.starts_with('_') || content.trim().is_empty() {
             continue;
         }
-        docs.extend(split_manifests(content).into_iter().map(|d| (path, d)));
+        docs.extend(split_manifest_slices(content).into_iter().map(|d| (path, d)));
     }
     // Heads are independent: parse them on two threads (the YAML of large CRDs dominates).
     let heads = parse_heads_parallel(&docs);
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     for ((path, doc), head) in docs.into_iter().zip(heads) {
-        let path = path.clone();
+        let path = path.to_string();
+        let doc = doc.to_string();
         {
             let head = head.map_err(|e| format!("YAML parse error on {path}: {e}"))?;
             let Some(hook_types) = head.annotations.get("helm.sh/hook") else {
@@ -240,7 +231,7 @@ pub fn sort_manifests(files: &BTreeMap<String, String>) -> Result<(Vec<Manifest>
     Ok((manifests, hooks))
 }
 
-fn parse_heads_parallel(docs: &[(&String, String)]) -> Vec<Result<Head, String>> {
+fn parse_heads_parallel(docs: &[(&str, &str)]) -> Vec<Result<Head, String>> {
     let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
     if docs.len() < 2 || total < 256 * 1024 {
         return docs.iter().map(|(_, d)| parse_head(d)).collect();
@@ -254,7 +245,7 @@ fn parse_heads_parallel(docs: &[(&String, String)]) -> Vec<Result<Head, String>>
         loop {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(&i) = order.get(k) else { break };
-            done.push((i, parse_head(&docs[i].1)));
+            done.push((i, parse_head(docs[i].1)));
         }
         done
     };
@@ -290,13 +281,38 @@ mod tests {
         assert_eq!(split_manifests("x: 1\n\n\n"), ["x: 1\n\n\n"]);
     }
 
+    /// The hand-written splitter against Helm's regex itself (Rust's engine is leftmost-first,
+    /// like Go's), over every string of a small alphabet that stresses separators.
+    #[test]
+    fn splitter_agrees_with_helms_regex() {
+        let sep = regex::Regex::new(r"(?:^|\s*\n)---\s*").unwrap();
+        let reference = |text: &str| -> Vec<String> {
+            let input = text.trim_start();
+            sep.split(input).filter(|d| !d.trim().is_empty()).map(|d| d.trim_start().to_string()).collect()
+        };
+        let alphabet = ['a', ' ', '\n', '-', '\t'];
+        for len in 0..=8u32 {
+            for n in 0..alphabet.len().pow(len) {
+                let mut k = n;
+                let text: String = (0..len)
+                    .map(|_| {
+                        let c = alphabet[k % alphabet.len()];
+                        k /= alphabet.len();
+                        c
+                    })
+                    .collect();
+                assert_eq!(split_manifests(&text), reference(&text), "{text:?}");
+            }
+        }
+    }
+
     #[test]
     fn sorts_by_install_order_and_extracts_hooks() {
         let mut files = BTreeMap::new();
         files.insert("p/templates/a.yaml".to_string(), "kind: Deployment\nmetadata:\n  name: d\n---\nkind: Zebra\n".to_string());
         files.insert("p/templates/b.yaml".to_string(), "kind: Namespace\n---\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    helm.sh/hook: post-install, Post-Upgrade\n    helm.sh/hook-weight: \"5\"\n".to_string());
         files.insert("p/templates/c.yaml".to_string(), "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-foo\n".to_string());
-        let (m, h) = sort_manifests(&files).unwrap();
+        let (m, h) = sort_manifests(files.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap();
         let kinds: Vec<&str> = m.iter().map(|m| m.kind.as_str()).collect();
         assert_eq!(kinds, ["Namespace", "Deployment", "Zebra"]);
         assert_eq!(h.len(), 1);

@@ -257,10 +257,10 @@ impl Object for Capabilities {
 
 /// `.Files`: a chart's non-template files by path.
 #[derive(Debug, Clone, Default)]
-pub struct Files(pub BTreeMap<String, Rc<[u8]>>);
+pub struct Files(pub BTreeMap<String, std::sync::Arc<[u8]>>);
 
 impl Files {
-    fn get(&self, name: &str) -> Option<&Rc<[u8]>> {
+    fn get(&self, name: &str) -> Option<&std::sync::Arc<[u8]>> {
         self.0.get(name)
     }
 
@@ -295,7 +295,7 @@ impl Object for Files {
         let arg = args.first().and_then(Value::as_str).unwrap_or("");
         Some(Ok(match name {
             "Get" => Value::string(self.get(arg).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()),
-            "GetBytes" => Value::Bytes(self.get(arg).cloned().unwrap_or_else(|| Rc::from(Vec::new()))),
+            "GetBytes" => Value::Bytes(self.get(arg).map(|b| Rc::from(&b[..])).unwrap_or_else(|| Rc::from(Vec::new()))),
             "Lines" => {
                 let Some(bytes) = self.get(arg) else { return Some(Ok(Value::list_of(ListKind::String, vec![]))) };
                 if bytes.is_empty() {
@@ -307,7 +307,7 @@ impl Object for Files {
             }
             "Glob" => {
                 let matcher = glob_matcher(arg);
-                let picked: BTreeMap<String, Rc<[u8]>> =
+                let picked: BTreeMap<String, std::sync::Arc<[u8]>> =
                     self.0.iter().filter(|(k, _)| matcher(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
                 Value::Object(Rc::new(Files(picked)))
             }
@@ -318,14 +318,14 @@ impl Object for Files {
     }
     fn display(&self) -> String {
         let parts: Vec<String> =
-            self.0.iter().map(|(k, v)| format!("{k}:{}", crate::gotmpl::fmt::sprint_value(&Value::Bytes(v.clone())))).collect();
+            self.0.iter().map(|(k, v)| format!("{k}:{}", crate::gotmpl::fmt::sprint_value(&Value::Bytes(Rc::from(&v[..]))))).collect();
         format!("map[{}]", parts.join(" "))
     }
     fn to_json(&self) -> Value {
-        Value::map(self.0.iter().map(|(k, v)| (k.clone(), Value::Bytes(v.clone()))).collect())
+        Value::map(self.0.iter().map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..])))).collect())
     }
     fn map_entries(&self) -> Option<Vec<(String, Value)>> {
-        Some(self.0.iter().map(|(k, v)| (k.clone(), Value::Bytes(v.clone()))).collect())
+        Some(self.0.iter().map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..])))).collect())
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -80,7 +80,30 @@ impl Rendered {
 #[error("{0}")]
 pub struct RenderError(pub String);
 
+/// What Helm's engine returns (`engine.Render`, the oracle's `Chart.render`): every template's
+/// output, before documents are split, sorted and hooks set aside.
+#[derive(Debug, Clone)]
+pub struct RenderedTemplates {
+    /// Raw engine output per template (NOTES.txt files included).
+    pub templates: BTreeMap<String, String>,
+    pub crds: Vec<CrdFile>,
+    /// The coalesced values of the root chart.
+    pub values: Map,
+    pub warnings: Vec<String>,
+}
+
+/// `helm template`'s content: [`render_templates`], then manifests sorted and hooks extracted.
 pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
+    let RenderedTemplates { templates, crds, values, warnings } = render_templates(chart, options)?;
+    let notes_key = format!("{}/templates/NOTES.txt", chart.name());
+    let notes = templates.get(&notes_key).cloned();
+    let without_notes = templates.iter().filter(|(k, _)| !k.ends_with("NOTES.txt")).map(|(k, v)| (k.as_str(), v.as_str()));
+    let (manifests, hooks) = sort_manifests(without_notes).map_err(RenderError)?;
+    Ok(Rendered { templates, manifests, hooks, crds, notes, values, warnings })
+}
+
+/// Dependencies processed, values coalesced and validated, every template rendered.
+pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<RenderedTemplates, RenderError> {
     if chart.metadata.chart_type == "library" {
         return Err(RenderError("library charts are not installable".into()));
     }
@@ -93,7 +116,7 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
     }
     let mut chart = chart.clone();
     let mut warnings = Warnings::default();
-    process_dependencies(&mut chart, &options.values, "", &mut warnings).map_err(RenderError)?;
+    process_dependencies(&mut chart, &options.values, &mut warnings).map_err(RenderError)?;
     let caps = Rc::new(Capabilities::client_only(options.kube_version.clone(), &options.api_versions));
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
@@ -118,13 +141,8 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
     let mut files = Vec::new();
     let mut crds = Vec::new();
     collect(&chart, chart.name(), true, Value::map(values.clone()), &options.release, &caps, &mut files, &mut crds);
-    let rendered = render(&files, options.limits.unwrap_or_default()).map_err(|e| RenderError(e.0))?;
-    let notes_key = format!("{}/templates/NOTES.txt", chart.name());
-    let notes = rendered.get(&notes_key).cloned();
-    let without_notes: BTreeMap<String, String> =
-        rendered.iter().filter(|(k, _)| !k.ends_with("NOTES.txt")).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let (manifests, hooks) = sort_manifests(&without_notes).map_err(RenderError)?;
-    Ok(Rendered { templates: rendered, manifests, hooks, crds, notes, values, warnings: warnings.0 })
+    let templates = render(&files, options.limits.unwrap_or_default()).map_err(|e| RenderError(e.0))?;
+    Ok(RenderedTemplates { templates, crds, values, warnings: warnings.0 })
 }
 
 /// Helm's `ValidateAgainstSchema`: each chart's schema against its part of the values.
@@ -150,20 +168,20 @@ fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Resul
 
 /// Builds each chart's data and template list (Helm's `recAllTpls`) and collects CRD files.
 #[allow(clippy::too_many_arguments)]
-fn collect(
-    chart: &Chart,
+fn collect<'a>(
+    chart: &'a Chart,
     full_path: &str,
     is_root: bool,
     values: Value,
     release: &ReleaseInfo,
     caps: &Rc<Capabilities>,
-    files: &mut Vec<TemplateFile>,
+    files: &mut Vec<TemplateFile<'a>>,
     crds: &mut Vec<CrdFile>,
 ) -> Value {
     for f in &chart.files {
         let lower = f.path.to_ascii_lowercase();
         if f.path.starts_with("crds/") && (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")) {
-            crds.push(CrdFile { path: format!("{full_path}/{}", f.path), content: String::from_utf8_lossy(&f.data).into_owned() });
+            crds.push(CrdFile { path: format!("{full_path}/{}", f.path), content: utf8_text(&f.data).into_owned() });
         }
     }
     let mut subcharts = Map::new();
@@ -181,7 +199,7 @@ fn collect(
         subcharts.insert(sub.name().to_string(), data);
     }
     let meta = chart_meta(chart);
-    let files_obj = Files(chart.files.iter().map(|f| (f.path.clone(), Rc::from(f.data.clone()))).collect());
+    let files_obj = Files(chart.files.iter().map(|f| (f.path.clone(), f.data.clone())).collect());
     let data = chart_data(&meta, is_root, values, release, caps, files_obj, Value::map_of(MapKind::Any, subcharts));
     let library = chart.metadata.chart_type == "library";
     for t in &chart.templates {
@@ -191,12 +209,21 @@ fn collect(
         }
         files.push(TemplateFile {
             name: format!("{full_path}/{}", t.path),
-            text: String::from_utf8_lossy(&t.data).into_owned(),
+            text: utf8_text(&t.data),
             data: data.clone(),
             base_path: format!("{full_path}/templates"),
         });
     }
     data
+}
+
+/// File bytes as text, invalid UTF-8 replaced as Go's string conversion prints it; the strict
+/// check first because it is several times faster than the lossy scan on valid text.
+fn utf8_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 fn chart_meta(chart: &Chart) -> ChartMeta {

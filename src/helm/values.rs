@@ -3,6 +3,8 @@
 //! replaced, nil defaults are dropped), globals pushed into subcharts, and dependencies enabled or
 //! disabled by tags and conditions (`ProcessDependencies`).
 
+use std::rc::Rc;
+
 use crate::chart::{Chart, Dependency};
 use crate::gotmpl::{Map, Value};
 use crate::source::constraint::{parse_lenient, Constraint};
@@ -57,27 +59,35 @@ pub struct Warnings(pub Vec<String>);
 /// `CoalesceValues(chart, user)`.
 pub fn coalesce_values(chart: &Chart, user: &Map, warnings: &mut Warnings) -> Result<Map, String> {
     let mut dest: Map = user.iter().map(|(k, v)| (k.clone(), deep(v))).collect();
-    coalesce(chart, &mut dest, "", warnings)?;
+    coalesce(chart, &mut dest, "", false, warnings)?;
     Ok(dest)
 }
 
-fn coalesce(chart: &Chart, dest: &mut Map, prefix: &str, warnings: &mut Warnings) -> Result<(), String> {
-    coalesce_defaults(chart, dest, prefix, warnings);
-    coalesce_deps(chart, dest, prefix, warnings)
+/// `MergeValues(chart, nil)`: the chart's and its subcharts' defaults with nulls kept.
+fn merge_defaults(chart: &Chart, warnings: &mut Warnings) -> Result<Map, String> {
+    let mut dest = Map::new();
+    coalesce(chart, &mut dest, "", true, warnings)?;
+    Ok(dest)
 }
 
-fn coalesce_defaults(chart: &Chart, v: &mut Map, prefix: &str, warnings: &mut Warnings) {
+fn coalesce(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), String> {
+    coalesce_defaults(chart, dest, prefix, merge, warnings);
+    coalesce_deps(chart, dest, prefix, merge, warnings)
+}
+
+fn coalesce_defaults(chart: &Chart, v: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) {
     let sub_prefix = concat(prefix, chart.name());
     let Some(defaults) = to_map(&chart.values) else { return };
     for (key, val) in &defaults {
         match v.get(key).cloned() {
-            Some(Value::Nil) | Some(Value::Invalid) => {
+            Some(Value::Nil) | Some(Value::Invalid) if !merge => {
                 v.remove(key);
             }
+            Some(Value::Nil) | Some(Value::Invalid) => {}
             Some(Value::Map(dest)) => match val {
                 Value::Map(src) => {
                     // Tables of subcharts merge (their nulls are handled by the subchart).
-                    let merge = chart.dependencies.iter().any(|d| d.name() == key);
+                    let merge = merge || chart.dependencies.iter().any(|d| d.name() == key);
                     let mut dest_map = dest.entries.borrow().clone();
                     coalesce_tables(&mut dest_map, &src.entries.borrow(), &concat(&sub_prefix, key), merge, warnings);
                     v.insert(key.clone(), Value::map(dest_map));
@@ -86,6 +96,9 @@ fn coalesce_defaults(chart: &Chart, v: &mut Map, prefix: &str, warnings: &mut Wa
                 _ => warnings.0.push(format!("warning: skipped value for {sub_prefix}.{key}: Not a table.")),
             },
             Some(_) => {}
+            None if merge => {
+                v.insert(key.clone(), deep(val));
+            }
             None => {
                 if !val.is_nil() {
                     v.insert(key.clone(), clean(val));
@@ -132,7 +145,7 @@ pub fn coalesce_tables(dst: &mut Map, src: &Map, prefix: &str, merge: bool, warn
     }
 }
 
-fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, warnings: &mut Warnings) -> Result<(), String> {
+fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), String> {
     for sub in &chart.dependencies {
         let name = sub.name().to_string();
         let mut sub_values = match dest.get(&name) {
@@ -144,7 +157,7 @@ fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, warnings: &mut War
         };
         let sub_prefix = concat(prefix, chart.name());
         coalesce_globals(&mut sub_values, dest, warnings);
-        coalesce(sub, &mut sub_values, &sub_prefix, warnings)?;
+        coalesce(sub, &mut sub_values, &sub_prefix, merge, warnings)?;
         dest.insert(name, Value::map(sub_values));
     }
     Ok(())
@@ -219,8 +232,14 @@ pub fn missing_dependencies(chart: &Chart) -> Vec<String> {
     chart.metadata.dependencies.iter().filter(|d| !chart.dependencies.iter().any(|c| c.name() == d.name)).map(|d| d.name.clone()).collect()
 }
 
-/// `ProcessDependencies`: aliases applied, disabled dependencies removed, recursively.
-pub fn process_dependencies(chart: &mut Chart, values: &Map, path: &str, warnings: &mut Warnings) -> Result<(), String> {
+/// `ProcessDependencies` (v4 merges): aliases applied and disabled dependencies removed through
+/// the whole tree, then `import-values` processed, children first.
+pub fn process_dependencies(chart: &mut Chart, values: &Map, warnings: &mut Warnings) -> Result<(), String> {
+    process_enabled(chart, values, "", warnings)?;
+    process_imports(chart, warnings)
+}
+
+fn process_enabled(chart: &mut Chart, values: &Map, path: &str, warnings: &mut Warnings) -> Result<(), String> {
     if chart.metadata.dependencies.is_empty() {
         return Ok(());
     }
@@ -252,9 +271,132 @@ pub fn process_dependencies(chart: &mut Chart, values: &Map, path: &str, warning
     chart.metadata.dependencies.retain(|d| d.enabled);
     for sub in chart.dependencies.iter_mut() {
         let sub_path = format!("{path}{}.", sub.name());
-        process_dependencies(sub, &cvals, &sub_path, warnings)?;
+        process_enabled(sub, &cvals, &sub_path, warnings)?;
     }
     Ok(())
+}
+
+/// `processDependencyImportValues`: for a chart that still has dependencies, its values become
+/// the merged defaults of its whole tree, with each dependency's imported tables underneath
+/// (the chart's own values win; among imports the first wins). Each dependency's
+/// `import-values` is rewritten to `{child, parent}` pairs, as templates see it.
+///
+/// Helm merges the imported tables by reference, so a later import into the same parent path
+/// writes into the child's own table (visible in the child's values). Maps are shared here
+/// too, and merged in place, to give the same result.
+fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), String> {
+    for sub in chart.dependencies.iter_mut() {
+        process_imports(sub, warnings)?;
+    }
+    if chart.metadata.dependencies.is_empty() {
+        return Ok(());
+    }
+    let cvals = Value::map(merge_defaults(chart, warnings)?);
+    let imported = Value::empty_map();
+    for dep in chart.metadata.dependencies.iter_mut() {
+        let mut rewritten = Vec::new();
+        for entry in &dep.import_values {
+            let (child, parent) = match entry {
+                Value::Map(m) => {
+                    let m = m.entries.borrow();
+                    let text = |k: &str| m.get(k).map(crate::gotmpl::fmt::sprint_value).unwrap_or_else(|| "<nil>".into());
+                    (text("child"), text("parent"))
+                }
+                Value::String(s) => (format!("exports.{s}"), ".".to_string()),
+                _ => continue,
+            };
+            let mut pair = Map::new();
+            pair.insert("child".into(), Value::str(&child));
+            pair.insert("parent".into(), Value::str(&parent));
+            rewritten.push(Value::map_of(crate::gotmpl::MapKind::String, pair));
+            match shared_table(&cvals, &format!("{}.{child}", dep.name)) {
+                Ok(table) => merge_in_place(&imported, &path_to_map(&parent, table), "", warnings),
+                Err(missing) => warnings
+                    .0
+                    .push(format!("ImportValues missing table from chart chart={} error=\"\\\"{missing}\\\" is not a table\"", dep.name)),
+            }
+        }
+        dep.import_values = rewritten;
+    }
+    let values = cvals.deep_copy();
+    merge_in_place(&values, &imported, "", warnings);
+    chart.values = values;
+    Ok(())
+}
+
+/// `Values.Table` without copying: the shared table at a dotted path, or the step that is
+/// missing or not a table.
+fn shared_table(values: &Value, path: &str) -> Result<Value, String> {
+    let mut current = values.clone();
+    for part in path.split('.') {
+        let next = match &current {
+            Value::Map(m) => m.entries.borrow().get(part).cloned(),
+            _ => None,
+        };
+        match next {
+            Some(v @ Value::Map(_)) => current = v,
+            _ => return Err(part.to_string()),
+        }
+    }
+    Ok(current)
+}
+
+/// `pathToMap`: `data` nested under the dotted `path` (`.` is the table itself).
+fn path_to_map(path: &str, data: Value) -> Value {
+    if path == "." {
+        return data;
+    }
+    path.split('.').rev().fold(data, |inner, part| {
+        let mut outer = Map::new();
+        outer.insert(part.to_string(), inner);
+        Value::map(outer)
+    })
+}
+
+/// `MergeTables(dst, src)` on shared maps: `dst` keeps its values, gains `src`'s missing keys
+/// by reference, and nested tables merge in place. Like Go, a nil in `dst` is written into
+/// `src` first. A map is never merged into itself or stored inside itself.
+fn merge_in_place(dst: &Value, src: &Value, prefix: &str, warnings: &mut Warnings) {
+    let (Value::Map(d), Value::Map(s)) = (dst, src) else { return };
+    if Rc::ptr_eq(d, s) {
+        return;
+    }
+    let nil_keys: Vec<String> = d.entries.borrow().iter().filter(|(_, v)| v.is_nil()).map(|(k, _)| k.clone()).collect();
+    for key in nil_keys {
+        s.entries.borrow_mut().insert(key, Value::Nil);
+    }
+    let src_entries: Vec<(String, Value)> = s.entries.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (key, sval) in src_entries {
+        let full = concat(prefix, &key);
+        let existing = d.entries.borrow().get(&key).cloned();
+        match existing {
+            None => {
+                let stored = if reaches(&sval, d) { sval.deep_copy() } else { sval };
+                d.entries.borrow_mut().insert(key, stored);
+            }
+            Some(dv @ Value::Map(_)) => match &sval {
+                Value::Map(_) => merge_in_place(&dv, &sval, &full, warnings),
+                v if !v.is_nil() => warnings.0.push(format!(
+                    "warning: destination for {full} is a table. Ignoring non-table value ({})",
+                    crate::gotmpl::fmt::sprint_value(v)
+                )),
+                _ => {}
+            },
+            Some(_) if matches!(sval, Value::Map(_)) => warnings
+                .0
+                .push(format!("warning: cannot overwrite table with non table for {full} ({})", crate::gotmpl::fmt::sprint_value(&sval))),
+            Some(_) => {}
+        }
+    }
+}
+
+/// Whether `target` is `value` or inside it (storing `value` in `target` would make a cycle).
+fn reaches(value: &Value, target: &Rc<crate::gotmpl::value::MapCell>) -> bool {
+    match value {
+        Value::Map(m) => Rc::ptr_eq(m, target) || m.entries.borrow().values().any(|v| reaches(v, target)),
+        Value::List(l) => l.items.iter().any(|v| reaches(v, target)),
+        _ => false,
+    }
 }
 
 fn process_tags(deps: &mut [Dependency], cvals: &Map) {
@@ -308,8 +450,8 @@ mod tests {
 
     fn chart(values: &str) -> Chart {
         Chart::from_files(vec![
-            ChartFile { path: "Chart.yaml".into(), data: b"apiVersion: v2\nname: probe\nversion: 0.1.0\n".to_vec() },
-            ChartFile { path: "values.yaml".into(), data: values.as_bytes().to_vec() },
+            ChartFile { path: "Chart.yaml".into(), data: b"apiVersion: v2\nname: probe\nversion: 0.1.0\n".as_slice().into() },
+            ChartFile { path: "values.yaml".into(), data: values.as_bytes().into() },
         ])
         .unwrap()
     }

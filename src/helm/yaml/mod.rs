@@ -7,4 +7,4 @@ pub mod read;
 pub mod resolve;
 
 pub use emit::to_yaml;
-pub use read::{read_documents, read_first, YamlError};
+pub use read::{read_documents, read_first, read_first_head, YamlError};

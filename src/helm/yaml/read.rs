@@ -30,22 +30,75 @@ pub fn read_first(text: &str) -> Result<Value, YamlError> {
     Ok(read_documents(text)?.into_iter().next().unwrap_or(Value::Nil))
 }
 
+/// The first document with only what Helm's `SimpleHead` reads built: top-level scalars, `kind`,
+/// and `metadata.name` / `metadata.annotations`; other collections become `Nil`. The whole
+/// stream is still parsed and every error `read_first` would raise is raised, so callers can
+/// use it wherever only the head matters (rendered CRDs are megabytes of schema). Documents
+/// with anchors, aliases or merge keys are read in full, since a head may borrow from them.
+pub fn read_first_head(text: &str) -> Result<Value, YamlError> {
+    let mut builder = Builder::new(text);
+    builder.skim = true;
+    match builder.run() {
+        Err(_) if builder.needs_full => read_first(text),
+        other => Ok(other?.into_iter().next().unwrap_or(Value::Nil)),
+    }
+}
+
 /// An open collection and the number of nodes under it (aliases counted at full size).
 enum Frame {
-    Seq { anchor: usize, items: Vec<Value>, size: usize },
-    Map { anchor: usize, entries: Map, key: Option<String>, merges: Vec<Value>, pending_merge: bool, size: usize },
+    Seq {
+        anchor: usize,
+        items: Vec<Value>,
+        size: usize,
+        keep: Keep,
+    },
+    Map {
+        anchor: usize,
+        entries: Map,
+        key: Option<String>,
+        merges: Vec<Value>,
+        pending_merge: bool,
+        size: usize,
+        keep: Keep,
+    },
+    /// A collection a head read does not need: parsed and checked, never built.
+    Skip {
+        map: bool,
+        awaiting_key: bool,
+    },
 }
+
+/// How much of a built collection a head read keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    All,
+    /// The document root or `metadata`: only the head's children are built.
+    HeadPath,
+}
+
+/// Marks the skim that met an anchor, alias or merge key (the caller reads in full instead).
+const NEEDS_FULL: &str = "skim needs a full read";
 
 struct Builder<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     anchors: HashMap<usize, (Value, usize)>,
     stack: Vec<Frame>,
     expanded: usize,
+    /// Build only the head (see [`read_first_head`]).
+    skim: bool,
+    needs_full: bool,
 }
 
 impl<'a> Builder<'a> {
     fn new(text: &'a str) -> Builder<'a> {
-        Builder { parser: Parser::new_from_str(text), anchors: HashMap::new(), stack: Vec::new(), expanded: 0 }
+        Builder {
+            parser: Parser::new_from_str(text),
+            anchors: HashMap::new(),
+            stack: Vec::new(),
+            expanded: 0,
+            skim: false,
+            needs_full: false,
+        }
     }
 
     fn run(&mut self) -> Result<Vec<Value>, YamlError> {
@@ -81,6 +134,7 @@ impl<'a> Builder<'a> {
                     }
                     in_doc = false;
                 }
+                Event::Alias(_) if self.skim => return Err(self.give_up()),
                 Event::Alias(id) => {
                     let (value, size) =
                         self.anchors.get(&id).cloned().ok_or_else(|| YamlError(format!("yaml: line {line}: unknown anchor referenced")))?;
@@ -90,6 +144,14 @@ impl<'a> Builder<'a> {
                     }
                     self.value(value.deep_copy(), size, &mut current)?;
                 }
+                Event::Scalar(_, _, anchor, _) | Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _)
+                    if self.skim && anchor > 0 =>
+                {
+                    return Err(self.give_up());
+                }
+                Event::Scalar(text, style, _, tag) if matches!(self.stack.last(), Some(Frame::Skip { .. })) => {
+                    self.skip_scalar(&text, style, tag.as_ref().map(|t| (t.handle.clone(), t.suffix.clone())), line)?;
+                }
                 Event::Scalar(text, style, anchor, tag) => {
                     let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
                     let tag_suffix = tag.as_ref().map(|t| (t.handle.clone(), t.suffix.clone()));
@@ -97,6 +159,10 @@ impl<'a> Builder<'a> {
                         let key = self.scalar_key(&text, style, tag_suffix.as_ref(), line)?;
                         if let Some(Frame::Map { key: slot, pending_merge, .. }) = self.stack.last_mut() {
                             if style == ScalarStyle::Plain && text == "<<" && tag_suffix.is_none() {
+                                if self.skim {
+                                    self.needs_full = true;
+                                    return Err(YamlError(NEEDS_FULL.into()));
+                                }
                                 *pending_merge = true;
                             }
                             *slot = Some(key);
@@ -114,24 +180,35 @@ impl<'a> Builder<'a> {
                     if self.stack.len() >= MAX_DEPTH {
                         return Err(YamlError(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}")));
                     }
-                    self.stack.push(Frame::Seq { anchor, items: Vec::new(), size: 1 });
+                    match self.keep_child() {
+                        Some(keep) => self.stack.push(Frame::Seq { anchor, items: Vec::new(), size: 1, keep }),
+                        None => self.stack.push(Frame::Skip { map: false, awaiting_key: false }),
+                    }
                 }
                 Event::MappingStart(anchor, _) => {
                     self.guard_key(line)?;
                     if self.stack.len() >= MAX_DEPTH {
                         return Err(YamlError(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}")));
                     }
-                    self.stack.push(Frame::Map {
-                        anchor,
-                        entries: Map::new(),
-                        key: None,
-                        merges: Vec::new(),
-                        pending_merge: false,
-                        size: 1,
-                    });
+                    match self.keep_child() {
+                        Some(keep) => self.stack.push(Frame::Map {
+                            anchor,
+                            entries: Map::new(),
+                            key: None,
+                            merges: Vec::new(),
+                            pending_merge: false,
+                            size: 1,
+                            keep,
+                        }),
+                        None => self.stack.push(Frame::Skip { map: true, awaiting_key: true }),
+                    }
+                }
+                Event::SequenceEnd | Event::MappingEnd if matches!(self.stack.last(), Some(Frame::Skip { .. })) => {
+                    self.stack.pop();
+                    self.value(Value::Nil, 1, &mut current)?;
                 }
                 Event::SequenceEnd => {
-                    if let Some(Frame::Seq { anchor, items, size }) = self.stack.pop() {
+                    if let Some(Frame::Seq { anchor, items, size, .. }) = self.stack.pop() {
                         let value = Value::list(items);
                         if anchor > 0 {
                             self.anchors.insert(anchor, (value.clone(), size));
@@ -164,9 +241,57 @@ impl<'a> Builder<'a> {
         Ok(docs)
     }
 
+    fn give_up(&mut self) -> YamlError {
+        self.needs_full = true;
+        YamlError(NEEDS_FULL.into())
+    }
+
+    /// Whether a collection starting now is built, and how much of it (`None`: skipped).
+    fn keep_child(&self) -> Option<Keep> {
+        if !self.skim {
+            return Some(Keep::All);
+        }
+        let depth = self.stack.len();
+        match self.stack.last() {
+            None => Some(Keep::HeadPath),
+            Some(Frame::Skip { .. }) => None,
+            Some(Frame::Seq { keep: Keep::All, .. } | Frame::Map { keep: Keep::All, .. }) => Some(Keep::All),
+            Some(Frame::Seq { .. }) => None,
+            Some(Frame::Map { key, .. }) => match (depth, key.as_deref()) {
+                (1, Some("metadata")) => Some(Keep::HeadPath),
+                (1, Some("kind")) | (2, Some("name" | "annotations")) => Some(Keep::All),
+                _ => None,
+            },
+        }
+    }
+
+    /// A scalar inside a skipped collection: only the errors building it would raise.
+    fn skip_scalar(&mut self, text: &str, style: ScalarStyle, tag: Option<(String, String)>, line: usize) -> Result<(), YamlError> {
+        let Some(Frame::Skip { map, awaiting_key }) = self.stack.last_mut() else { return Ok(()) };
+        let is_key = *map && *awaiting_key;
+        if *map {
+            *awaiting_key = !*awaiting_key;
+        }
+        if is_key {
+            if style == ScalarStyle::Plain && text == "<<" && tag.is_none() {
+                return Err(self.give_up());
+            }
+            if style == ScalarStyle::Plain && tag.is_none() && !matches!(resolve_plain(text), Resolved::Null) {
+                return Ok(());
+            }
+            return self.scalar_key(text, style, tag.as_ref(), line).map(|_| ());
+        }
+        let may_fail =
+            tag.is_some() || (style == ScalarStyle::Plain && matches!(resolve_plain(text), Resolved::Float(f) if !f.is_finite()));
+        if may_fail {
+            scalar_value(text, style, tag.as_ref(), line)?;
+        }
+        Ok(())
+    }
+
     /// Collections as mapping keys cannot become JSON object keys.
     fn guard_key(&self, line: usize) -> Result<(), YamlError> {
-        if matches!(self.stack.last(), Some(Frame::Map { key: None, .. })) {
+        if matches!(self.stack.last(), Some(Frame::Map { key: None, .. }) | Some(Frame::Skip { map: true, awaiting_key: true })) {
             return Err(YamlError(format!("yaml: line {line}: invalid map key: a collection")));
         }
         Ok(())
@@ -190,6 +315,11 @@ impl<'a> Builder<'a> {
     fn value(&mut self, value: Value, value_size: usize, current: &mut Option<Value>) -> Result<(), YamlError> {
         match self.stack.last_mut() {
             None => *current = Some(value),
+            Some(Frame::Skip { map, awaiting_key }) => {
+                if *map {
+                    *awaiting_key = true;
+                }
+            }
             Some(Frame::Seq { items, size, .. }) => {
                 *size += value_size;
                 items.push(value);
@@ -339,6 +469,35 @@ mod tests {
         assert!(read_first(&bomb).unwrap_err().0.contains("excessive aliasing"));
         let deep = "[".repeat(5000) + &"]".repeat(5000);
         assert!(read_first(&deep).is_err());
+    }
+
+    #[test]
+    fn head_reads_agree_with_full_reads() {
+        let head = |text: &str| read_first_head(text).map(|v| sprint_value(&v));
+        // What the head keeps is identical; everything else is Nil.
+        assert_eq!(
+            head("kind: Job\nmetadata:\n  name: j\n  labels: {a: b}\n  annotations: {x: [1, 2]}\nspec:\n  deep: {a: [1, {b: c}]}\n")
+                .unwrap(),
+            "map[kind:Job metadata:map[annotations:map[x:[1 2]] labels:<nil> name:j] spec:<nil>]"
+        );
+        assert_eq!(head("kind: {a: 1}\n").unwrap(), "map[kind:map[a:1]]");
+        // Anchors, aliases and merge keys fall back to a full read, so borrowed heads resolve.
+        let borrowed = "spec: &m {name: from-spec}\nmetadata: *m\n";
+        assert_eq!(head(borrowed).unwrap(), sprint_value(&read_first(borrowed).unwrap()));
+        let merged = "metadata:\n  <<: {name: merged}\n";
+        assert_eq!(head(merged).unwrap(), "map[metadata:map[name:merged]]");
+        // Errors deep inside skipped collections are still raised, with the same text.
+        for bad in [
+            "spec:\n  a: [1, .inf]\n",
+            "spec:\n  ~: x\n",
+            "spec:\n  ? [a]\n  : x\n",
+            "spec:\n  b: !!binary \"%%%\"\n",
+            "spec:\n  a: [1, 2\n",
+            "spec:\n  a: b: c\n",
+            "a: 1\n---\nspec: {x: .nan}\n",
+        ] {
+            assert_eq!(read_first_head(bad).unwrap_err(), read_first(bad).unwrap_err(), "{bad:?}");
+        }
     }
 
     #[test]
