@@ -3,8 +3,12 @@
 //! The library is the pipeline (chart source → archive → chart → render → inventory → audit);
 //! the binary is a thin command-line layer over it (see `cli`).
 
+pub mod audit;
 pub mod chart;
 pub mod cli;
+pub mod diff;
 pub mod gotmpl;
 pub mod helm;
+pub mod inventory;
+pub mod report;
 pub mod source;

@@ -67,3 +67,22 @@ fn corpus_versions_and_pulls() {
     let names: Vec<String> = files_in(&dir).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["kubeflow-trainer-2.2.1.tgz", "kubeflow-trainer-2.3.0.tgz"]);
 }
+
+/// `diff --from V --to V` resolves both versions in the repository (pulled through the cache).
+#[test]
+fn corpus_diff_between_repository_versions() {
+    let Some(corpus) = support::corpus() else {
+        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
+        return;
+    };
+    let registry = CorpusRegistry::start(&corpus);
+    let repo = format!("oci://127.0.0.1:{}/kubeflow/charts/kubeflow-trainer", registry.port);
+    let home = tempfile::tempdir().unwrap();
+    let out = run(home.path(), &["diff", "--from", "2.1.0", "--to", "~2.2", "--repo", &repo, "--plain-http", "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let diff: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((diff["from"]["version"].as_str(), diff["to"]["version"].as_str()), (Some("2.1.0"), Some("2.2.1")));
+    let text = stdout(&run(home.path(), &["diff", "--from", "2.1.0", "--to", "2.2.0", "--repo", &repo, "--plain-http"]));
+    assert!(text.contains("type changed: spec.trainer.numProcPerNode: int-or-string → integer"), "{text}");
+    assert!(text.contains("schema removed: spec.podTemplateOverrides"), "{text}");
+}

@@ -1,6 +1,8 @@
 //! The command line: clap types, one small module per subcommand (glue only), and the mapping
 //! of outcomes to exit codes (0 clean, 1 findings at or above `--fail-on`, 2 the run failed).
 
+mod diff;
+mod hooks;
 mod pull;
 mod registry_args;
 pub mod render;
@@ -36,6 +38,10 @@ pub enum Command {
     Pull(pull::PullArgs),
     /// Render a chart exactly as `helm template` (Helm v4.2.3) prints it
     Render(Box<render::RenderArgs>),
+    /// Review a chart's hooks and CRDs for Helm, Argo CD, Flux or kustomize
+    Hooks(Box<hooks::HooksArgs>),
+    /// Compare two chart versions: CRDs, schemas, runtimes, values, RBAC, images, hooks
+    Diff(Box<diff::DiffArgs>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -68,6 +74,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Versions(args) => versions::run(args),
         Command::Pull(args) => pull::run(args),
         Command::Render(args) => render::run(*args),
+        Command::Hooks(args) => hooks::run(*args),
+        Command::Diff(args) => diff::run(*args),
     }
 }
 
@@ -79,6 +87,14 @@ fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError>
     match ChartRef::parse(&text)? {
         ChartRef::Oci(reference) => Ok(reference),
         _ => Err(CliError::Usage(format!("{command} needs an oci:// repository, and '{text}' is a local path"))),
+    }
+}
+
+/// Exit 1 when any finding is at or above `fail_on`, else 0.
+fn fails_at(findings: &[crate::audit::finding::Finding], fail_on: Option<crate::audit::finding::Severity>) -> ExitCode {
+    match fail_on {
+        Some(level) if findings.iter().any(|f| f.severity <= level) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
     }
 }
 

@@ -1,0 +1,56 @@
+//! A finding: one thing a reviewer or operator must know, with the rule that found it, how
+//! much it matters, what it is about, the evidence, the fix and the source it rests on.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+
+    /// SARIF's `level`.
+    pub fn sarif_level(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable rule id, e.g. `TA-HOOK-001`.
+    pub id: String,
+    pub severity: Severity,
+    pub title: String,
+    /// The object or chart part it is about (`Job/kubeflow-system/x`).
+    pub subject: String,
+    /// Template path, when it comes from a chart.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub location: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    pub fix: String,
+    /// What the rule rests on (a file@tag, a document, a URL).
+    pub source: String,
+}
+
+/// Severity first (errors on top), then id, subject and message: the same input always prints
+/// in the same order.
+pub fn sort_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| (a.severity, &a.id, &a.subject, &a.message).cmp(&(b.severity, &b.id, &b.subject, &b.message)));
+}

@@ -1,0 +1,68 @@
+//! `trainer-audit diff`: what changes between two chart versions.
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::hooks::{inventory_of, RenderTarget};
+use super::registry_args::RegistryArgs;
+use super::render::ValuesArgs;
+use super::{oci_reference, print_json, CliError};
+use crate::diff::ChartDiff;
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The installed (older) chart: oci://…, a .tgz or a directory; or use --from
+    #[arg(value_name = "FROM", required_unless_present = "from_version")]
+    pub from: Option<String>,
+    /// The target chart; or use --to
+    #[arg(value_name = "TO", required_unless_present = "to_version")]
+    pub to: Option<String>,
+    /// Version (or range) of the repository's chart to compare from
+    #[arg(long = "from", value_name = "V", conflicts_with = "from")]
+    pub from_version: Option<String>,
+    /// Version (or range) of the repository's chart to compare to
+    #[arg(long = "to", value_name = "V", conflicts_with = "to")]
+    pub to_version: Option<String>,
+    /// Repository for --from/--to (default: $TRAINER_AUDIT_REPO or the published Trainer chart)
+    #[arg(long, value_name = "oci://REF")]
+    pub repo: Option<String>,
+    #[command(flatten)]
+    pub values: ValuesArgs,
+    #[command(flatten)]
+    pub target: RenderTarget,
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+fn side(reference: Option<&str>, version: Option<&str>, args: &DiffArgs) -> Result<crate::inventory::Inventory, CliError> {
+    match (reference, version) {
+        (Some(r), _) => inventory_of(r, None, &args.values, &args.target, &args.registry),
+        (None, Some(v)) => {
+            let repo = oci_reference(args.repo.as_deref(), "diff --from/--to")?;
+            inventory_of(&repo.repository_ref().to_string(), Some(v), &args.values, &args.target, &args.registry)
+        }
+        (None, None) => Err(CliError::Usage("diff needs FROM and TO charts, or --from V and --to V".into())),
+    }
+}
+
+pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    let from = side(args.from.as_deref(), args.from_version.as_deref(), &args)?;
+    let to = side(args.to.as_deref(), args.to_version.as_deref(), &args)?;
+    let diff = ChartDiff::compute(&from, &to);
+    match args.format {
+        DiffFormat::Text => print!("{}", crate::report::diff::text(&diff)),
+        DiffFormat::Json => print_json(&diff)?,
+        DiffFormat::Markdown => print!("{}", crate::report::diff::markdown(&diff)),
+    }
+    Ok(ExitCode::SUCCESS)
+}

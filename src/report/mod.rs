@@ -1,0 +1,7 @@
+//! Renderers for people and machines: text, JSON (serde of the report types), SARIF and
+//! Markdown. Everything here is deterministic: same report, same bytes.
+
+pub mod diff;
+pub mod findings;
+pub mod hooks;
+pub mod sarif;
