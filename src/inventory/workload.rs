@@ -149,6 +149,8 @@ mod tests {
         }}}}}]}});
         let found = containers(&jobset);
         assert_eq!(found.len(), 2);
-        assert_eq!(found[1].args, ["a", "1"]);
+        let node = found.iter().find(|c| c.name == "node").unwrap();
+        assert_eq!(node.args, ["a", "1"]);
+        assert!(found.iter().any(|c| c.name == "init" && c.image == "i:1"));
     }
 }
