@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod chart;
 pub mod cli;
+pub mod cluster;
 pub mod diff;
 pub mod gotmpl;
 pub mod helm;

@@ -1,11 +1,15 @@
 //! The command line: clap types, one small module per subcommand (glue only), and the mapping
 //! of outcomes to exit codes (0 clean, 1 findings at or above `--fail-on`, 2 the run failed).
 
+mod cluster_args;
 mod diff;
 mod hooks;
 mod pull;
+mod rbac;
 mod registry_args;
 pub mod render;
+mod snapshot;
+mod status;
 mod versions;
 
 use std::process::ExitCode;
@@ -42,6 +46,12 @@ pub enum Command {
     Hooks(Box<hooks::HooksArgs>),
     /// Compare two chart versions: CRDs, schemas, runtimes, values, RBAC, images, hooks
     Diff(Box<diff::DiffArgs>),
+    /// Show what is installed: method, version, Helm release, CRDs, runtimes, TrainJobs
+    Status(Box<status::StatusArgs>),
+    /// Save what the audit reads from a cluster as one List (read-only)
+    Snapshot(Box<snapshot::SnapshotArgs>),
+    /// Print the least-privilege ClusterRole and binding trainer-audit needs
+    Rbac(rbac::RbacArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -67,6 +77,9 @@ pub enum CliError {
     Render(String),
     #[error("{0}")]
     Io(String),
+    /// The cluster could not be read.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -76,6 +89,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Render(args) => render::run(*args),
         Command::Hooks(args) => hooks::run(*args),
         Command::Diff(args) => diff::run(*args),
+        Command::Status(args) => status::run(*args),
+        Command::Snapshot(args) => snapshot::run(*args),
+        Command::Rbac(args) => rbac::run(args),
     }
 }
 

@@ -5,3 +5,4 @@ pub mod diff;
 pub mod findings;
 pub mod hooks;
 pub mod sarif;
+pub mod status;

@@ -15,13 +15,14 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull|render|diff [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster [--runs N]"),
     };
     match target {
         "pull" => pull(runs),
         "render" => render(runs),
         "diff" => diff(runs),
-        _ => bail!("usage: cargo xtask bench pull|render|diff [--runs N]"),
+        "cluster" => cluster(runs),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster [--runs N]"),
     }
 }
 
@@ -154,6 +155,61 @@ fn diff(runs: usize) -> Result<()> {
         "  trainer-audit diff   {:>8.1} ms  (target < 1000 ms: {})",
         median.as_secs_f64() * 1e3,
         if median < Duration::from_secs(1) { "met" } else { "NOT met" }
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+/// `bench cluster`: `status` over 50,000 TrainJobs in 200 namespaces, from a snapshot file and
+/// live through the fake API server (paged, 500 per page), whole process, with peak RSS.
+fn cluster(runs: usize) -> Result<()> {
+    use trainer_audit::cluster::scenario::{list_yaml, scenario, trainjobs};
+    let binary = build_release()?;
+    let scratch = tempfile_dir()?;
+    let mut objects: Vec<serde_json::Value> = scenario("helm-2.2.1").context("scenario")?;
+    objects.extend(trainjobs(50_000, 200, &["torch-distributed", "deepspeed-distributed"], true));
+    let snapshot = scratch.join("cluster-50k.yaml");
+    std::fs::write(&snapshot, list_yaml(objects.clone()))?;
+    let size = std::fs::metadata(&snapshot)?.len();
+    let served: Vec<serde_json::Value> = objects.into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
+    let server = trainer_audit::cluster::fake_api::FakeApiServer::start(served, &[], "v1.33.4")?;
+    let kubeconfig = scratch.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig())?;
+    let from_snapshot = || {
+        let mut c = Command::new(&binary);
+        c.arg("status").arg("--snapshot").arg(&snapshot);
+        c
+    };
+    let from_live = || {
+        let mut c = Command::new(&binary);
+        c.arg("status").arg("--kubeconfig").arg(&kubeconfig);
+        c
+    };
+    let runs = runs.clamp(1, 5);
+    let snap = median((0..runs).map(|_| time(from_snapshot())).collect::<Result<Vec<_>>>()?);
+    let live = median((0..runs).map(|_| time(from_live())).collect::<Result<Vec<_>>>()?);
+    let (snap_rss, live_rss) = (peak_rss_kib(from_snapshot()), peak_rss_kib(from_live()));
+    let met = |d: Duration, rss: Option<u64>| {
+        if d < Duration::from_secs(10) && rss.is_some_and(|r| r < 500 * 1024) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    };
+    let mib = |r: Option<u64>| r.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
+    println!("bench cluster: status over 50,000 TrainJobs in 200 namespaces, median of {runs} runs");
+    println!(
+        "  snapshot ({:.0} MB YAML)   {:>8.2} s   peak RSS {}  (target < 10 s, < 500 MiB: {})",
+        size as f64 / 1e6,
+        snap.as_secs_f64(),
+        mib(snap_rss),
+        met(snap, snap_rss)
+    );
+    println!(
+        "  live (fake API server)   {:>8.2} s   peak RSS {}  (target < 10 s, < 500 MiB: {})",
+        live.as_secs_f64(),
+        mib(live_rss),
+        met(live, live_rss)
     );
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())

@@ -8,7 +8,7 @@ mod fuzz;
 mod oracle;
 mod setup;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,6 +18,7 @@ fn main() -> Result<()> {
         "bench" => bench::run(rest),
         "conformance" => conformance::run(rest),
         "fuzz" => fuzz::run(rest),
+        "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -37,6 +38,8 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
+  snapshots           write the scenario cluster snapshots in snapshots/ from
+                      src/cluster/scenario.rs
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
                       registry, against curl fetching the same manifest and blob";
@@ -70,6 +73,19 @@ fn test(extra: &[String]) -> Result<()> {
     println!("{passed} passed, {failed} failed, {ignored} skipped");
     if !status.success() {
         bail!("cargo test failed ({status})");
+    }
+    Ok(())
+}
+
+/// Writes `snapshots/<scenario>.yaml` for every scenario.
+fn snapshots() -> Result<()> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../snapshots");
+    std::fs::create_dir_all(&dir)?;
+    for (name, _) in trainer_audit::cluster::scenario::SCENARIOS {
+        let text = trainer_audit::cluster::scenario::scenario_yaml(name).context("scenario")?;
+        let path = dir.join(format!("{name}.yaml"));
+        std::fs::write(&path, text)?;
+        println!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 mod certs;
 mod convert;
 mod crypto;
-mod dates;
+pub mod dates;
 mod dicts;
 mod encoding;
 mod lists;

@@ -1,0 +1,229 @@
+//! Reading a live cluster with the `kube` client, read-only (GET only): kubeconfig or in-cluster
+//! configuration, server version, API group discovery, then every catalog resource listed in
+//! pages (`limit`/`continue`, relisting once when a continue token expires), a few at a time.
+//! A missing CRD (404) is normal; a 403 becomes a warning naming the permission, and namespaced
+//! resources are retried in the namespaces that matter before giving up; transient failures
+//! (connection errors, 429, 5xx) are retried with backoff.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value as Json;
+
+use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
+use super::{ClusterError, ClusterInfo, ClusterState};
+use crate::inventory::object::str_at;
+
+/// Items per page.
+pub const PAGE_SIZE: usize = 500;
+/// Lists in flight at once.
+pub const CONCURRENCY: usize = 4;
+/// The namespace Trainer's charts install into by default.
+pub const DEFAULT_NAMESPACE: &str = "kubeflow-system";
+
+#[derive(Debug, Clone, Default)]
+pub struct LiveOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    /// Namespaces to read namespaced resources from when cluster-wide lists are forbidden.
+    pub namespaces: Vec<String>,
+    /// Report progress on stderr.
+    pub progress: bool,
+}
+
+async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
+    use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+    let kc_options = KubeConfigOptions { context: options.context.clone(), ..Default::default() };
+    let config = match &options.kubeconfig {
+        Some(path) => {
+            let kubeconfig =
+                Kubeconfig::read_from(path).map_err(|e| ClusterError::Live(format!("cannot read kubeconfig {}: {e}", path.display())))?;
+            Config::from_custom_kubeconfig(kubeconfig, &kc_options)
+                .await
+                .map_err(|e| ClusterError::Live(format!("kubeconfig {}: {e}", path.display())))?
+        }
+        None if options.context.is_some() => Config::from_kubeconfig(&kc_options)
+            .await
+            .map_err(|e| ClusterError::Live(format!("cannot use context {:?}: {e}", options.context.as_deref().unwrap_or(""))))?,
+        None => Config::infer().await.map_err(|e| {
+            ClusterError::Live(format!("no cluster configured ({e}): pass --kubeconfig/--context, set KUBECONFIG, or use --snapshot FILE"))
+        })?,
+    };
+    kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))
+}
+
+fn is_transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// GET `path` as JSON, retrying transient failures (0.2 s, 0.4 s, 0.8 s).
+async fn get(client: &kube::Client, path: &str) -> Result<Json, kube::Error> {
+    let mut delay = Duration::from_millis(200);
+    let mut attempt = 0;
+    loop {
+        let request = http::Request::get(path).body(Vec::new()).map_err(kube::Error::HttpError)?;
+        match client.request::<Json>(request).await {
+            Err(e) if attempt < 3 && is_transient(&e) => {
+                attempt += 1;
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn encode(v: &str) -> String {
+    percent_encode(v)
+}
+
+/// Query-component encoding (RFC 3986 unreserved kept).
+fn percent_encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn list_path(r: &Resource, namespace: Option<&str>, continue_token: Option<&str>) -> String {
+    let base = if r.group.is_empty() { format!("/api/{}", r.version) } else { format!("/apis/{}/{}", r.group, r.version) };
+    let scope = namespace.map(|ns| format!("/namespaces/{ns}")).unwrap_or_default();
+    let mut query = vec![format!("limit={PAGE_SIZE}")];
+    if let Some(s) = r.label_selector {
+        query.push(format!("labelSelector={}", encode(s)));
+    }
+    if let Some(s) = r.field_selector {
+        query.push(format!("fieldSelector={}", encode(s)));
+    }
+    if let Some(c) = continue_token {
+        query.push(format!("continue={}", encode(c)));
+    }
+    format!("{base}{scope}/{}?{}", r.plural, query.join("&"))
+}
+
+enum Listed {
+    Items(Vec<Json>),
+    Absent,
+    Forbidden,
+}
+
+/// Every page of one list, normalised; items get their apiVersion and kind (list items may
+/// omit them).
+async fn list_all(client: &kube::Client, r: &Resource, namespace: Option<&str>) -> Result<Listed, ClusterError> {
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    let mut relisted = false;
+    loop {
+        match get(client, &list_path(r, namespace, token.as_deref())).await {
+            Ok(page) => {
+                for mut item in page.get("items").and_then(Json::as_array).cloned().unwrap_or_default() {
+                    if let Some(obj) = item.as_object_mut() {
+                        obj.entry("apiVersion").or_insert_with(|| Json::String(r.api_version()));
+                        obj.entry("kind").or_insert_with(|| Json::String(r.kind.to_string()));
+                    }
+                    // Trimmed page by page, so 50,000 TrainJobs never sit in memory whole.
+                    if let Some(kept) = super::normalise(item) {
+                        items.push(kept);
+                    }
+                }
+                token = page.pointer("/metadata/continue").and_then(Json::as_str).filter(|c| !c.is_empty()).map(str::to_string);
+                if token.is_none() {
+                    return Ok(Listed::Items(items));
+                }
+            }
+            Err(kube::Error::Api(s)) if s.code == 410 && !relisted => {
+                // The continue token expired (the list changed under us): start over once.
+                relisted = true;
+                items.clear();
+                token = None;
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Listed::Absent),
+            Err(kube::Error::Api(s)) if s.code == 403 => return Ok(Listed::Forbidden),
+            Err(e) => {
+                let scope = namespace.map(|n| format!(" in namespace {n}")).unwrap_or_default();
+                return Err(ClusterError::Live(format!("cannot {}{scope}: {e}", r.permission())));
+            }
+        }
+    }
+}
+
+fn describe(r: &Resource) -> String {
+    let mut what = r.permission();
+    if let Some(s) = r.label_selector.or(r.field_selector) {
+        what.push_str(&format!(" ({s})"));
+    }
+    what
+}
+
+pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
+    let client = client(options).await?;
+    let version =
+        client.apiserver_version().await.map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server: {e}")))?;
+    let groups: BTreeSet<String> = client
+        .list_api_groups()
+        .await
+        .map_err(|e| ClusterError::Live(format!("API discovery failed: {e}")))?
+        .groups
+        .into_iter()
+        .flat_map(|g| g.versions.into_iter().map(|v| v.group_version))
+        .collect();
+    let served = |r: &Resource| r.group.is_empty() || groups.contains(&r.api_version());
+    let wanted: Vec<&Resource> = RESOURCES.iter().filter(|r| served(r)).collect();
+    let mut results: Vec<(&Resource, Listed)> = futures::stream::iter(wanted)
+        .map(|r| {
+            let client = client.clone();
+            async move { list_all(&client, r, None).await.map(|l| (r, l)) }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    results.sort_by_key(|(r, _)| RESOURCES.iter().position(|x| x == *r));
+    // Namespaces worth a second try for namespaced lists forbidden cluster-wide.
+    let mut namespaces: BTreeSet<String> = options.namespaces.iter().cloned().collect();
+    namespaces.insert(DEFAULT_NAMESPACE.to_string());
+    for (_, listed) in &results {
+        if let Listed::Items(items) = listed {
+            for d in
+                items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && str_at(i, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
+            {
+                namespaces.insert(str_at(d, &["metadata", "namespace"]).to_string());
+            }
+        }
+    }
+    let mut objects = Vec::new();
+    let mut warnings = Vec::new();
+    for (r, listed) in results {
+        match listed {
+            Listed::Items(items) => objects.extend(items),
+            Listed::Absent => {}
+            Listed::Forbidden if !r.namespaced => {
+                warnings.push(format!("forbidden: cannot {} cluster-wide; grant it (see `trainer-audit rbac`)", describe(r)))
+            }
+            Listed::Forbidden => {
+                for ns in &namespaces {
+                    match list_all(&client, r, Some(ns)).await? {
+                        Listed::Items(items) => objects.extend(items),
+                        Listed::Absent => {}
+                        Listed::Forbidden => warnings
+                            .push(format!("forbidden: cannot {} in namespace {ns}; grant it (see `trainer-audit rbac`)", describe(r))),
+                    }
+                }
+            }
+        }
+        if options.progress {
+            eprintln!("read {}", r.permission().trim_start_matches("list "));
+        }
+    }
+    let info = ClusterInfo { server_version: Some(version.git_version), captured_at: None };
+    Ok(ClusterState::from_normalised(info, objects, warnings))
+}

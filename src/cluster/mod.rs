@@ -1,0 +1,191 @@
+//! What is installed, read without changing anything: from a live cluster (`live`) or from a
+//! snapshot file (`snapshot`), normalised the same way so both give the same [`ClusterState`].
+//! Only what the audit needs is kept (see `catalog`), and large, irrelevant parts are dropped
+//! (TrainJob status, managedFields bodies, last-applied copies).
+
+pub mod catalog;
+#[doc(hidden)]
+pub mod fake_api;
+pub mod install;
+pub mod live;
+pub mod release;
+#[doc(hidden)]
+pub mod scenario;
+pub mod snapshot;
+pub mod status;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::inventory::object::str_at;
+use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
+
+pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";
+
+/// Facts about the cluster itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClusterInfo {
+    /// `v1.33.2`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClusterState {
+    pub info: ClusterInfo,
+    /// Kept objects, normalised, sorted by apiVersion, kind, namespace, name.
+    pub objects: Vec<Json>,
+    /// What could not be read (missing permissions), said once each.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("{0}")]
+    Snapshot(String),
+    #[error("{0}")]
+    Live(String),
+    #[error("{0}")]
+    Release(String),
+}
+
+impl ClusterState {
+    /// Builds a state from raw objects: normalises, filters and sorts them.
+    pub fn from_objects(info: ClusterInfo, raw: impl IntoIterator<Item = Json>, warnings: Vec<String>) -> ClusterState {
+        ClusterState::from_normalised(info, raw.into_iter().filter_map(normalise).collect(), warnings)
+    }
+
+    /// Builds a state from objects already passed through [`normalise`]: sorted, duplicates
+    /// (the same object listed twice) dropped.
+    pub fn from_normalised(info: ClusterInfo, mut objects: Vec<Json>, warnings: Vec<String>) -> ClusterState {
+        objects.sort_by_cached_key(sort_key);
+        objects.dedup_by(|a, b| sort_key(a) == sort_key(b));
+        ClusterState { info, objects, warnings }
+    }
+
+    pub fn of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
+        self.objects.iter().filter(move |o| str_at(o, &["kind"]) == kind)
+    }
+
+    pub fn crds(&self) -> impl Iterator<Item = &Json> {
+        self.of_kind("CustomResourceDefinition")
+    }
+
+    pub fn crd(&self, name: &str) -> Option<&Json> {
+        self.crds().find(|c| str_at(c, &["metadata", "name"]) == name)
+    }
+
+    pub fn runtimes(&self) -> impl Iterator<Item = &Json> {
+        self.objects.iter().filter(|o| matches!(str_at(o, &["kind"]), "ClusterTrainingRuntime" | "TrainingRuntime"))
+    }
+
+    pub fn trainjobs(&self) -> impl Iterator<Item = &Json> {
+        self.of_kind("TrainJob")
+    }
+
+    pub fn public_configmap(&self) -> Option<&Json> {
+        self.of_kind("ConfigMap").find(|c| str_at(c, &["metadata", "name"]) == PUBLIC_CONFIGMAP)
+    }
+
+    /// Every Helm release record decoded and grouped by release; records that cannot be
+    /// decoded (corrupt, or a decompression bomb) come back as errors naming the record.
+    pub fn releases(&self) -> (Vec<release::Release>, Vec<String>) {
+        let mut records = Vec::new();
+        let mut errors = Vec::new();
+        for o in self.objects.iter().filter(|o| str_at(o, &["metadata", "name"]).starts_with("sh.helm.release.v1.")) {
+            match release::decode(o) {
+                Ok(r) => records.push(r),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        (release::releases(records), errors)
+    }
+
+    /// The server's minor version (`33` of `v1.33.2`).
+    pub fn server_minor(&self) -> Option<u64> {
+        let v = self.info.server_version.as_deref()?.trim_start_matches('v');
+        crate::source::constraint::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
+    }
+}
+
+fn sort_key(o: &Json) -> (String, String, String, String) {
+    (
+        str_at(o, &["apiVersion"]).to_string(),
+        str_at(o, &["kind"]).to_string(),
+        str_at(o, &["metadata", "namespace"]).to_string(),
+        str_at(o, &["metadata", "name"]).to_string(),
+    )
+}
+
+fn labels_have(o: &Json, key: &str, value: &str) -> bool {
+    str_at(o, &["metadata", "labels", key]) == value
+}
+
+/// Keeps what the audit reads and trims the rest; None drops the object.
+pub fn normalise(mut o: Json) -> Option<Json> {
+    let kind = str_at(&o, &["kind"]).to_string();
+    let name = str_at(&o, &["metadata", "name"]).to_string();
+    let keep = match kind.as_str() {
+        "CustomResourceDefinition" => CRD_GROUPS.contains(&str_at(&o, &["spec", "group"])),
+        "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Deployment" | "Namespace" => true,
+        "Secret" => {
+            str_at(&o, &["type"]) == "helm.sh/release.v1" && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o)
+        }
+        "ConfigMap" => {
+            name == PUBLIC_CONFIGMAP
+                || (labels_have(&o, "owner", "helm") && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o))
+        }
+        "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
+            name.contains("trainer")
+                || o.get("webhooks")
+                    .and_then(Json::as_array)
+                    .is_some_and(|w| w.iter().any(|h| str_at(h, &["name"]).contains(catalog::TRAINER_GROUP)))
+        }
+        _ => false,
+    };
+    if !keep {
+        return None;
+    }
+    let meta = o.get_mut("metadata").and_then(Json::as_object_mut)?;
+    if let Some(fields) = meta.get_mut("managedFields").and_then(Json::as_array_mut) {
+        for f in fields.iter_mut() {
+            if let Some(entry) = f.as_object_mut() {
+                entry.retain(|k, _| matches!(k.as_str(), "manager" | "operation" | "apiVersion"));
+            }
+        }
+    }
+    if let Some(annotations) = meta.get_mut("annotations").and_then(Json::as_object_mut) {
+        if let Some(last) = annotations.get_mut("kubectl.kubernetes.io/last-applied-configuration") {
+            let size = last.as_str().map(str::len).unwrap_or(0);
+            *last = Json::String(format!("<dropped: {size} bytes>"));
+        }
+    }
+    if kind == "Namespace" {
+        meta.retain(|k, _| matches!(k.as_str(), "name" | "labels"));
+    }
+    if let Some(obj) = o.as_object_mut() {
+        match kind.as_str() {
+            "ClusterTrainingRuntime" | "TrainingRuntime" => {
+                obj.remove("status");
+            }
+            // A TrainJob keeps only its condition types and states (enough to tell running ones).
+            "TrainJob" => {
+                let conditions: Vec<Json> = obj
+                    .get("status")
+                    .and_then(|s| s.get("conditions"))
+                    .and_then(Json::as_array)
+                    .map(|cs| cs.iter().map(|c| serde_json::json!({"type": c.get("type"), "status": c.get("status")})).collect())
+                    .unwrap_or_default();
+                obj.remove("status");
+                if !conditions.is_empty() {
+                    obj.insert("status".into(), serde_json::json!({ "conditions": conditions }));
+                }
+            }
+            "Namespace" => obj.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata")),
+            _ => {}
+        }
+    }
+    Some(o)
+}

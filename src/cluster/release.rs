@@ -1,0 +1,220 @@
+//! Helm release records (`sh.helm.release.v1.<name>.v<revision>`): decoded from a Secret
+//! (base64 of base64 of gzip of the release JSON) or a ConfigMap (one base64 layer), gzip or
+//! plain JSON, bounded against decompression bombs; each release's revisions grouped, the current
+//! one picked, and re-encoded after redaction.
+
+use std::io::Read;
+
+use base64::Engine;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::ClusterError;
+use crate::inventory::object::{objects_in, str_at, Object, Origin};
+
+/// A decoded record is refused past this size (real ones are a few MB at most).
+pub const MAX_RELEASE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseRecord {
+    pub name: String,
+    pub namespace: String,
+    pub revision: i64,
+    pub status: String,
+    pub chart_name: String,
+    pub chart_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub app_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub last_deployed: String,
+    /// `Secret` or `ConfigMap`: the storage driver.
+    pub driver: String,
+    /// User-supplied values (`config`), unmasked: mask before printing.
+    #[serde(skip)]
+    pub config: Json,
+    #[serde(skip)]
+    pub manifest: String,
+    #[serde(skip)]
+    pub hooks: Vec<Json>,
+}
+
+impl ReleaseRecord {
+    pub fn objects(&self) -> Vec<Object> {
+        objects_in(&self.manifest, "release manifest", Origin::Template, &self.namespace)
+    }
+
+    /// `pending-install`, `pending-upgrade`, `pending-rollback`, `failed`, `uninstalling`:
+    /// a state an upgrade must resolve first.
+    pub fn is_stuck(&self) -> bool {
+        self.status.starts_with("pending-") || matches!(self.status.as_str(), "failed" | "uninstalling")
+    }
+}
+
+/// The record's payload bytes: what `data.release` holds after the Kubernetes layer.
+fn payload(object: &Json) -> Result<Vec<u8>, ClusterError> {
+    let name = str_at(object, &["metadata", "name"]);
+    let text = str_at(object, &["data", "release"]);
+    if text.is_empty() {
+        return Err(ClusterError::Release(format!("release record {name} has no data.release")));
+    }
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let bad = |what: &str| ClusterError::Release(format!("release record {name}: {what} is not valid base64"));
+    let helm_layer = if str_at(object, &["kind"]) == "Secret" {
+        // A Secret's data is base64 in the API; Helm's own base64 is inside it.
+        let inner = b64.decode(text.trim()).map_err(|_| bad("data.release"))?;
+        b64.decode(inner.trim_ascii()).map_err(|_| bad("the decoded data.release"))?
+    } else {
+        b64.decode(text.trim()).map_err(|_| bad("data.release"))?
+    };
+    Ok(helm_layer)
+}
+
+/// The release JSON of a record (gzip or plain), bounded.
+pub fn release_json(object: &Json) -> Result<Json, ClusterError> {
+    let name = str_at(object, &["metadata", "name"]).to_string();
+    let bytes = payload(object)?;
+    let json_bytes = if bytes.starts_with(&[0x1f, 0x8b, 0x08]) {
+        let mut out = Vec::new();
+        let mut reader = flate2::read::GzDecoder::new(&bytes[..]).take(MAX_RELEASE_BYTES + 1);
+        reader.read_to_end(&mut out).map_err(|e| ClusterError::Release(format!("release record {name}: gzip data is corrupt: {e}")))?;
+        if out.len() as u64 > MAX_RELEASE_BYTES {
+            return Err(ClusterError::Release(format!(
+                "release record {name} decompresses past {} MiB: refused as a decompression bomb",
+                MAX_RELEASE_BYTES / (1024 * 1024)
+            )));
+        }
+        out
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&json_bytes).map_err(|e| ClusterError::Release(format!("release record {name}: release JSON is invalid: {e}")))
+}
+
+pub fn decode(object: &Json) -> Result<ReleaseRecord, ClusterError> {
+    let release = release_json(object)?;
+    let meta = release.pointer("/chart/metadata").cloned().unwrap_or(Json::Null);
+    Ok(ReleaseRecord {
+        name: str_at(&release, &["name"]).to_string(),
+        namespace: match str_at(&release, &["namespace"]) {
+            "" => str_at(object, &["metadata", "namespace"]).to_string(),
+            ns => ns.to_string(),
+        },
+        revision: release.get("version").and_then(Json::as_i64).unwrap_or(0),
+        status: str_at(&release, &["info", "status"]).to_string(),
+        chart_name: str_at(&meta, &["name"]).to_string(),
+        chart_version: str_at(&meta, &["version"]).to_string(),
+        app_version: str_at(&meta, &["appVersion"]).to_string(),
+        description: str_at(&release, &["info", "description"]).to_string(),
+        last_deployed: str_at(&release, &["info", "last_deployed"]).to_string(),
+        driver: str_at(object, &["kind"]).to_string(),
+        config: release.get("config").cloned().unwrap_or(Json::Null),
+        manifest: str_at(&release, &["manifest"]).to_string(),
+        hooks: release.get("hooks").and_then(Json::as_array).cloned().unwrap_or_default(),
+    })
+}
+
+/// Whether a record belongs to a Trainer release (records that cannot be decoded are kept, so
+/// the problem is reported instead of hidden).
+pub fn is_trainer_record(object: &Json) -> bool {
+    match release_json(object) {
+        Ok(release) => str_at(&release, &["chart", "metadata", "name"]) == "kubeflow-trainer",
+        Err(_) => true,
+    }
+}
+
+/// A release with its history.
+#[derive(Debug, Clone, Serialize)]
+pub struct Release {
+    pub current: ReleaseRecord,
+    /// Every revision, oldest first: (revision, status, chart version).
+    pub history: Vec<(i64, String, String)>,
+}
+
+/// Groups decoded records by (namespace, name); the current revision is the highest.
+pub fn releases(records: Vec<ReleaseRecord>) -> Vec<Release> {
+    let mut groups: std::collections::BTreeMap<(String, String), Vec<ReleaseRecord>> = Default::default();
+    for r in records {
+        groups.entry((r.namespace.clone(), r.name.clone())).or_default().push(r);
+    }
+    groups
+        .into_values()
+        .filter_map(|mut revs| {
+            revs.sort_by_key(|r| r.revision);
+            let history = revs.iter().map(|r| (r.revision, r.status.clone(), r.chart_version.clone())).collect();
+            revs.pop().map(|current| Release { current, history })
+        })
+        .collect()
+}
+
+/// Keys whose values are treated as secret in release values.
+pub fn looks_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "passwd", "token", "secret", "key", "credential", "auth", "cert", "private"].iter().any(|w| k.contains(w))
+}
+
+/// Replaces every value under a secret-looking key with `"<redacted>"`.
+pub fn redact(v: &mut Json) {
+    match v {
+        Json::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                if looks_secret(k) && !child.is_null() {
+                    *child = Json::String("<redacted>".into());
+                } else {
+                    redact(child);
+                }
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// The record with its release's `config` (user values) and the chart's default values
+/// redacted, re-encoded the way Helm stores it.
+pub fn redacted_record(object: &Json) -> Result<Json, ClusterError> {
+    let mut release = release_json(object)?;
+    if let Some(config) = release.get_mut("config") {
+        redact(config);
+    }
+    if let Some(values) = release.pointer_mut("/chart/values") {
+        redact(values);
+    }
+    let json = serde_json::to_vec(&release).map_err(|e| ClusterError::Release(e.to_string()))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gz, &json).map_err(|e| ClusterError::Release(e.to_string()))?;
+    let gzipped = gz.finish().map_err(|e| ClusterError::Release(e.to_string()))?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let helm_layer = b64.encode(gzipped);
+    let stored = if str_at(object, &["kind"]) == "Secret" { b64.encode(helm_layer) } else { helm_layer };
+    let mut out = object.clone();
+    out["data"]["release"] = Json::String(stored);
+    Ok(out)
+}
+
+/// Encodes a release JSON as a Secret record (for tests and fixtures): Helm's layout exactly.
+pub fn encode_secret(release: &Json, gzip: bool) -> Json {
+    let json = serde_json::to_vec(release).unwrap_or_default();
+    let bytes = if gzip {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let _ = std::io::Write::write_all(&mut gz, &json);
+        gz.finish().unwrap_or_default()
+    } else {
+        json
+    };
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let name = str_at(release, &["name"]);
+    let revision = release.get("version").and_then(Json::as_i64).unwrap_or(1);
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "helm.sh/release.v1",
+        "metadata": {
+            "name": format!("sh.helm.release.v1.{name}.v{revision}"),
+            "namespace": str_at(release, &["namespace"]),
+            "labels": {"owner": "helm", "name": name, "status": str_at(release, &["info", "status"]), "version": revision.to_string()},
+        },
+        "data": {"release": b64.encode(b64.encode(bytes))},
+    })
+}

@@ -1,0 +1,214 @@
+//! Snapshot files: Kubernetes `List`s as `kubectl get … -o yaml|json` writes them (several Lists
+//! or plain objects in one multi-document file are fine), with an optional `ClusterInfo` item
+//! (`trainer-audit.dev/v1alpha1`) carrying the server version and capture time. Writing goes
+//! through a temporary file and a rename, so a failed write leaves nothing behind.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
+use crate::inventory::object::str_at;
+
+/// Bigger files are refused before reading (50,000 TrainJobs are about 60 MB of YAML).
+pub const MAX_SNAPSHOT_BYTES: u64 = 512 * 1024 * 1024;
+/// More items than this are refused.
+pub const MAX_SNAPSHOT_ITEMS: usize = 250_000;
+
+pub fn read_file(path: &Path) -> Result<ClusterState, ClusterError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| ClusterError::Snapshot(format!("cannot read snapshot {shown}: {e}")))?;
+    if meta.len() > MAX_SNAPSHOT_BYTES {
+        return Err(ClusterError::Snapshot(format!(
+            "snapshot {shown} is {} MiB, over the {} MiB limit: capture fewer namespaces or resources",
+            meta.len() / (1024 * 1024),
+            MAX_SNAPSHOT_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| ClusterError::Snapshot(format!("cannot read snapshot {shown}: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| ClusterError::Snapshot(format!("snapshot {shown} is not UTF-8 text")))?;
+    parse(&text).map_err(|e| ClusterError::Snapshot(format!("snapshot {shown}: {e}")))
+}
+
+/// One document of a snapshot: a List (its items normalised as they are read, so a large file
+/// never sits in memory whole), a `ClusterInfo`, or a single object.
+struct Doc {
+    kind: String,
+    items: Vec<Json>,
+    info: Option<ClusterInfo>,
+    /// Items read (before normalisation drops what the audit does not need).
+    seen: usize,
+    /// The document itself when it is not a List.
+    object: Option<Json>,
+}
+
+struct Items<'a> {
+    kept: &'a mut Vec<Json>,
+    info: &'a mut Option<ClusterInfo>,
+    seen: &'a mut usize,
+}
+
+fn cluster_info(item: &Json) -> Option<ClusterInfo> {
+    if str_at(item, &["kind"]) != "ClusterInfo" || str_at(item, &["apiVersion"]) != CLUSTER_INFO_API_VERSION {
+        return None;
+    }
+    let text = |k: &str| Some(str_at(item, &[k]).to_string()).filter(|s| !s.is_empty());
+    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt") })
+}
+
+impl<'a> Items<'a> {
+    fn take(&mut self, item: Json) -> Result<(), String> {
+        *self.seen += 1;
+        if *self.seen > MAX_SNAPSHOT_ITEMS {
+            return Err(format!("more than {MAX_SNAPSHOT_ITEMS} items: refused (capture fewer resources)"));
+        }
+        if str_at(&item, &["kind"]).is_empty() || str_at(&item, &["apiVersion"]).is_empty() {
+            return Err(format!("an item has no kind or apiVersion (write snapshots with kubectl get -o yaml): {}", short(&item)));
+        }
+        if let Some(info) = cluster_info(&item) {
+            *self.info = Some(info);
+        } else if let Some(kept) = super::normalise(item) {
+            self.kept.push(kept);
+        }
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(mut self, d: D) -> Result<(), D::Error> {
+        struct Seq<'b, 'c>(&'b mut Items<'c>);
+        impl<'de> serde::de::Visitor<'de> for Seq<'_, '_> {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of Kubernetes objects")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                while let Some(item) = seq.next_element::<Json>()? {
+                    self.0.take(item).map_err(serde::de::Error::custom)?;
+                }
+                Ok(())
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        d.deserialize_any(Seq(&mut self))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Doc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Doc, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Doc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a Kubernetes object or List")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Doc, E> {
+                Ok(Doc { kind: String::new(), items: Vec::new(), info: None, seen: 0, object: None })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+                let (mut items, mut info, mut seen) = (Vec::new(), None, 0);
+                let mut has_items = false;
+                let mut rest = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "items" {
+                        has_items = true;
+                        map.next_value_seed(Items { kept: &mut items, info: &mut info, seen: &mut seen })?;
+                    } else {
+                        rest.insert(key, map.next_value::<Json>()?);
+                    }
+                }
+                let kind = rest.get("kind").and_then(Json::as_str).unwrap_or("").to_string();
+                let object = (!has_items || !kind.ends_with("List")).then_some(Json::Object(rest));
+                Ok(Doc { kind, items, info, seen, object })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Reads snapshot text (JSON or YAML, one or more documents).
+pub fn parse(text: &str) -> Result<ClusterState, String> {
+    let docs: Vec<Doc> = if text.trim_start().starts_with('{') {
+        serde_json::Deserializer::from_str(text).into_iter::<Doc>().collect::<Result<_, _>>().map_err(|e| format!("invalid JSON: {e}"))?
+    } else {
+        // serde-saphyr's default budget suits configuration files; a snapshot is data. The
+        // file size is already bounded, so only nesting and aliases stay limited.
+        let mut budget = serde_saphyr::Budget::default();
+        budget.max_nodes = usize::MAX;
+        budget.max_events = usize::MAX;
+        budget.max_total_scalar_bytes = MAX_SNAPSHOT_BYTES as usize;
+        budget.max_reader_input_bytes = Some(MAX_SNAPSHOT_BYTES as usize);
+        budget.max_depth = 200;
+        let mut options = serde_saphyr::Options::default();
+        options.budget = Some(budget);
+        serde_saphyr::from_multiple_with_options::<Doc>(text, options)
+            .map_err(|e| format!("invalid YAML: {}", first_line(&e.to_string())))?
+    };
+    let mut info: Option<ClusterInfo> = None;
+    let mut objects = Vec::new();
+    let mut seen = 0;
+    for doc in docs {
+        seen += doc.seen;
+        if doc.info.is_some() {
+            info = doc.info;
+        }
+        objects.extend(doc.items);
+        match doc.object {
+            Some(Json::Object(m)) if m.is_empty() => {}
+            Some(object) => {
+                if doc.kind.is_empty() {
+                    return Err(format!("a document is neither a Kubernetes object nor a List: {}", short(&object)));
+                }
+                let mut single = Items { kept: &mut objects, info: &mut info, seen: &mut seen };
+                single.take(object)?;
+            }
+            None => {}
+        }
+    }
+    Ok(ClusterState::from_normalised(info.unwrap_or_default(), objects, Vec::new()))
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
+}
+
+fn short(v: &Json) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(120) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// The state as one `List` (ClusterInfo first); JSON when the path ends in `.json`, else YAML.
+pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> {
+    let mut info = serde_json::json!({"apiVersion": CLUSTER_INFO_API_VERSION, "kind": "ClusterInfo"});
+    if let Some(v) = &state.info.server_version {
+        info["serverVersion"] = Json::String(v.clone());
+    }
+    if let Some(t) = &state.info.captured_at {
+        info["capturedAt"] = Json::String(t.clone());
+    }
+    let items: Vec<Json> = std::iter::once(info).chain(state.objects.iter().cloned()).collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
+    if json {
+        return Ok(format!("{text}\n"));
+    }
+    let value = crate::helm::json::from_json(&text).map_err(|e| ClusterError::Snapshot(e.0))?;
+    crate::helm::yaml::to_yaml(&value).map_err(ClusterError::Snapshot)
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), ClusterError> {
+    let shown = path.display();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {e}")))?;
+    tmp.write_all(text.as_bytes()).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {e}")))?;
+    tmp.persist(path).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {}", e.error)))?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! `status` as text.
+
+use crate::cluster::status::Status;
+
+pub fn text(s: &Status) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, k: &str, v: &str| out.push_str(&format!("{k:<15}{v}\n"));
+    line(&mut out, "Kubernetes", s.kubernetes.as_deref().unwrap_or("unknown (pass --kube-version)"));
+    line(&mut out, "Install method", s.install.method.describe());
+    for e in &s.install.evidence {
+        line(&mut out, "", &format!("evidence: {e}"));
+    }
+    match &s.version {
+        Some(v) => line(&mut out, "Trainer", &format!("{} (from {})", v.version, v.evidence)),
+        None => line(&mut out, "Trainer", "not found"),
+    }
+    for r in &s.releases {
+        let stuck = if r.stuck { "  ← must be resolved before upgrading" } else { "" };
+        line(
+            &mut out,
+            "Helm release",
+            &format!(
+                "{}/{} revision {} {}, chart {} (app {}){stuck}",
+                r.namespace, r.name, r.revision, r.status, r.chart_version, r.app_version
+            ),
+        );
+        line(&mut out, "", &format!("history: {}", r.history.join("; ")));
+        line(&mut out, "", &format!("user values: {}", r.values));
+    }
+    for e in &s.release_errors {
+        line(&mut out, "Helm release", &format!("unreadable: {e}"));
+    }
+    if !s.crds.is_empty() {
+        out.push_str("CRDs\n");
+        for c in &s.crds {
+            let release = if c.release_name.is_empty() {
+                "no meta.helm.sh annotations".to_string()
+            } else {
+                format!("release {}/{}", c.release_namespace, c.release_name)
+            };
+            let managed = if c.managed_by.is_empty() { "no managed-by label".to_string() } else { format!("managed-by={}", c.managed_by) };
+            let keep = if c.resource_policy.is_empty() { String::new() } else { format!(", resource-policy={}", c.resource_policy) };
+            out.push_str(&format!(
+                "  {:<46} served {:<10} storage {:<10} {}: {managed}, {release}{keep}\n",
+                c.name,
+                c.served.join(","),
+                c.storage.join(","),
+                c.owner
+            ));
+        }
+    }
+    if !s.runtimes.is_empty() {
+        out.push_str("Runtimes\n");
+        for r in &s.runtimes {
+            let ns = if r.namespace.is_empty() { String::new() } else { format!("{}/", r.namespace) };
+            let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let deleting = if r.deleting { ", deleting" } else { "" };
+            out.push_str(&format!(
+                "  {}/{ns}{}  owner {}; labels {}; finalizers {}{deleting}\n",
+                r.kind,
+                r.name,
+                r.owner,
+                if labels.is_empty() { "-".into() } else { labels.join(" ") },
+                if r.finalizers.is_empty() { "-".into() } else { r.finalizers.join(",") }
+            ));
+        }
+    }
+    line(&mut out, "TrainJobs", &s.trainjobs.to_string());
+    for (runtime, n) in &s.trainjobs_per_runtime {
+        line(&mut out, "", &format!("runtime {runtime}: {n}"));
+    }
+    for (ns, n) in &s.trainjobs_per_namespace {
+        line(&mut out, "", &format!("namespace {ns}: {n}"));
+    }
+    line(&mut out, "JobSet", &s.jobset.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
+    line(&mut out, "LWS", &s.lws.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
+    for (ns, levels) in &s.pod_security {
+        line(&mut out, "Pod Security", &format!("{ns}: {levels}"));
+    }
+    for w in &s.warnings {
+        line(&mut out, "Warning", w);
+    }
+    out
+}
