@@ -11,5 +11,6 @@ pub mod diff;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;
+pub mod plan;
 pub mod report;
 pub mod source;

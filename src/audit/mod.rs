@@ -1,5 +1,10 @@
-//! Checks over what was rendered (and, later, what is installed): findings with stable ids.
+//! Checks over what was rendered and what is installed: rules (data) run check kinds (code)
+//! and produce findings with stable ids.
 
+pub mod engine;
 pub mod finding;
 pub mod gitops;
 pub mod hooks;
+pub mod input;
+pub mod kinds;
+pub mod rules;

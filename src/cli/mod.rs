@@ -1,15 +1,20 @@
 //! The command line: clap types, one small module per subcommand (glue only), and the mapping
 //! of outcomes to exit codes (0 clean, 1 findings at or above `--fail-on`, 2 the run failed).
 
+pub mod check;
 mod cluster_args;
 mod diff;
 mod hooks;
+mod plan;
 mod pull;
 mod rbac;
 mod registry_args;
 pub mod render;
+mod rules;
+mod runbook;
 mod snapshot;
 mod status;
+mod upgrade_args;
 mod versions;
 
 use std::process::ExitCode;
@@ -52,6 +57,16 @@ pub enum Command {
     Snapshot(Box<snapshot::SnapshotArgs>),
     /// Print the least-privilege ClusterRole and binding trainer-audit needs
     Rbac(rbac::RbacArgs),
+    /// Pre-upgrade readiness gate: findings for upgrading this cluster's Trainer to --to
+    Check(Box<check::CheckArgs>),
+    /// The stepwise upgrade path (2.0/2.1/2.2 go through the latest 2.3.x first)
+    Plan(Box<plan::PlanArgs>),
+    /// A Markdown runbook for the change, with this cluster's names filled in
+    Runbook(Box<runbook::RunbookArgs>),
+    /// List the rules
+    Rules(rules::RulesArgs),
+    /// Explain one rule
+    Explain(rules::ExplainArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -92,6 +107,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Status(args) => status::run(*args),
         Command::Snapshot(args) => snapshot::run(*args),
         Command::Rbac(args) => rbac::run(args),
+        Command::Check(args) => check::run(*args),
+        Command::Plan(args) => plan::run(*args),
+        Command::Runbook(args) => runbook::run(*args),
+        Command::Rules(args) => rules::list(args),
+        Command::Explain(args) => rules::explain(args),
     }
 }
 

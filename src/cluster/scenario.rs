@@ -214,7 +214,8 @@ const TORCH_23: &str = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime";
 
 /// The objects of one scenario (ClusterInfo first), or None for an unknown name.
 pub fn scenario(name: &str) -> Option<Vec<Json>> {
-    let selector_22 = json!({"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/component": "manager"});
+    // What the charts render (2.1 adds manager.labels to it; 2.2+ use manager.selectorLabels).
+    let selector_22 = json!({"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/instance": "kubeflow-trainer", "app.kubernetes.io/part-of": "kubeflow", "app.kubernetes.io/component": "manager"});
     Some(match name {
         "helm-2.2.1" | "argocd-2.2.1" => {
             let argo = name.starts_with("argocd");
@@ -232,7 +233,8 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
                 objects.push(release_record("2.2.1", 2, "deployed", values, &[&public, &deployment, &torch, &deepspeed]));
             }
             objects.extend([deployment, torch.clone(), deepspeed, public]);
-            objects.extend(namespaces(false, 2));
+            // The Helm scenario's namespace enforces Pod Security `restricted`.
+            objects.extend(namespaces(!argo, 2));
             objects.extend(trainjobs(4, 2, &["torch-distributed"], false));
             objects
         }
@@ -241,8 +243,7 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
             let mut objects = vec![cluster_info("v1.31.2")];
             objects.extend(trainer_crds(&ctx, false));
             // manager.labels set: 2.1 used them as the Deployment selector.
-            let selector =
-                json!({"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/component": "manager", "team": "ml-platform"});
+            let selector = json!({"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/instance": "kubeflow-trainer", "app.kubernetes.io/part-of": "kubeflow", "app.kubernetes.io/component": "manager", "team": "ml-platform"});
             let deployment = deployment(&ctx, selector);
             let values = json!({"manager": {"labels": {"team": "ml-platform"}, "annotations": {"prometheus.io/scrape": "true"}}});
             objects.push(release_record("2.1.0", 1, "deployed", values, &[&deployment]));

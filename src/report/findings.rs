@@ -26,7 +26,7 @@ pub fn text(findings: &[Finding], out: &mut String) {
         for e in &f.evidence {
             out.push_str(&format!("        evidence: {e}\n"));
         }
-        out.push_str(&format!("        fix:      {}\n", f.fix));
+        out.push_str(&format!("        fix:      {}\n", f.fix.replace('\n', "\n                  ")));
         out.push_str(&format!("        source:   {}\n", f.source));
     }
     out.push_str(&format!("{}\n", summary(findings)));

@@ -1,8 +1,11 @@
 //! Renderers for people and machines: text, JSON (serde of the report types), SARIF and
 //! Markdown. Everything here is deterministic: same report, same bytes.
 
+pub mod check;
 pub mod diff;
 pub mod findings;
 pub mod hooks;
+pub mod plan;
+pub mod runbook;
 pub mod sarif;
 pub mod status;

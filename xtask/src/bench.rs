@@ -80,6 +80,17 @@ fn time(mut cmd: Command) -> Result<Duration> {
     Ok(elapsed)
 }
 
+/// Like [`time`], but findings (exit 1) are a normal outcome; only exit 2 fails.
+fn time_any_exit(mut cmd: Command) -> Result<Duration> {
+    let start = Instant::now();
+    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
+    let elapsed = start.elapsed();
+    if out.status.code() == Some(2) {
+        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(elapsed)
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -189,6 +200,21 @@ fn cluster(runs: usize) -> Result<()> {
     let snap = median((0..runs).map(|_| time(from_snapshot())).collect::<Result<Vec<_>>>()?);
     let live = median((0..runs).map(|_| time(from_live())).collect::<Result<Vec<_>>>()?);
     let (snap_rss, live_rss) = (peak_rss_kib(from_snapshot()), peak_rss_kib(from_live()));
+    // check over the same snapshot, with the installed and target charts from the corpus.
+    let corpus = corpus()?;
+    let check = || {
+        let mut c = Command::new(&binary);
+        c.arg("check")
+            .arg("--snapshot")
+            .arg(&snapshot)
+            .arg("--chart")
+            .arg(corpus.join("charts/kubeflow-trainer-2.3.0.tgz"))
+            .arg("--from-chart")
+            .arg(corpus.join("charts/kubeflow-trainer-2.2.1.tgz"));
+        c
+    };
+    let check_time = median((0..runs).map(|_| time_any_exit(check())).collect::<Result<Vec<_>>>()?);
+    let check_rss = peak_rss_kib(check());
     let met = |d: Duration, rss: Option<u64>| {
         if d < Duration::from_secs(10) && rss.is_some_and(|r| r < 500 * 1024) {
             "met"
@@ -210,6 +236,12 @@ fn cluster(runs: usize) -> Result<()> {
         live.as_secs_f64(),
         mib(live_rss),
         met(live, live_rss)
+    );
+    println!(
+        "  check 2.2.1 → 2.3.0      {:>8.2} s   peak RSS {}  (target < 5 s: {})",
+        check_time.as_secs_f64(),
+        mib(check_rss),
+        if check_time < Duration::from_secs(5) { "met" } else { "NOT met" }
     );
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())

@@ -1,0 +1,92 @@
+//! Everything one check looks at: the cluster, the release and its versions, the installed and
+//! target charts as rendered, the values the upgrade will use, and the deployment engine.
+
+use serde_json::Value as Json;
+
+use super::gitops::Engine;
+use crate::cluster::install::{Method, Verdict};
+use crate::cluster::release::Release;
+use crate::cluster::ClusterState;
+use crate::inventory::Inventory;
+
+pub struct CheckInput<'a> {
+    pub state: &'a ClusterState,
+    pub release: Option<&'a Release>,
+    pub release_name: String,
+    pub namespace: String,
+    pub from: semver::Version,
+    pub to: semver::Version,
+    /// The installed chart rendered with the release's own values (None when it could not be).
+    pub installed: Option<&'a Inventory>,
+    /// The target chart rendered with the values the upgrade will use.
+    pub target: &'a Inventory,
+    /// User values the upgrade applies (the release's, then `-f`/`--set`).
+    pub user_values: Json,
+    pub install: &'a Verdict,
+}
+
+impl CheckInput<'_> {
+    /// The engine that will run the upgrade, from the detected install method (a kubectl or
+    /// kustomize install is upgraded by moving it to Helm, as `plan` proposes).
+    pub fn engine(&self) -> Engine {
+        match self.install.method {
+            Method::ArgoCd => Engine::Argocd,
+            Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
+            Method::Kubectl | Method::Helm | Method::Unknown => Engine::Helm,
+        }
+    }
+
+    /// Identities (kind, namespace, name) of the current release's objects, from its manifest.
+    pub fn release_objects(&self) -> Vec<(String, String, String)> {
+        match self.release {
+            Some(r) => r
+                .current
+                .objects()
+                .iter()
+                .map(|o| (o.identity.kind.clone(), o.identity.namespace.clone(), o.identity.name.clone()))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The live object with this kind, namespace (empty for cluster-scoped) and name.
+    pub fn live(&self, kind: &str, namespace: &str, name: &str) -> Option<&Json> {
+        use crate::inventory::object::str_at;
+        self.state.objects.iter().find(|o| {
+            str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name && str_at(o, &["metadata", "namespace"]) == namespace
+        })
+    }
+}
+
+/// Paths present in a JSON object (`spec.trainer.numProcPerNode`, `[]` for list items), with the
+/// JSON type of the value there.
+pub fn json_paths(v: &Json, prefix: &str, out: &mut Vec<(String, &'static str)>) {
+    fn kind(v: &Json) -> &'static str {
+        match v {
+            Json::Null => "null",
+            Json::Bool(_) => "boolean",
+            Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "array",
+            Json::Object(_) => "object",
+        }
+    }
+    match v {
+        Json::Object(map) => {
+            for (k, child) in map {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.push((path.clone(), kind(child)));
+                json_paths(child, &path, out);
+            }
+        }
+        Json::Array(items) => {
+            let path = format!("{prefix}[]");
+            for item in items {
+                out.push((path.clone(), kind(item)));
+                json_paths(item, &path, out);
+            }
+        }
+        _ => {}
+    }
+}

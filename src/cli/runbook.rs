@@ -1,0 +1,31 @@
+//! `trainer-audit runbook`: the Markdown a person follows during the change.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::upgrade_args::UpgradeArgs;
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct RunbookArgs {
+    #[command(flatten)]
+    pub upgrade: UpgradeArgs,
+    /// Write the runbook here (default: standard output)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
+    let (plan, notes) = super::plan::build(&args.upgrade)?;
+    let text = crate::report::runbook::markdown(&plan, &notes);
+    match &args.output {
+        Some(path) => {
+            crate::cluster::snapshot::write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

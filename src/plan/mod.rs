@@ -1,0 +1,125 @@
+//! The upgrade path: from the installed version to the target through every stop the upgrade
+//! gates require (the latest release matching the gate's `via`, e.g. the newest 2.3.x), and for
+//! each step the commands for the detected deployment method, how to verify it, and what a
+//! rollback would do.
+
+use serde::Serialize;
+
+use crate::audit::finding::{Finding, Severity};
+use crate::audit::rules::Rule;
+use crate::cluster::install::Method;
+use crate::source::constraint::Constraint;
+
+/// The versions to upgrade through, ending with `to`. `available` are the repository's
+/// release versions; an empty list means only the target is known (a local chart).
+pub fn path(
+    rules: &[Rule],
+    from: &semver::Version,
+    to: &semver::Version,
+    available: &[semver::Version],
+) -> Result<Vec<semver::Version>, String> {
+    let mut stops = Vec::new();
+    let mut current = from.clone();
+    for _ in 0..8 {
+        let gate = rules.iter().filter(|r| r.kind == "upgrade-gate").find(|r| r.applies_to(&current, to));
+        let Some(gate) = gate else { break };
+        let via = gate.param_str("via").unwrap_or("");
+        let constraint = Constraint::parse(via).map_err(|e| format!("rule {}: {e}", gate.id))?;
+        let stop = available.iter().filter(|v| v.pre.is_empty() && constraint.matches(v) && *v > &current && *v < to).max().cloned();
+        let Some(stop) = stop else {
+            return Err(format!("{} → {to} must pass through {via} ({}), and the repository has no such release", current, gate.id));
+        };
+        stops.push(stop.clone());
+        current = stop;
+    }
+    stops.push(to.clone());
+    Ok(stops)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub number: usize,
+    pub from: String,
+    pub to: String,
+    /// Findings at warning or above for this hop, to settle first.
+    pub preconditions: Vec<Finding>,
+    pub upgrade: Vec<String>,
+    pub verify: Vec<String>,
+    pub rollback: String,
+    pub rollback_dangerous: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub release: String,
+    pub namespace: String,
+    pub method: Method,
+    pub from: String,
+    pub to: String,
+    pub repository: String,
+    pub steps: Vec<Step>,
+}
+
+pub struct StepContext<'a> {
+    pub release: &'a str,
+    pub namespace: &'a str,
+    pub method: Method,
+    pub repository: &'a str,
+    pub values_flags: &'a str,
+}
+
+/// The step's commands for this deployment method.
+pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
+    let (release, ns, repo) = (ctx.release, ctx.namespace, ctx.repository);
+    let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
+    let take = if adopt { " --take-ownership" } else { "" };
+    let upgrade = match ctx.method {
+        Method::ArgoCd => vec![
+            format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {repo}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)"),
+            "Sync the Application and wait for Healthy".to_string(),
+        ],
+        Method::FluxHelm => vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {ns}/{release} (helm-controller ≥ 1.2 takes ownership of existing objects by default) and commit"), format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown => vec![
+            format!("helm upgrade --install {release} {repo} --version {to} -n {ns}{} --take-ownership --wait --timeout 10m", ctx.values_flags),
+            "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
+        ],
+        Method::Helm => vec![format!("helm upgrade {release} {repo} --version {to} -n {ns} --reset-then-reuse-values{}{take} --wait --timeout 10m", ctx.values_flags)],
+    };
+    let mut verify = vec![
+        format!("helm status {release} -n {ns}"),
+        format!("kubectl -n {ns} rollout status deployment/kubeflow-trainer-controller-manager --timeout=5m"),
+        "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
+            .to_string(),
+        "kubectl get clustertrainingruntimes".to_string(),
+    ];
+    if to.major == 2 && to.minor >= 3 {
+        verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer   # the installer hook Job (deleted once it succeeds)"));
+    }
+    let crds_move = from.major == 2 && from.minor < 3 && (to.minor >= 3 || to.major > 2);
+    let (rollback, dangerous) = if crds_move {
+        (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade and never use --atomic/--rollback-on-failure"), true)
+    } else {
+        (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs are not downgraded"), false)
+    };
+    let preconditions = findings.into_iter().filter(|f| f.severity <= Severity::Warning).collect();
+    Step { number, from: from.to_string(), to: to.to_string(), preconditions, upgrade, verify, rollback, rollback_dangerous: dangerous }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> semver::Version {
+        semver::Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn gates_route_through_the_latest_stop() {
+        let rules = crate::audit::rules::load(None).unwrap();
+        let available: Vec<semver::Version> = ["2.2.1", "2.3.0", "2.3.1", "2.3.2-rc.0", "2.4.0"].iter().map(|s| v(s)).collect();
+        assert_eq!(path(&rules, &v("2.2.1"), &v("2.4.0"), &available).unwrap(), [v("2.3.1"), v("2.4.0")]);
+        assert_eq!(path(&rules, &v("2.3.0"), &v("2.4.0"), &available).unwrap(), [v("2.4.0")]);
+        assert_eq!(path(&rules, &v("2.2.1"), &v("2.3.1"), &available).unwrap(), [v("2.3.1")]);
+        assert!(path(&rules, &v("2.1.0"), &v("2.4.0"), &[v("2.4.0")]).unwrap_err().contains("~2.3"));
+    }
+}

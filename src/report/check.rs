@@ -1,0 +1,33 @@
+//! `check` as text and Markdown.
+
+use crate::cli::check::CheckReport;
+
+pub fn text(r: &CheckReport) -> String {
+    let mut out = format!("Upgrade check: {}/{} {} → {} (installed with {})\n", r.namespace, r.release, r.from, r.to, r.method.describe());
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out.push('\n');
+    super::findings::text(&r.findings, &mut out);
+    out
+}
+
+pub fn markdown(r: &CheckReport) -> String {
+    let mut out = format!(
+        "## Trainer upgrade check: `{}/{}` {} → {}\n\nInstalled with {}.\n\n",
+        r.namespace,
+        r.release,
+        r.from,
+        r.to,
+        r.method.describe()
+    );
+    for n in r.notes.iter().chain(r.warnings.iter()) {
+        out.push_str(&format!("- {n}\n"));
+    }
+    out.push('\n');
+    super::findings::markdown(&r.findings, &mut out);
+    out
+}

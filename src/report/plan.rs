@@ -1,0 +1,68 @@
+//! `plan` as text and Markdown.
+
+use crate::plan::Plan;
+
+pub fn text(p: &Plan, notes: &[String]) -> String {
+    let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
+    let mut out =
+        format!("Upgrade plan: {}/{} {} → {} via {} ({})\n", p.namespace, p.release, p.from, p.to, route.join(" → "), p.method.describe());
+    for n in notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    for s in &p.steps {
+        out.push_str(&format!("\nStep {}: {} → {}\n", s.number, s.from, s.to));
+        if s.preconditions.is_empty() {
+            out.push_str("  Before: nothing blocking\n");
+        } else {
+            out.push_str("  Before:\n");
+            for f in &s.preconditions {
+                out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
+                for line in f.fix.lines() {
+                    out.push_str(&format!("        {line}\n"));
+                }
+            }
+        }
+        out.push_str("  Upgrade:\n");
+        for c in &s.upgrade {
+            out.push_str(&format!("    {c}\n"));
+        }
+        out.push_str("  Verify:\n");
+        for c in &s.verify {
+            out.push_str(&format!("    {c}\n"));
+        }
+        out.push_str(&format!("  Rollback{}: {}\n", if s.rollback_dangerous { " (DANGEROUS)" } else { "" }, s.rollback));
+    }
+    out
+}
+
+pub fn markdown(p: &Plan, notes: &[String]) -> String {
+    let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
+    let mut out = format!(
+        "## Upgrade plan: `{}/{}` {} → {}\n\nRoute: {} → {} ({}).\n",
+        p.namespace,
+        p.release,
+        p.from,
+        p.to,
+        p.from,
+        route.join(" → "),
+        p.method.describe()
+    );
+    for n in notes {
+        out.push_str(&format!("\n- {n}"));
+    }
+    out.push('\n');
+    for s in &p.steps {
+        out.push_str(&format!("\n### Step {}: {} → {}\n\n", s.number, s.from, s.to));
+        super::findings::markdown(&s.preconditions, &mut out);
+        out.push_str("\nUpgrade:\n\n```sh\n");
+        for c in &s.upgrade {
+            out.push_str(&format!("{c}\n"));
+        }
+        out.push_str("```\n\nVerify:\n\n```sh\n");
+        for c in &s.verify {
+            out.push_str(&format!("{c}\n"));
+        }
+        out.push_str(&format!("```\n\nRollback{}: {}\n", if s.rollback_dangerous { " (**dangerous**)" } else { "" }, s.rollback));
+    }
+    out
+}

@@ -1,0 +1,227 @@
+//! `check`, `plan` and `runbook` on the project's scenario snapshots against the real Trainer
+//! charts (corpus), pinned by insta snapshots; the 2.3 gate against a registry holding a 2.4.0
+//! chart. Runs only when `TRAINER_AUDIT_CORPUS` is set (as `.ci/run` does); `rules`/`explain`
+//! and rule-file errors always run.
+
+mod support;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use support::{run, stderr, stdout};
+
+fn snapshot(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(format!("{name}.yaml")).to_string_lossy().into_owned()
+}
+
+fn chart(corpus: &Path, version: &str) -> String {
+    corpus.join(format!("charts/kubeflow-trainer-{version}.tgz")).to_string_lossy().into_owned()
+}
+
+/// `check` of a scenario against the 2.3.0 chart, with the installed chart from the corpus.
+fn check(corpus: &Path, scenario: &str, installed: &str, extra: &[&str]) -> std::process::Output {
+    let home = tempfile::tempdir().unwrap();
+    let (s, to, from) = (snapshot(scenario), chart(corpus, "2.3.0"), chart(corpus, installed));
+    let mut args = vec!["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from];
+    args.extend_from_slice(extra);
+    run(home.path(), &args)
+}
+
+/// Output with the machine's corpus path replaced, so snapshots hold on any checkout.
+fn portable(text: &str, corpus: &Path) -> String {
+    text.replace(&corpus.to_string_lossy().into_owned(), "$CORPUS")
+}
+
+fn ids(text: &str) -> Vec<String> {
+    let mut ids: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .filter(|id| id.starts_with("TA-"))
+                .map(|id| format!("{} {}", l.split_whitespace().next().unwrap_or(""), id))
+        })
+        .collect();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn scenarios_against_2_3_0() {
+    let Some(corpus) = support::corpus() else {
+        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
+        return;
+    };
+    // Helm 2.2.1: the three CRDs need adoption (exact commands), runtimes change hands, no keep
+    // policy, the installer needs egress and is rejected by the restricted namespace.
+    let out = check(&corpus, "helm-2.2.1", "2.2.1", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    for crd in ["trainjobs", "trainingruntimes", "clustertrainingruntimes"] {
+        assert!(
+            text.contains(&format!("kubectl annotate customresourcedefinition.apiextensions.k8s.io {crd}.trainer.kubeflow.org meta.helm.sh/release-name=kubeflow-trainer meta.helm.sh/release-namespace=kubeflow-system --overwrite")),
+            "{crd}: {text}"
+        );
+    }
+    for id in ["error   TA-OWN-001", "error   TA-HOOK-101", "warning TA-RT-001", "warning TA-CRD-011", "warning TA-HOOK-102"] {
+        assert!(ids(&text).iter().any(|i| i.replace(' ', "") == id.replace(' ', "")), "{id} missing: {:?}", ids(&text));
+    }
+    insta::assert_snapshot!("check_helm_2_2_1", portable(&text, &corpus));
+
+    // Helm 2.1.0: fields 2.2 removed, found through the schema diff; the selector change.
+    let out = check(&corpus, "helm-2.1.0", "2.1.0", &["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let subjects: Vec<&str> = findings.iter().filter(|f| f["id"] == "TA-FLD-001").map(|f| f["subject"].as_str().unwrap()).collect();
+    for s in [
+        "TrainJob spec.podTemplateOverrides",
+        "TrainJob spec.trainer.numProcPerNode",
+        "ClusterTrainingRuntime spec.mlPolicy.torch.numProcPerNode",
+        "ClusterTrainingRuntime spec.mlPolicy.torch.elasticPolicy",
+    ] {
+        assert!(subjects.contains(&s), "{s} not in {subjects:?}");
+    }
+    assert!(findings.iter().any(|f| f["id"] == "TA-IMM-001" && f["evidence"][0].as_str().unwrap().contains("team")));
+    assert!(findings.iter().any(|f| f["id"] == "TA-VAL-001" && f["subject"] == "values manager.annotations"));
+    insta::assert_snapshot!("check_helm_2_1_0", portable(&serde_json::to_string_pretty(&report).unwrap(), &corpus));
+
+    // kustomize 2.2.0 → Helm 2.3.0: every object Helm must adopt, and the selector clash.
+    let out = check(&corpus, "kustomize-2.2.0", "2.2.0", &["--format", "markdown"]);
+    let text = stdout(&out);
+    assert_eq!(text.matches("`TA-OWN-00").count(), 5, "{text}");
+    assert!(text.contains("`TA-IMM-001`"), "{text}");
+    insta::assert_snapshot!("check_kustomize_2_2_0", portable(&text, &corpus));
+
+    // Argo CD 2.2.1: no Helm adoption (Argo CD applies the objects), the CRD sizes matter.
+    let out = check(&corpus, "argocd-2.2.1", "2.2.1", &["--format", "sarif"]);
+    let sarif: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rule_ids: Vec<&str> = sarif["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["ruleId"].as_str().unwrap()).collect();
+    assert!(rule_ids.contains(&"TA-HOOK-104") && !rule_ids.iter().any(|r| r.starts_with("TA-OWN")), "{rule_ids:?}");
+
+    // A healthy Helm 2.3.0: no error, exit 0.
+    let out = check(&corpus, "helm-2.3.0", "2.3.0", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains(": 0 error,"), "{}", stdout(&out));
+    let out = check(&corpus, "helm-2.3.0", "2.3.0", &["--fail-on", "warning"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn plan_and_runbook_for_helm_2_2_1() {
+    let Some(corpus) = support::corpus() else {
+        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let (s, to, from) = (snapshot("helm-2.2.1"), chart(&corpus, "2.3.0"), chart(&corpus, "2.2.1"));
+    let out = run(home.path(), &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("helm upgrade kubeflow-trainer"), "{text}");
+    assert!(text.contains("--reset-then-reuse-values --take-ownership"), "{text}");
+    assert!(text.contains("Rollback (DANGEROUS)"), "{text}");
+    insta::assert_snapshot!("plan_helm_2_2_1", portable(&text, &corpus));
+    let file = home.path().join("runbook.md");
+    let out = run(home.path(), &["runbook", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let book = std::fs::read_to_string(&file).unwrap();
+    for part in [
+        "## Summary",
+        "## Findings",
+        "## Backups",
+        "## Steps",
+        "## Do not",
+        "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainjobs.yaml",
+        "--reuse-values",
+        "--atomic",
+    ] {
+        assert!(book.contains(part), "{part} missing");
+    }
+    insta::assert_snapshot!("runbook_helm_2_2_1", portable(&book, &corpus));
+}
+
+/// The corpus 2.3.0 archive re-labelled as another version (Chart.yaml `version:`), repacked.
+fn relabelled(corpus: &Path, version: &str) -> Vec<u8> {
+    let bytes = std::fs::read(corpus.join("charts/kubeflow-trainer-2.3.0.tgz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
+    let mut out = tar::Builder::new(Vec::new());
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path: PathBuf = entry.path().unwrap().into_owned();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        if path == Path::new("kubeflow-trainer/Chart.yaml") {
+            data = String::from_utf8(data).unwrap().replace("version: 2.3.0", &format!("version: {version}")).into_bytes();
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        out.append_data(&mut header, &path, &data[..]).unwrap();
+    }
+    let tar_bytes = out.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar_bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn the_2_3_gate_routes_through_the_latest_2_3() {
+    let Some(corpus) = support::corpus() else {
+        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
+        return;
+    };
+    let Some(registry) = support::registry::Registry::start() else {
+        eprintln!("SKIPPED: docker-registry not installed");
+        return;
+    };
+    for (version, bytes) in [
+        ("2.2.1", std::fs::read(chart(&corpus, "2.2.1")).unwrap()),
+        ("2.3.0", std::fs::read(chart(&corpus, "2.3.0")).unwrap()),
+        ("2.3.1", relabelled(&corpus, "2.3.1")),
+        ("2.4.0", relabelled(&corpus, "2.4.0")),
+    ] {
+        registry.push_chart("charts/kubeflow-trainer", version, "kubeflow-trainer", version, &bytes);
+    }
+    let repo = registry.repo("charts/kubeflow-trainer");
+    let home = tempfile::tempdir().unwrap();
+    let s = snapshot("helm-2.2.1");
+    let out = run(home.path(), &["plan", "--snapshot", &s, "--to", "2.4.0", "--repo", &repo, "--plain-http", "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let route: Vec<&str> = plan["plan"]["steps"].as_array().unwrap().iter().map(|s| s["to"].as_str().unwrap()).collect();
+    assert_eq!(route, ["2.3.1", "2.4.0"]);
+    // A direct hop is refused by check.
+    let out = run(home.path(), &["check", "--snapshot", &s, "--to", "2.4.0", "--repo", &repo, "--plain-http"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("TA-GATE-001") && stdout(&out).contains("skips ~2.3"), "{}", stdout(&out));
+    // From 2.3.0 it goes straight.
+    let out = run(
+        home.path(),
+        &["plan", "--snapshot", &snapshot("helm-2.3.0"), "--to", "2.4.0", "--repo", &repo, "--plain-http", "--format", "json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(plan["plan"]["steps"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn rules_list_explain_and_bad_rule_files() {
+    let home = tempfile::tempdir().unwrap();
+    let out = run(home.path(), &["rules"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("TA-GATE-001  error    upgrade-gate"), "{}", stdout(&out));
+    let out = run(home.path(), &["explain", "TA-OWN-001"]);
+    let text = stdout(&out);
+    assert!(text.contains("Source: trainer-upgrade.md §2.1") && text.contains("defined:  rules/trainer.yaml:"), "{text}");
+    let dir = home.path().join("rules");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("mine.yaml"), "- id: TA-MY-001\n  kind: ownership\n  severity: warning\n  title: t\n  why: w\n  source: s\n  fix: f\n\n- id: TA-MY-002\n  kind: no-such-kind\n  severity: info\n  title: t\n  why: w\n  source: s\n  fix: f\n").unwrap();
+    let out = run(home.path(), &["rules", "--rules", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("mine.yaml:9: rule TA-MY-002: unknown kind \"no-such-kind\""), "{}", stderr(&out));
+    std::fs::write(dir.join("mine.yaml"), "- id: TA-MY-001\n  kind: ownership\n  severity: fatal\n").unwrap();
+    let out = run(home.path(), &["rules", "--rules", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("mine.yaml") && stderr(&out).contains("line 3"), "{}", stderr(&out));
+}
