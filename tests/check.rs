@@ -104,6 +104,21 @@ fn scenarios_against_2_3_0() {
     assert!(stdout(&out).contains(": 0 error,"), "{}", stdout(&out));
     let out = check(&corpus, "helm-2.3.0", "2.3.0", &["--fail-on", "warning"]);
     assert_eq!(out.status.code(), Some(1));
+
+    // -f values with a gate the 2.3 controller does not know, and an older image pinned.
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(
+        &values,
+        "manager:\n  image:\n    tag: v2.2.1\n  config:\n    featureGates:\n      TrainJobStatus: true\n      MadeUp: true\n",
+    )
+    .unwrap();
+    let out = check(&corpus, "helm-2.3.0", "2.3.0", &["-f", values.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let cfg: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == "TA-CFG-001").map(|f| f["subject"].as_str().unwrap()).collect();
+    assert_eq!(cfg, ["values manager.config.featureGates.MadeUp", "values manager.image.tag"]);
 }
 
 #[test]

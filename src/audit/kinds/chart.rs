@@ -83,3 +83,40 @@ pub fn hook_finding(rule: &Rule, input: &CheckInput) -> Vec<Hit> {
         })
         .collect()
 }
+
+/// Feature gates the user sets that the target's controller does not know, and a controller
+/// image pinned older than the chart (the chart's config keys may be unknown to it). The
+/// manager decodes its configuration strictly, so either stops it at start-up.
+pub fn feature_gates(rule: &Rule, input: &CheckInput) -> Vec<Hit> {
+    let known = rule.param_strings("known");
+    let gates_path = rule.param_str("values_path").unwrap_or("manager.config.featureGates");
+    let tag_path = rule.param_str("image_tag_path").unwrap_or("manager.image.tag");
+    let at = |path: &str| path.split('.').try_fold(&input.user_values, |v, k| v.get(k));
+    let mut hits = Vec::new();
+    if let Some(gates) = at(gates_path).and_then(|g| g.as_object()) {
+        for gate in gates.keys().filter(|g| !known.contains(g)) {
+            hits.push(
+                Hit::new(
+                    format!("values {gates_path}.{gate}"),
+                    format!(
+                        "feature gate {gate} is not one the {} controller knows: its strict config decoding stops it at start-up",
+                        input.to
+                    ),
+                )
+                .evidence(format!("known gates: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))
+                .var("path", format!("{gates_path}.{gate}")),
+            );
+        }
+    }
+    if let Some(tag) = at(tag_path).and_then(|t| t.as_str()) {
+        let pinned = crate::source::constraint::parse_lenient(tag.trim_start_matches('v'));
+        if pinned.as_ref().is_some_and(|p| p < &input.to) {
+            hits.push(
+                Hit::new(format!("values {tag_path}"), format!("the release pins the controller image to {tag}, older than the {} chart: config keys the chart renders may be unknown to it", input.to))
+                    .evidence(format!("{tag_path}={tag}"))
+                    .var("path", tag_path.to_string()),
+            );
+        }
+    }
+    hits
+}

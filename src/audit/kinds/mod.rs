@@ -154,6 +154,13 @@ pub const KINDS: &[KindSpec] = &[
         optional: &["namespace_level", "engines"],
         run: chart::hook_finding,
     },
+    KindSpec {
+        name: "feature-gates",
+        summary: "feature gates or an older controller image the target's strict config decoding rejects",
+        required: &["known"],
+        optional: &["values_path", "image_tag_path"],
+        run: chart::feature_gates,
+    },
 ];
 
 pub fn kind(name: &str) -> Option<&'static KindSpec> {
