@@ -63,6 +63,10 @@ pub struct RenderArgs {
     pub registry: RegistryArgs,
 }
 
+/// Values files bigger than this are refused before reading (Helm has no limit; 32 MiB is far
+/// beyond any real values file and keeps a hostile one from exhausting memory).
+pub const MAX_VALUES_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Helm's value flags, shared by every command that renders.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ValuesArgs {
@@ -92,6 +96,14 @@ impl ValuesArgs {
     pub fn merged(&self) -> Result<Map, CliError> {
         let mut base = Map::new();
         for file in &self.files {
+            let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            if size > MAX_VALUES_FILE_BYTES {
+                return Err(CliError::Usage(format!(
+                    "values file {} is larger than {} MiB: refused (values files are configuration, not data)",
+                    file.display(),
+                    MAX_VALUES_FILE_BYTES / (1024 * 1024)
+                )));
+            }
             let text =
                 std::fs::read_to_string(file).map_err(|e| CliError::Io(format!("cannot read values file {}: {e}", file.display())))?;
             let values = read_values_file(&text).map_err(|e| CliError::Usage(format!("failed to parse {}: {e}", file.display())))?;

@@ -135,6 +135,12 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
     let docs: Vec<Doc> = if text.trim_start().starts_with('{') {
         serde_json::Deserializer::from_str(text).into_iter::<Doc>().collect::<Result<_, _>>().map_err(|e| format!("invalid JSON: {e}"))?
     } else {
+        // Top-level sequence entries start at column 0 in `kubectl -o yaml` Lists: count them
+        // first, so a file with a million items is refused in milliseconds, not after parsing.
+        let entries = memchr::memmem::find_iter(text.as_bytes(), b"\n- ").count();
+        if entries > MAX_SNAPSHOT_ITEMS {
+            return Err(format!("about {entries} items, more than {MAX_SNAPSHOT_ITEMS}: refused (capture fewer resources)"));
+        }
         // serde-saphyr's default budget suits configuration files; a snapshot is data. The
         // file size is already bounded, so only nesting and aliases stay limited.
         let mut budget = serde_saphyr::Budget::default();

@@ -33,7 +33,9 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_steps: 50_000_000,
+            // The Trainer charts take about 4,000 steps; large public charts a few hundred
+            // thousand. Five million stops runaway templates within seconds.
+            max_steps: 5_000_000,
             max_output: 64 * 1024 * 1024,
             max_template_depth: 100_000,
             max_include_depth: 1000,
@@ -244,6 +246,9 @@ pub fn execute_tree(env: &Env<'_>, tree: &Tree, data: Value) -> Result<String, G
     }
     env.budget.total_depth.set(total + 1);
     env.budget.nesting.set(nesting + 1);
+    // An execution (include, tpl, template call) costs far more than one action: charge it,
+    // so exponential fan-out through includes exhausts the budget as fast as a loop would.
+    env.budget.steps.set(env.budget.steps.get() + EXECUTION_STEPS);
     let mut state = State { env, tree, vars: vec![("$".into(), data.clone(), false)], depth: 0, node: None };
     let mut out = String::new();
     let result = grow_stack(|| state.walk_list(&Dot { value: data, boxed: false }, &tree.root, &mut out));
@@ -251,6 +256,9 @@ pub fn execute_tree(env: &Env<'_>, tree: &Tree, data: Value) -> Result<String, G
     env.budget.total_depth.set(total);
     result.map(|_| out)
 }
+
+/// Steps one execution (include, tpl, named template) is charged up front.
+const EXECUTION_STEPS: u64 = 50;
 
 /// Nested include/tpl executions. Helm stops one name at 1000 nested includes; chains through
 /// several names stop here. Each level wraps the inner error's text (as Go's error chain does),

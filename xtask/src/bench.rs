@@ -15,14 +15,15 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|start [--runs N]"),
     };
     match target {
         "pull" => pull(runs),
         "render" => render(runs),
         "diff" => diff(runs),
         "cluster" => cluster(runs),
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster [--runs N]"),
+        "start" => start(runs),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|start [--runs N]"),
     }
 }
 
@@ -168,6 +169,38 @@ fn diff(runs: usize) -> Result<()> {
         if median < Duration::from_secs(1) { "met" } else { "NOT met" }
     );
     let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+/// `bench start`: cold start, `trainer-audit --version` against `kubectl version --client` (a
+/// Go command-line tool of the same field) as the peer.
+fn start(runs: usize) -> Result<()> {
+    let binary = build_release()?;
+    let ours = median(
+        (0..runs)
+            .map(|_| {
+                let mut c = Command::new(&binary);
+                c.arg("--version");
+                time(c)
+            })
+            .collect::<Result<Vec<_>>>()?,
+    );
+    let peer = median(
+        (0..runs)
+            .map(|_| {
+                let mut c = Command::new("kubectl");
+                c.args(["version", "--client"]);
+                time(c)
+            })
+            .collect::<Result<Vec<_>>>()?,
+    );
+    println!("bench start: median of {runs} runs");
+    println!("  trainer-audit --version        {:>8.2} ms", ours.as_secs_f64() * 1e3);
+    println!(
+        "  kubectl version --client       {:>8.2} ms   ratio {:.2}x",
+        peer.as_secs_f64() * 1e3,
+        ours.as_secs_f64() / peer.as_secs_f64()
+    );
     Ok(())
 }
 

@@ -1,7 +1,11 @@
-//! `cargo xtask fuzz --seconds N`: a structured fuzzer for the template engine. It generates
-//! templates from the grammar (actions, pipelines, control structures, defines, includes, tpl,
-//! every function name) and values files, mutates bytes, and renders them with tight limits,
-//! catching any panic. A crash is saved under `target/fuzz-crashes/` and fails the run.
+//! `cargo xtask fuzz [--seconds N | --minutes N] [--target NAME]`: fuzzers for everything the
+//! tool reads from strangers, each for its share of the time. `template`: templates generated
+//! from the grammar (actions, pipelines, control structures, defines, includes, tpl, every
+//! function name) rendered with tight limits. `archive`, `yaml`, `values`, `release`,
+//! `snapshot`: seeds mutated byte-wise (flips, YAML-significant insertions, truncation, splices)
+//! and fed to the chart archive loader, the YAML reader, values coalescing, the Helm release
+//! decoder and the snapshot reader. Any panic fails the run and saves the input under
+//! `target/fuzz-crashes/`; so does any input that takes more than 5 s.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -227,18 +231,195 @@ const VALUES: &[&str] = &[
     "a: &x [1, 2]\nm: {x: *x}\nl: *x\ns: |\n  multi\n  line\n",
 ];
 
+const TARGETS: &[&str] = &["template", "archive", "yaml", "values", "release", "snapshot"];
+
 pub fn run(args: &[String]) -> Result<()> {
-    let seconds: u64 = match args {
-        [flag, n] if flag == "--seconds" => n.parse()?,
-        [flag, n] if flag == "--minutes" => n.parse::<u64>()? * 60,
-        [] => 60,
-        _ => bail!("usage: cargo xtask fuzz [--seconds N | --minutes N]"),
-    };
+    let mut seconds: u64 = 60;
+    let mut targets: Vec<&str> = TARGETS.to_vec();
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().map(String::as_str).unwrap_or("");
+        match flag.as_str() {
+            "--seconds" => seconds = value.parse()?,
+            "--minutes" => seconds = value.parse::<u64>()? * 60,
+            "--target" if TARGETS.contains(&value) => targets = vec![TARGETS[TARGETS.iter().position(|t| *t == value).unwrap_or(0)]],
+            _ => bail!("usage: cargo xtask fuzz [--seconds N | --minutes N] [--target {}]", TARGETS.join("|")),
+        }
+    }
+    let share = (seconds / targets.len() as u64).max(1);
+    std::panic::set_hook(Box::new(|_| {}));
+    for target in targets {
+        if target == "template" {
+            templates(share)?;
+        } else {
+            bytes(target, share)?;
+        }
+    }
+    Ok(())
+}
+
+/// Mutation fuzzing of one byte-input target for `seconds`.
+fn bytes(target: &str, seconds: u64) -> Result<()> {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
+    let mut rng = Rng(seed);
+    let seeds = seeds(target);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let (mut runs, mut slowest) = (0u64, Duration::ZERO);
+    while Instant::now() < deadline {
+        let mut input = seeds[rng.below(seeds.len())].clone();
+        for _ in 0..=rng.below(8) {
+            mutate(&mut rng, &mut input);
+        }
+        let started = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| feed(target, &input)));
+        let took = started.elapsed();
+        slowest = slowest.max(took);
+        runs += 1;
+        if outcome.is_err() || took > Duration::from_secs(5) {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-crashes");
+            std::fs::create_dir_all(&dir)?;
+            let file = dir.join(format!("{target}-{seed}-{runs}.bin"));
+            std::fs::write(&file, &input)?;
+            let what = if outcome.is_err() { "panic".to_string() } else { format!("{took:?}") };
+            bail!("{target}: {what} after {runs} inputs; input saved to {}", file.display());
+        }
+    }
+    println!("fuzz {target}: {runs} inputs in {seconds} s (seed {seed}): 0 panics; slowest {slowest:?}");
+    Ok(())
+}
+
+const YAML_BYTES: &[u8] = b":-[]{}&*!|>'\"#%@`,? \n\t0.~";
+
+fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
+    let len = input.len();
+    match rng.below(6) {
+        0 if len > 0 => {
+            let i = rng.below(len);
+            input[i] ^= 1 << rng.below(8);
+        }
+        1 => {
+            let i = rng.below(len + 1);
+            input.insert(i, YAML_BYTES[rng.below(YAML_BYTES.len())]);
+        }
+        2 if len > 0 => {
+            let i = rng.below(len);
+            input.remove(i);
+        }
+        3 if len > 0 => input.truncate(rng.below(len)),
+        4 if len > 2 => {
+            // Duplicate a slice (repetition finds nesting and size bugs).
+            let (a, b) = (rng.below(len), rng.below(len));
+            let (a, b) = (a.min(b), a.max(b));
+            let piece = input[a..b.min(a + 256)].to_vec();
+            let at = rng.below(len);
+            input.splice(at..at, piece);
+        }
+        _ => {
+            let i = rng.below(len + 1);
+            input.insert(i, rng.next() as u8);
+        }
+    }
+}
+
+fn tiny_archive(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut tar_bytes = Vec::new();
+    {
+        let mut b = tar::Builder::new(&mut tar_bytes);
+        for (path, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            let _ = b.append_data(&mut h, path, data.as_bytes());
+        }
+        let _ = b.finish();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let _ = std::io::Write::write_all(&mut gz, &tar_bytes);
+    gz.finish().unwrap_or_default()
+}
+
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    match target {
+        "archive" => vec![
+            tiny_archive(&[
+                ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+                ("c/values.yaml", "a: 1\n"),
+                ("c/templates/t.yaml", "x: {{ .Values.a }}\n"),
+            ]),
+            tiny_archive(&[
+                ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n- name: s\n  version: 0.1.0\n"),
+                ("c/charts/s/Chart.yaml", "apiVersion: v2\nname: s\nversion: 0.1.0\n"),
+            ]),
+        ],
+        "release" => {
+            let release = serde_json::json!({"name": "r", "namespace": "n", "version": 1, "info": {"status": "deployed"},
+                "chart": {"metadata": {"name": "kubeflow-trainer", "version": "2.2.1"}}, "config": {"a": {"password": "x"}}, "manifest": "---\nkind: A\n"});
+            let secret = trainer_audit::cluster::release::encode_secret(&release, true);
+            let plain = trainer_audit::cluster::release::encode_secret(&release, false);
+            vec![
+                secret["data"]["release"].as_str().unwrap_or("").as_bytes().to_vec(),
+                plain["data"]["release"].as_str().unwrap_or("").as_bytes().to_vec(),
+            ]
+        }
+        "snapshot" => ["helm-2.2.1", "kustomize-2.2.0"]
+            .iter()
+            .filter_map(|s| trainer_audit::cluster::scenario::scenario_yaml(s))
+            .map(String::into_bytes)
+            .chain(std::iter::once(
+                br#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}]}"#.to_vec(),
+            ))
+            .collect(),
+        _ => VALUES.iter().map(|v| v.as_bytes().to_vec()).collect(),
+    }
+}
+
+/// Feeds one input to a target; errors are fine, panics and hangs are not.
+fn feed(target: &str, input: &[u8]) {
+    let text = String::from_utf8_lossy(input);
+    match target {
+        "archive" => {
+            if let Ok(chart) = trainer_audit::chart::Chart::from_archive_bytes(input) {
+                let mut o = trainer_audit::helm::render::RenderOptions { limits: Some(fuzz_limits()), ..Default::default() };
+                o.release.name = "r".into();
+                let _ = trainer_audit::helm::render::render_chart(&chart, &o);
+            }
+        }
+        "yaml" => {
+            if let Ok(docs) = trainer_audit::helm::yaml::read_documents(&text) {
+                for d in docs {
+                    let _ = trainer_audit::helm::yaml::to_yaml(&d);
+                }
+            }
+            let _ = trainer_audit::helm::yaml::read_first_head(&text);
+        }
+        "values" => {
+            let _ = trainer_audit::helm::snippet::render_snippet_limited(&text, "{{ toYaml .Values }}{{ toJson .Values }}", fuzz_limits());
+        }
+        "release" => {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD;
+            for kind in ["Secret", "ConfigMap"] {
+                let data = if kind == "Secret" { b64.encode(input) } else { text.to_string() };
+                let record = serde_json::json!({"kind": kind, "metadata": {"name": "sh.helm.release.v1.r.v1"}, "data": {"release": data}});
+                let _ = trainer_audit::cluster::release::decode(&record);
+            }
+        }
+        "snapshot" => {
+            if let Ok(state) = trainer_audit::cluster::snapshot::parse(&text) {
+                let _ = trainer_audit::cluster::status::status(&state);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The grammar-based template fuzzer for `seconds`.
+fn templates(seconds: u64) -> Result<()> {
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
     let mut rng = Rng(seed);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let (mut runs, mut ok, mut errors, mut slowest) = (0u64, 0u64, 0u64, Duration::ZERO);
-    std::panic::set_hook(Box::new(|_| {}));
     while Instant::now() < deadline {
         let tpl = template(&mut rng);
         let values = VALUES[rng.below(VALUES.len())];
@@ -275,7 +456,7 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     println!(
-        "fuzz: {runs} templates in {seconds} s (seed {seed}): {ok} rendered, {errors} refused with an error, 0 panics; slowest {slowest:?}"
+        "fuzz template: {runs} templates in {seconds} s (seed {seed}): {ok} rendered, {errors} refused with an error, 0 panics; slowest {slowest:?}"
     );
     Ok(())
 }

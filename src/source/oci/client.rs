@@ -292,8 +292,10 @@ impl RegistryClient {
     }
 }
 
+/// Connection failures are worth another try; a timeout is not — a server slower than
+/// `--timeout` stays slow, and retrying would multiply the wait.
 fn is_transient(e: &reqwest::Error) -> bool {
-    e.is_timeout() || e.is_connect() || e.is_request() && !e.is_builder()
+    !e.is_timeout() && (e.is_connect() || e.is_request() && !e.is_builder())
 }
 
 /// Reads a whole (small) body, refusing more than `limit` bytes.
