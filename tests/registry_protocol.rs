@@ -212,3 +212,27 @@ fn transient_server_errors_are_retried() {
     assert!(stderr(&out).contains("answered 503 for the tag list: UNAVAILABLE down for maintenance"), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 4, "one try and three retries");
 }
+
+/// `--password-stdin` is read once even when a command talks to the registry several times
+/// (`diff` pulls two charts; before, the second pull read an empty password).
+#[test]
+fn password_from_stdin_serves_every_request_of_a_run() {
+    let layer = tiny_chart("tiny", "1.0.0");
+    let routes = chart_routes(layer.clone(), layer);
+    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("me:pw-from-stdin"));
+    let server = Server::start(move |req| {
+        if req.header("authorization") != Some(expected.as_str()) {
+            return Response::new(401, "").header("WWW-Authenticate", "Basic realm=\"r\"");
+        }
+        routes(req).unwrap_or_else(|| Response::new(404, ""))
+    });
+    let home = tempfile::tempdir().unwrap();
+    let repo = format!("oci://{}/charts/tiny", server.base());
+    let out = run_with_stdin(
+        home.path(),
+        &["diff", "--from", "1.0.0", "--to", "1.0.0", "--repo", &repo, "--plain-http", "--username", "me", "--password-stdin"],
+        Some("pw-from-stdin\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("tiny 1.0.0 → tiny 1.0.0"), "{}", stdout(&out));
+}

@@ -23,10 +23,22 @@ pub struct RegistryArgs {
     /// Seconds one registry request may take
     #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
+    /// The options once built: standard input can be read only once, and `check` talks to the
+    /// registry several times.
+    #[arg(skip)]
+    pub built: std::sync::OnceLock<ClientOptions>,
 }
 
 impl RegistryArgs {
     pub fn client_options(&self) -> Result<ClientOptions, CliError> {
+        if let Some(built) = self.built.get() {
+            return Ok(built.clone());
+        }
+        let options = self.build_options()?;
+        Ok(self.built.get_or_init(|| options).clone())
+    }
+
+    fn build_options(&self) -> Result<ClientOptions, CliError> {
         let credentials = match &self.username {
             Some(username) => {
                 let mut password = String::new();
