@@ -236,6 +236,7 @@ const TARGETS: &[&str] = &["template", "archive", "yaml", "values", "release", "
 pub fn run(args: &[String]) -> Result<()> {
     let mut seconds: u64 = 60;
     let mut targets: Vec<&str> = TARGETS.to_vec();
+    let mut engine = if cargo_fuzz_available() { "cargo-fuzz" } else { "builtin" };
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         let value = rest.next().map(String::as_str).unwrap_or("");
@@ -243,10 +244,17 @@ pub fn run(args: &[String]) -> Result<()> {
             "--seconds" => seconds = value.parse()?,
             "--minutes" => seconds = value.parse::<u64>()? * 60,
             "--target" if TARGETS.contains(&value) => targets = vec![TARGETS[TARGETS.iter().position(|t| *t == value).unwrap_or(0)]],
-            _ => bail!("usage: cargo xtask fuzz [--seconds N | --minutes N] [--target {}]", TARGETS.join("|")),
+            "--engine" if value == "builtin" || value == "cargo-fuzz" => engine = if value == "builtin" { "builtin" } else { "cargo-fuzz" },
+            _ => bail!("usage: cargo xtask fuzz [--seconds N | --minutes N] [--target {}] [--engine cargo-fuzz|builtin]", TARGETS.join("|")),
         }
     }
     let share = (seconds / targets.len() as u64).max(1);
+    if engine == "cargo-fuzz" {
+        for target in targets {
+            libfuzzer(target, share)?;
+        }
+        return Ok(());
+    }
     std::panic::set_hook(Box::new(|_| {}));
     for target in targets {
         if target == "template" {
@@ -255,6 +263,37 @@ pub fn run(args: &[String]) -> Result<()> {
             bytes(target, share)?;
         }
     }
+    Ok(())
+}
+
+/// Whether `cargo +nightly fuzz` can run here (cargo-fuzz installed, a nightly toolchain).
+fn cargo_fuzz_available() -> bool {
+    std::process::Command::new("cargo")
+        .args(["+nightly", "fuzz", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// One cargo-fuzz (libFuzzer) target for `seconds`, seeded with the same inputs as the builtin
+/// fuzzer; a crash fails the run (libFuzzer saves it under `fuzz/artifacts/`).
+fn libfuzzer(target: &str, seconds: u64) -> Result<()> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let corpus = root.join("fuzz/corpus").join(target);
+    std::fs::create_dir_all(&corpus)?;
+    let seeds = if target == "template" { VALUES.iter().map(|v| format!("{{{{ toYaml .Values }}}}\0{v}").into_bytes()).collect() } else { seeds(target) };
+    for (i, seed) in seeds.iter().enumerate() {
+        std::fs::write(corpus.join(format!("seed-{i}")), seed)?;
+    }
+    let status = std::process::Command::new("cargo")
+        .current_dir(&root)
+        .args(["+nightly", "fuzz", "run", target, "--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=1024", "-timeout=5", "-print_final_stats=1"])
+        .status()?;
+    if !status.success() {
+        bail!("cargo fuzz run {target} found a crash ({status}); see fuzz/artifacts/{target}/");
+    }
+    println!("fuzz {target} (libFuzzer): {seconds} s, no crash");
     Ok(())
 }
 
@@ -374,42 +413,14 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     }
 }
 
-/// Feeds one input to a target; errors are fine, panics and hangs are not.
+/// Feeds one input to a target (the same entry points the cargo-fuzz targets use).
 fn feed(target: &str, input: &[u8]) {
-    let text = String::from_utf8_lossy(input);
     match target {
-        "archive" => {
-            if let Ok(chart) = trainer_audit::chart::Chart::from_archive_bytes(input) {
-                let mut o = trainer_audit::helm::render::RenderOptions { limits: Some(fuzz_limits()), ..Default::default() };
-                o.release.name = "r".into();
-                let _ = trainer_audit::helm::render::render_chart(&chart, &o);
-            }
-        }
-        "yaml" => {
-            if let Ok(docs) = trainer_audit::helm::yaml::read_documents(&text) {
-                for d in docs {
-                    let _ = trainer_audit::helm::yaml::to_yaml(&d);
-                }
-            }
-            let _ = trainer_audit::helm::yaml::read_first_head(&text);
-        }
-        "values" => {
-            let _ = trainer_audit::helm::snippet::render_snippet_limited(&text, "{{ toYaml .Values }}{{ toJson .Values }}", fuzz_limits());
-        }
-        "release" => {
-            use base64::Engine;
-            let b64 = base64::engine::general_purpose::STANDARD;
-            for kind in ["Secret", "ConfigMap"] {
-                let data = if kind == "Secret" { b64.encode(input) } else { text.to_string() };
-                let record = serde_json::json!({"kind": kind, "metadata": {"name": "sh.helm.release.v1.r.v1"}, "data": {"release": data}});
-                let _ = trainer_audit::cluster::release::decode(&record);
-            }
-        }
-        "snapshot" => {
-            if let Ok(state) = trainer_audit::cluster::snapshot::parse(&text) {
-                let _ = trainer_audit::cluster::status::status(&state);
-            }
-        }
+        "archive" => trainer_audit::fuzzing::archive(input),
+        "yaml" => trainer_audit::fuzzing::yaml(input),
+        "values" => trainer_audit::fuzzing::values(input),
+        "release" => trainer_audit::fuzzing::release(input),
+        "snapshot" => trainer_audit::fuzzing::snapshot(input),
         _ => {}
     }
 }
@@ -424,7 +435,7 @@ fn templates(seconds: u64) -> Result<()> {
         let tpl = template(&mut rng);
         let values = VALUES[rng.below(VALUES.len())];
         let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| trainer_audit::helm::snippet::render_snippet_limited(values, &tpl, fuzz_limits())));
+        let outcome = catch_unwind(AssertUnwindSafe(|| trainer_audit::helm::snippet::render_snippet_limited(values, &tpl, trainer_audit::fuzzing::limits())));
         let took = started.elapsed();
         slowest = slowest.max(took);
         runs += 1;
@@ -459,13 +470,4 @@ fn templates(seconds: u64) -> Result<()> {
         "fuzz template: {runs} templates in {seconds} s (seed {seed}): {ok} rendered, {errors} refused with an error, 0 panics; slowest {slowest:?}"
     );
     Ok(())
-}
-
-fn fuzz_limits() -> trainer_audit::gotmpl::Limits {
-    trainer_audit::gotmpl::Limits {
-        max_steps: 200_000,
-        max_output: 1 << 20,
-        max_total_bytes: 64 << 20,
-        ..trainer_audit::gotmpl::Limits::default()
-    }
 }
