@@ -245,7 +245,9 @@ pub fn run(args: &[String]) -> Result<()> {
             "--minutes" => seconds = value.parse::<u64>()? * 60,
             "--target" if TARGETS.contains(&value) => targets = vec![TARGETS[TARGETS.iter().position(|t| *t == value).unwrap_or(0)]],
             "--engine" if value == "builtin" || value == "cargo-fuzz" => engine = if value == "builtin" { "builtin" } else { "cargo-fuzz" },
-            _ => bail!("usage: cargo xtask fuzz [--seconds N | --minutes N] [--target {}] [--engine cargo-fuzz|builtin]", TARGETS.join("|")),
+            _ => {
+                bail!("usage: cargo xtask fuzz [--seconds N | --minutes N] [--target {}] [--engine cargo-fuzz|builtin]", TARGETS.join("|"))
+            }
         }
     }
     let share = (seconds / targets.len() as u64).max(1);
@@ -282,13 +284,27 @@ fn libfuzzer(target: &str, seconds: u64) -> Result<()> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let corpus = root.join("fuzz/corpus").join(target);
     std::fs::create_dir_all(&corpus)?;
-    let seeds = if target == "template" { VALUES.iter().map(|v| format!("{{{{ toYaml .Values }}}}\0{v}").into_bytes()).collect() } else { seeds(target) };
+    let seeds = if target == "template" {
+        VALUES.iter().map(|v| format!("{{{{ toYaml .Values }}}}\0{v}").into_bytes()).collect()
+    } else {
+        seeds(target)
+    };
     for (i, seed) in seeds.iter().enumerate() {
         std::fs::write(corpus.join(format!("seed-{i}")), seed)?;
     }
     let status = std::process::Command::new("cargo")
         .current_dir(&root)
-        .args(["+nightly", "fuzz", "run", target, "--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=1024", "-timeout=5", "-print_final_stats=1"])
+        .args([
+            "+nightly",
+            "fuzz",
+            "run",
+            target,
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-rss_limit_mb=1024",
+            "-timeout=5",
+            "-print_final_stats=1",
+        ])
         .status()?;
     if !status.success() {
         bail!("cargo fuzz run {target} found a crash ({status}); see fuzz/artifacts/{target}/");
@@ -435,7 +451,9 @@ fn templates(seconds: u64) -> Result<()> {
         let tpl = template(&mut rng);
         let values = VALUES[rng.below(VALUES.len())];
         let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| trainer_audit::helm::snippet::render_snippet_limited(values, &tpl, trainer_audit::fuzzing::limits())));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            trainer_audit::helm::snippet::render_snippet_limited(values, &tpl, trainer_audit::fuzzing::limits())
+        }));
         let took = started.elapsed();
         slowest = slowest.max(took);
         runs += 1;
