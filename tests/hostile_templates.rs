@@ -34,3 +34,18 @@ fn include_recursion_reports_helms_limit() {
         &err[err.len().saturating_sub(300)..]
     );
 }
+
+/// Found by `cargo fuzz run yaml`: map keys whose go-yaml order is not transitive made the
+/// standard library's sort panic inside `toYaml` (and the YAML emitter generally).
+#[test]
+fn non_transitive_key_order_does_not_panic() {
+    trainer_audit::fuzzing::yaml(include_bytes!("fixtures/fuzz/yaml-nontransitive-key-sort.bin"));
+    let mut keys: Vec<String> = Vec::new();
+    for i in 0..200 {
+        keys.push(format!("a{}{}", i % 17, if i % 3 == 0 { "b" } else { "" }));
+    }
+    let values = keys.iter().map(|k| format!("{k}: 1")).collect::<Vec<_>>().join("\n");
+    let out =
+        trainer_audit::helm::snippet::render_snippet_limited(&values, "{{ toYaml .Values }}", trainer_audit::fuzzing::limits()).unwrap();
+    assert_eq!(out.lines().count(), keys.iter().collect::<std::collections::BTreeSet<_>>().len());
+}
