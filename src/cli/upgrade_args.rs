@@ -86,9 +86,8 @@ impl Prepared {
 }
 
 fn json_to_map(v: &Json) -> Map {
-    let text = serde_json::to_string(v).unwrap_or_default();
-    match crate::helm::json::from_json(&text) {
-        Ok(Value::Map(m)) => m.entries.borrow().clone(),
+    match crate::inventory::object::from_serde(v) {
+        Value::Map(m) => m.entries.borrow().clone(),
         _ => Map::new(),
     }
 }

@@ -79,10 +79,6 @@ async fn get(client: &kube::Client, path: &str) -> Result<Json, kube::Error> {
     }
 }
 
-fn encode(v: &str) -> String {
-    percent_encode(v)
-}
-
 /// Query-component encoding (RFC 3986 unreserved kept).
 fn percent_encode(v: &str) -> String {
     v.bytes()
@@ -98,13 +94,13 @@ fn list_path(r: &Resource, namespace: Option<&str>, continue_token: Option<&str>
     let scope = namespace.map(|ns| format!("/namespaces/{ns}")).unwrap_or_default();
     let mut query = vec![format!("limit={PAGE_SIZE}")];
     if let Some(s) = r.label_selector {
-        query.push(format!("labelSelector={}", encode(s)));
+        query.push(format!("labelSelector={}", percent_encode(s)));
     }
     if let Some(s) = r.field_selector {
-        query.push(format!("fieldSelector={}", encode(s)));
+        query.push(format!("fieldSelector={}", percent_encode(s)));
     }
     if let Some(c) = continue_token {
-        query.push(format!("continue={}", encode(c)));
+        query.push(format!("continue={}", percent_encode(c)));
     }
     format!("{base}{scope}/{}?{}", r.plural, query.join("&"))
 }

@@ -182,8 +182,7 @@ fn manifest(objects: &[&Json]) -> String {
     objects
         .iter()
         .map(|o| {
-            let text = serde_json::to_string(o).unwrap_or_default();
-            let yaml = crate::helm::json::from_json(&text).ok().and_then(|v| crate::helm::yaml::to_yaml(&v).ok()).unwrap_or_default();
+            let yaml = crate::inventory::object::yaml_of(o).unwrap_or_default();
             format!(
                 "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{yaml}",
                 o["kind"].as_str().unwrap_or("object").to_ascii_lowercase()
@@ -297,8 +296,7 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
 /// A list of objects as `kubectl get -o yaml` writes a List.
 pub fn list_yaml(items: Vec<Json>) -> String {
     let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-    let text = serde_json::to_string(&list).unwrap_or_default();
-    crate::helm::json::from_json(&text).ok().and_then(|v| crate::helm::yaml::to_yaml(&v).ok()).unwrap_or_default()
+    crate::inventory::object::yaml_of(&list).unwrap_or_default()
 }
 
 /// The text of `snapshots/<name>.yaml`.

@@ -201,12 +201,11 @@ pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> 
     }
     let items: Vec<Json> = std::iter::once(info).chain(state.objects.iter().cloned()).collect();
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
-    let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
     if json {
+        let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
         return Ok(format!("{text}\n"));
     }
-    let value = crate::helm::json::from_json(&text).map_err(|e| ClusterError::Snapshot(e.0))?;
-    crate::helm::yaml::to_yaml(&value).map_err(ClusterError::Snapshot)
+    crate::inventory::object::yaml_of(&list).map_err(ClusterError::Snapshot)
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory.

@@ -266,12 +266,7 @@ fn runtime_yaml(r: &Runtime) -> String {
             }
         }
     }
-    serde_json::to_string(&body)
-        .ok()
-        .and_then(|text| crate::helm::json::from_json(&text).ok())
-        .and_then(|v| crate::helm::yaml::to_yaml(&v).ok())
-        .map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") })
-        .unwrap_or_default()
+    crate::inventory::object::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
 }
 
 fn runtime_changes(from: &Inventory, to: &Inventory) -> Vec<RuntimeChange> {

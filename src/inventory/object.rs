@@ -135,6 +135,16 @@ pub fn str_at<'a>(v: &'a Json, path: &[&str]) -> &'a str {
     cur.as_str().unwrap_or("")
 }
 
+/// JSON as a template value, as Helm's `fromJson` reads it (every number a float64).
+pub fn from_serde(v: &Json) -> Value {
+    crate::helm::json::from_json(&v.to_string()).unwrap_or(Value::Nil)
+}
+
+/// JSON written as YAML exactly as `toYaml` writes it (keys sorted, go-yaml v2 layout).
+pub fn yaml_of(v: &Json) -> Result<String, String> {
+    crate::helm::yaml::to_yaml(&from_serde(v))
+}
+
 /// Our template value as JSON; integral numbers become integers (the API server's view).
 pub fn to_serde(v: &Value) -> Json {
     match v {

@@ -92,7 +92,7 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
         }
         Value::List(l) => Node::Seq(l.items.iter().map(|i| to_node(i, depth + 1, direct)).collect::<Result<_, _>>()?),
         Value::Map(m) => {
-            let mut entries: Vec<(String, Node)> = m
+            let entries: Vec<(String, Node)> = m
                 .entries
                 .borrow()
                 .iter()
