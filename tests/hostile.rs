@@ -1,9 +1,9 @@
 //! Hostile inputs through the real binary: archives (traversal, links, devices, duplicates,
 //! bombs, limits, truncation), YAML (alias bombs, deep nesting, huge files, invalid UTF-8),
 //! templates (recursion, fan-out, width and loop bombs), registries (oversized manifests, wrong
-//! sizes, slow bodies, redirect loops), Helm release records (gzip bombs) and snapshots (a
-//! million items). Each run must end within 5 s and 512 MiB, without a panic, with exit 2 and
-//! a message naming the input — and write nothing.
+//! sizes, slow bodies, redirect loops, bodies larger than memory), Helm release records (gzip
+//! bombs) and snapshots (a million items). Each run must end within 5 s and 512 MiB, without a
+//! panic, with exit 2 and a message naming the input — and write nothing.
 
 mod support;
 
@@ -295,6 +295,45 @@ fn hostile_registries() {
     // A redirect loop.
     let server = Server::start(|req| Response::new(302, "").header("Location", req.path()));
     refused(&pull(&server, &[]), &["redirect"]);
+
+    // Bodies larger than the memory limit, where a reader without a bound would take them
+    // whole (as oci-client 0.18 does, tests/oci_client_limits.rs): a manifest, a tag page, a
+    // blob's error answer and a token answer of 600 MiB each.
+    const HUGE: u64 = 600 * 1024 * 1024;
+    let server = Server::start(|req| {
+        if req.path().contains("/manifests/") {
+            return Response::filled(200, "", b' ', HUGE, "{}").header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+        }
+        Response::new(404, "")
+    });
+    refused(&pull(&server, &[]), &["the manifest", "limit"]);
+    let server = Server::start(|_| Response::filled(200, r#"{"tags":[""#, b'a', HUGE, r#""]}"#));
+    refused(&bounded(h, &["versions", &format!("oci://{}/charts/tiny", server.base()), "--plain-http"]), &["tag list", "16 MiB"]);
+    // (The config blob is in the cache by now; the layer never was.)
+    let (m, c, cd, ld) = (manifest.clone(), config.clone(), config_digest.clone(), layer_digest.clone());
+    let server = Server::start(move |req| {
+        if req.path().contains("/manifests/") {
+            Response::new(200, m.clone()).header("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+        } else if req.path().ends_with(&cd) {
+            Response::new(200, c.clone())
+        } else if req.path().ends_with(&ld) {
+            Response::filled(403, "", b'x', HUGE, "")
+        } else {
+            Response::new(404, "")
+        }
+    });
+    refused(&pull(&server, &[]), &["answered 403 for the chart layer"]);
+    let port = std::sync::Arc::new(std::sync::OnceLock::<u16>::new());
+    let seen = port.clone();
+    let server = Server::start(move |req| {
+        if req.path() == "/token" {
+            return Response::filled(200, r#"{"token":""#, b'a', HUGE, r#""}"#);
+        }
+        let realm = format!("Bearer realm=\"http://127.0.0.1:{}/token\",service=\"s\"", seen.get().copied().unwrap_or(0));
+        Response::new(401, "").header("WWW-Authenticate", &realm)
+    });
+    port.set(server.port).unwrap();
+    refused(&pull(&server, &[]), &["token endpoint"]);
 }
 
 #[test]

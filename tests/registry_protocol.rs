@@ -9,30 +9,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 use support::http::{Response, Server};
-use support::{chart_config, chart_manifest, files_in, run, run_with_stdin, sha256, stderr, stdout, tiny_chart};
-
-const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-
-/// Serves one chart version (`tiny` 1.0.0) at `/v2/charts/tiny`, with the given layer bytes
-/// sent for the layer digest (tamper by passing different bytes).
-fn chart_routes(layer: Vec<u8>, served_layer: Vec<u8>) -> impl Fn(&support::http::Request) -> Option<Response> {
-    let config = chart_config("tiny", "1.0.0");
-    let manifest = chart_manifest(&config, &layer);
-    let (config_digest, layer_digest) = (sha256(&config), sha256(&layer));
-    move |req| {
-        let path = req.path();
-        if path == "/v2/charts/tiny/manifests/1.0.0" {
-            return Some(Response::new(200, manifest.clone()).header("Content-Type", MANIFEST_TYPE));
-        }
-        if path == format!("/v2/charts/tiny/blobs/{config_digest}") {
-            return Some(Response::new(200, config.clone()));
-        }
-        if path == format!("/v2/charts/tiny/blobs/{layer_digest}") {
-            return Some(Response::new(200, served_layer.clone()));
-        }
-        None
-    }
-}
+use support::{chart_routes, files_in, run, run_with_stdin, sha256, stderr, stdout, tiny_chart};
 
 #[test]
 fn follows_link_pagination_across_250_tags() {
@@ -211,6 +188,31 @@ fn transient_server_errors_are_retried() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("answered 503 for the tag list: UNAVAILABLE down for maintenance"), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 4, "one try and three retries");
+}
+
+/// The registry's `Retry-After` sets the wait before the retry (our backoff alone would be 250 ms).
+#[test]
+fn retry_after_is_honoured() {
+    let layer = tiny_chart("tiny", "1.0.0");
+    let routes = chart_routes(layer.clone(), layer);
+    let failures = Arc::new(AtomicUsize::new(0));
+    let counter = failures.clone();
+    let server = Server::start(move |req| {
+        if req.path().contains("/manifests/") && counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Response::new(429, r#"{"errors":[{"code":"TOOMANYREQUESTS"}]}"#).header("Retry-After", "2");
+        }
+        routes(req).unwrap_or_else(|| Response::new(404, ""))
+    });
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("out");
+    let started = std::time::Instant::now();
+    let out = run(
+        home.path(),
+        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "-o", dir.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2), "retried after {:?}", started.elapsed());
+    assert_eq!(failures.load(Ordering::SeqCst), 2, "one 429, then the manifest");
 }
 
 /// `--password-stdin` is read once even when a command talks to the registry several times

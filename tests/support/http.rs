@@ -29,11 +29,18 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// After `body`: this many copies of one byte, written in chunks, then a suffix — so a test
+    /// can send more than it could hold (a reader must stop on its own).
+    pub filler: Option<(u8, u64, Vec<u8>)>,
 }
 
 impl Response {
     pub fn new(status: u16, body: impl Into<Vec<u8>>) -> Response {
-        Response { status, headers: Vec::new(), body: body.into() }
+        Response { status, headers: Vec::new(), body: body.into(), filler: None }
+    }
+    /// `prefix`, `len` copies of `byte` (never held in memory at once), then `suffix`.
+    pub fn filled(status: u16, prefix: &str, byte: u8, len: u64, suffix: &str) -> Response {
+        Response { filler: Some((byte, len, suffix.as_bytes().to_vec())), ..Response::new(status, prefix) }
     }
     pub fn header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.to_string(), value.to_string()));
@@ -101,12 +108,27 @@ fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
     log.lock().unwrap().push(request.clone());
     let response = handler(&request);
     let mut out = stream;
-    let mut head = format!("HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n", response.status, response.body.len());
+    let filler_len = response.filler.as_ref().map_or(0, |(_, len, suffix)| len + suffix.len() as u64);
+    let length = response.body.len() as u64 + filler_len;
+    let mut head = format!("HTTP/1.1 {} X\r\nContent-Length: {length}\r\nConnection: close\r\n", response.status);
     for (k, v) in &response.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
     let _ = out.write_all(head.as_bytes());
     let _ = out.write_all(&response.body);
+    if let Some((byte, len, suffix)) = &response.filler {
+        // Stops when the client hangs up, as a bounded reader does.
+        let chunk = vec![*byte; 64 * 1024];
+        let mut left = *len;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            if out.write_all(&chunk[..n]).is_err() {
+                return;
+            }
+            left -= n as u64;
+        }
+        let _ = out.write_all(suffix);
+    }
     let _ = out.flush();
 }

@@ -91,6 +91,29 @@ pub fn chart_manifest(config: &[u8], layer: &[u8]) -> Vec<u8> {
     .into_bytes()
 }
 
+pub const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// Serves one chart version (`tiny` 1.0.0) at `/v2/charts/tiny`, with the given layer bytes
+/// sent for the layer digest (tamper by passing different bytes).
+pub fn chart_routes(layer: Vec<u8>, served_layer: Vec<u8>) -> impl Fn(&http::Request) -> Option<http::Response> {
+    let config = chart_config("tiny", "1.0.0");
+    let manifest = chart_manifest(&config, &layer);
+    let (config_digest, layer_digest) = (sha256(&config), sha256(&layer));
+    move |req| {
+        let path = req.path();
+        if path == "/v2/charts/tiny/manifests/1.0.0" {
+            return Some(http::Response::new(200, manifest.clone()).header("Content-Type", MANIFEST_TYPE));
+        }
+        if path == format!("/v2/charts/tiny/blobs/{config_digest}") {
+            return Some(http::Response::new(200, config.clone()));
+        }
+        if path == format!("/v2/charts/tiny/blobs/{layer_digest}") {
+            return Some(http::Response::new(200, served_layer.clone()));
+        }
+        None
+    }
+}
+
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
     out.sort();

@@ -262,10 +262,19 @@ impl RegistryClient {
             registry: self.registry.clone(),
             reason: "its token endpoint answered something that is not a token response".into(),
         })?;
-        answer.token.or(answer.access_token).filter(|t| !t.is_empty()).ok_or_else(|| RegistryError::Auth {
+        let token = answer.token.or(answer.access_token).filter(|t| !t.is_empty()).ok_or_else(|| RegistryError::Auth {
             registry: self.registry.clone(),
             reason: "its token endpoint answered without a token".into(),
-        })
+        })?;
+        // A token with a control character would otherwise fail every request later with an
+        // opaque "builder error"; the token endpoint is the input to name.
+        if reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+            return Err(RegistryError::Auth {
+                registry: self.registry.clone(),
+                reason: "its token endpoint answered a token that cannot be sent in an HTTP header".into(),
+            });
+        }
+        Ok(token)
     }
 
     fn unauthorized(&self) -> RegistryError {
