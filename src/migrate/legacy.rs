@@ -379,7 +379,7 @@ fn run_policy(o: &Json, spec: &mut Map<String, Json>, notes: &mut Vec<Note>) {
             }
             "managedBy" if v.as_str() == Some("kueue.x-k8s.io/multikueue") => {
                 spec.insert("managedBy".into(), v.clone());
-                notes.push(Note::new(Level::Converted, path, "→ spec.managedBy (MultiKueue)", "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L141-L151"));
+                notes.push(Note::new(Level::Converted, path, "→ spec.managedBy (MultiKueue)", "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L141-L152"));
             }
             "managedBy" => notes.push(Note::new(Level::Converted, path, "the Training Operator's own value: the TrainJob keeps Trainer's default manager", "")),
             _ => notes.push(Note::new(

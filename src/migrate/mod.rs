@@ -224,7 +224,7 @@ pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -
     }
     conversions.sort_by(|a, b| a.id.cmp(&b.id));
     let passed_over = objects.len().saturating_sub(conversions.len());
-    Migration { conversions, passed_over }
+    Migration { conversions, passed_over, legacy: options.legacy }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -232,6 +232,8 @@ pub struct Migration {
     pub conversions: Vec<Conversion>,
     /// Input objects that needed nothing.
     pub passed_over: usize,
+    /// Legacy jobs → TrainJobs (new objects) rather than 2.1 → 2.2+ (stored objects).
+    pub legacy: bool,
 }
 
 impl Migration {

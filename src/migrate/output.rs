@@ -54,8 +54,9 @@ pub fn list(m: &Migration) -> Json {
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
 
+/// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
 pub fn yaml(value: &Json) -> Result<String, String> {
-    crate::inventory::object::yaml_of(value)
+    crate::inventory::object::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })
 }
 
 pub fn json_text(value: &Json) -> Result<String, String> {
@@ -105,8 +106,10 @@ pub fn before_crds_script(m: &Migration, kubectl: &str) -> String {
 pub struct NextSteps {
     /// The `migrate … --before-crds` command, when some object needs it.
     pub before_crds: Option<String>,
-    /// Where the List went (`-o FILE`), for the apply command.
+    /// Where the List went (`-o FILE`, quoted), for the apply command.
     pub list_file: Option<String>,
+    /// The `migrate … --format yaml` command that prints the List, piped to kubectl otherwise.
+    pub list_command: String,
     /// `kubectl` with the user's context flags.
     pub kubectl: String,
 }
@@ -171,15 +174,31 @@ fn steps(m: &Migration, next: &NextSteps) -> String {
         out.push_str(&format!("  {n}. {text}\n"));
         n += 1;
     };
-    step(&mut out, "back up the objects (trainer-audit snapshot -o FILE): once the 2.2+ CRDs are installed the API server no longer returns 2.1-only fields".into());
+    let apply = format!("{} apply --server-side --field-manager={FIELD_MANAGER}", next.kubectl);
+    let apply_list = match &next.list_file {
+        Some(file) => format!("{apply} -f {file}"),
+        None => format!("{} | {apply} -f -", next.list_command),
+    };
+    if m.legacy {
+        step(&mut out, "review the notes above: every TrainJob created starts training unless it is suspended (--suspend)".into());
+        if m.conversions.iter().any(|c| c.write && !c.refused()) {
+            step(&mut out, format!("create the TrainJobs: {apply_list}"));
+        }
+        step(&mut out, "delete each PyTorchJob yourself once its TrainJob runs as intended (this tool never writes to the cluster)".into());
+        return out;
+    }
+    step(
+        &mut out,
+        "back up the objects, for example: trainer-audit snapshot -o trainer-backup.yaml (once the 2.2+ CRDs are installed the API server no longer returns 2.1-only fields)"
+            .into(),
+    );
     if m.conversions.iter().any(|c| !c.before_crds.is_empty() && !c.refused()) {
         let cmd = next.before_crds.clone().unwrap_or_else(|| "trainer-audit migrate … --before-crds".into());
-        step(&mut out, format!("while the 2.1 CRDs are still installed, review and run the patches: {cmd}"));
+        step(&mut out, format!("while the 2.1 CRDs are still installed, write the patches, read them, run them: {cmd} -o before-crds.sh && sh before-crds.sh"));
     }
     step(&mut out, "apply the target chart's CRDs server-side".into());
     if m.conversions.iter().any(|c| c.write && !c.refused()) {
-        let file = next.list_file.clone().unwrap_or_else(|| "FILE".into());
-        step(&mut out, format!("{} apply --server-side --field-manager={FIELD_MANAGER} -f {file}", next.kubectl));
+        step(&mut out, format!("apply the List: {apply_list}"));
     }
     step(&mut out, "upgrade the chart".into());
     if m.conversions.iter().any(|c| c.refused() || c.notes.iter().any(|n| n.level == Level::Lost)) {

@@ -93,14 +93,14 @@ pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
                 entries.push(Vec::new());
             }
             entries[k].push(JobPatch { name: name.clone(), template: template.clone() });
-            placed.push(format!("{name} in runtimePatches[{k}]"));
+            placed.push(format!("runtimePatches[{k}] for replicated job {name}"));
         }
         let fields: Vec<&String> = template.get("spec").and_then(Json::as_object).map(|m| m.keys().collect()).unwrap_or_default();
         out.notes.push(Note::new(
             Level::Converted,
             &path,
             format!(
-                "→ trainingRuntimeSpec.template.spec.replicatedJobs[{}].template.spec.template{}{}: the same strategic merge patch of the same pod template",
+                "→ {}, at trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template{}{}: the same strategic merge patch of the same pod template",
                 placed.join(", "),
                 if template.contains_key("metadata") { " (metadata labels/annotations)" } else { "" },
                 if fields.is_empty() {
