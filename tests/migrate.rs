@@ -145,3 +145,23 @@ fn nothing_to_do_is_exit_0() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "apiVersion: v1\nitems: []\nkind: List\n");
 }
+
+#[test]
+fn legacy_jobs_come_through_a_snapshot() {
+    // The cluster reader keeps kubeflow.org/v1 jobs (conditions only of their status).
+    let h = home();
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap.yaml");
+    let job = std::fs::read_to_string(fixture("pytorchjobs.yaml")).unwrap();
+    let first = job.split("\n---\n").next().unwrap();
+    std::fs::write(
+        &snap,
+        format!(
+            "{first}\nstatus:\n  conditions:\n  - {{type: Succeeded, status: \"True\"}}\n  replicaStatuses: {{Master: {{succeeded: 1}}}}\n"
+        ),
+    )
+    .unwrap();
+    let out = run(h.path(), &["migrate", "--legacy", "--snapshot", snap.to_str().unwrap()]);
+    assert!(stdout(&out).contains("name: pytorch-simple"), "{}", stderr(&out));
+    assert!(report(&out).contains("the PyTorchJob is Succeeded: applying the TrainJob starts the training again"), "{}", report(&out));
+}

@@ -297,6 +297,21 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_rejection_refuses_the_object() {
+        let job = serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob", "metadata": {"name": "j", "namespace": "n"},
+            "spec": {"runtimeRef": {"name": "r"}, "labels": {"a": "b"}}});
+        let reject = |_: &Json| SchemaVerdict::Rejected { errors: vec!["spec.x: Invalid value".into()], pruned: vec![] };
+        let m = migrate(std::slice::from_ref(&job), &Options::new(false, Source::Files), &reject);
+        assert!(m.conversions[0].refused() && !m.conversions[0].write);
+        assert!(m.conversions[0].notes.iter().any(|n| n.level == Level::Refused && n.text.contains("spec.x: Invalid value")));
+        assert_eq!(output::list(&m)["items"], serde_json::json!([]));
+        let accept = |_: &Json| SchemaVerdict::Accepted { pruned: vec![], unevaluated: vec![] };
+        let m = migrate(&[job], &Options::new(false, Source::Files), &accept);
+        assert_eq!(output::list(&m)["items"].as_array().map(Vec::len), Some(1));
+        assert_eq!(m.passed_over, 0);
+    }
+
+    #[test]
     fn options_are_checked() {
         let mut o = Options::new(false, Source::Files);
         assert!(o.validate().is_ok());
