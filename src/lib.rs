@@ -13,6 +13,7 @@ pub mod fuzzing;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;
+pub mod migrate;
 pub mod plan;
 pub mod report;
 pub mod source;

@@ -5,6 +5,7 @@ pub mod check;
 mod cluster_args;
 mod diff;
 mod hooks;
+mod migrate;
 mod plan;
 mod pull;
 mod rbac;
@@ -67,6 +68,8 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule
     Explain(rules::ExplainArgs),
+    /// Convert objects the target Trainer API would reject or strip (2.1 → 2.2+, or --legacy PyTorchJobs)
+    Migrate(Box<migrate::MigrateArgs>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -112,6 +115,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Runbook(args) => runbook::run(*args),
         Command::Rules(args) => rules::list(args),
         Command::Explain(args) => rules::explain(args),
+        Command::Migrate(args) => migrate::run(*args),
     }
 }
 

@@ -44,6 +44,9 @@ const fn custom(group: &'static str, version: &'static str, kind: &'static str, 
 }
 
 pub const TRAINER_GROUP: &str = "trainer.kubeflow.org";
+/// The Training Operator v1 API group.
+pub const LEGACY_GROUP: &str = "kubeflow.org";
+pub const LEGACY_KINDS: &[&str] = &["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"];
 pub const PUBLIC_CONFIGMAP: &str = "kubeflow-trainer-public";
 pub const CONTROLLER_DEPLOYMENT: &str = "kubeflow-trainer-controller-manager";
 
@@ -53,6 +56,13 @@ pub const RESOURCES: &[Resource] = &[
     custom(TRAINER_GROUP, "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", false),
     custom(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes", true),
     custom(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs", true),
+    // Training Operator v1 jobs, for `migrate --legacy`.
+    custom(LEGACY_GROUP, "v1", "PyTorchJob", "pytorchjobs", true),
+    custom(LEGACY_GROUP, "v1", "TFJob", "tfjobs", true),
+    custom(LEGACY_GROUP, "v1", "MPIJob", "mpijobs", true),
+    custom(LEGACY_GROUP, "v1", "XGBoostJob", "xgboostjobs", true),
+    custom(LEGACY_GROUP, "v1", "PaddleJob", "paddlejobs", true),
+    custom(LEGACY_GROUP, "v1", "JAXJob", "jaxjobs", true),
     Resource { label_selector: Some("owner=helm"), ..core("Secret", "secrets", true) },
     Resource { label_selector: Some("owner=helm"), ..core("ConfigMap", "configmaps", true) },
     Resource { field_selector: Some("metadata.name=kubeflow-trainer-public"), ..core("ConfigMap", "configmaps", true) },

@@ -130,6 +130,7 @@ pub fn normalise(mut o: Json) -> Option<Json> {
     let keep = match kind.as_str() {
         "CustomResourceDefinition" => CRD_GROUPS.contains(&str_at(&o, &["spec", "group"])),
         "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Deployment" | "Namespace" => true,
+        k if catalog::LEGACY_KINDS.contains(&k) => str_at(&o, &["apiVersion"]).starts_with("kubeflow.org/"),
         "Secret" => {
             str_at(&o, &["type"]) == "helm.sh/release.v1" && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o)
         }
@@ -170,8 +171,8 @@ pub fn normalise(mut o: Json) -> Option<Json> {
             "ClusterTrainingRuntime" | "TrainingRuntime" => {
                 obj.remove("status");
             }
-            // A TrainJob keeps only its condition types and states (enough to tell running ones).
-            "TrainJob" => {
+            // A TrainJob or legacy job keeps only its condition types and states (enough to tell running ones).
+            k if k == "TrainJob" || catalog::LEGACY_KINDS.contains(&k) => {
                 let conditions: Vec<Json> = obj
                     .get("status")
                     .and_then(|s| s.get("conditions"))

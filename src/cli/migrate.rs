@@ -1,0 +1,158 @@
+//! `trainer-audit migrate`: reads objects (files, a snapshot or the cluster, read-only), converts
+//! them with `crate::migrate`, and writes the List, diffs or pre-CRD patch commands; the report of
+//! what was and was not carried goes to standard error. Exit 0 when everything converted
+//! faithfully, 1 when something was refused or lost, 2 when the run failed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::cluster_args::ClusterArgs;
+use super::CliError;
+use crate::cluster::snapshot::write_atomically;
+use crate::cluster::ClusterState;
+use crate::migrate::output::{self, shell_quote, NextSteps};
+use crate::migrate::{self, Options, Source, Unvalidated, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum MigrateFormat {
+    /// One List for `kubectl apply --server-side`
+    #[default]
+    Yaml,
+    /// The same List as JSON
+    Json,
+    /// A unified diff per object
+    Diff,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Order: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
+server-side; apply the List; upgrade the chart. With -f, --context and --kubeconfig only go into the printed kubectl commands.")]
+pub struct MigrateArgs {
+    /// Convert the objects in these files (YAML or JSON, objects or Lists; repeatable) instead of reading a cluster
+    #[arg(short = 'f', long = "filename", value_name = "FILE", conflicts_with = "snapshot")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Convert legacy Training Operator v1 jobs (PyTorchJob) to TrainJobs instead of Trainer 2.1 objects
+    #[arg(long)]
+    pub legacy: bool,
+    #[arg(long, value_enum, default_value_t = MigrateFormat::Yaml)]
+    pub format: MigrateFormat,
+    /// Print the kubectl patch commands that must run while the 2.1 CRDs are still installed, instead of the List
+    #[arg(long)]
+    pub before_crds: bool,
+    /// Write to this file (atomically) instead of standard output
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// runtimePatches[].manager for the patches the converter writes (a domain-prefixed path)
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_PATCH_MANAGER)]
+    pub patch_manager: String,
+    /// Runtime converted PyTorchJobs reference (--legacy)
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_LEGACY_RUNTIME)]
+    pub runtime: String,
+    /// Create converted legacy jobs suspended, so nothing trains before a review (--legacy)
+    #[arg(long)]
+    pub suspend: bool,
+}
+
+pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
+    let source = if args.files.is_empty() { Source::Cluster } else { Source::Files };
+    let mut options = Options::new(args.legacy, source);
+    options.patch_manager = args.patch_manager.clone();
+    options.legacy_runtime = args.runtime.clone();
+    options.suspend_legacy = args.suspend;
+    options.validate().map_err(|e| CliError::Usage(e.to_string()))?;
+    let objects = match source {
+        Source::Files => migrate::input::read_files(&args.files).map_err(|e| CliError::Usage(e.to_string()))?,
+        Source::Cluster => {
+            let state = args.cluster.state()?;
+            for w in &state.warnings {
+                eprintln!("warning: {w}");
+            }
+            if !args.legacy && crd_already_new(&state) {
+                eprintln!(
+                    "warning: the cluster's TrainJob CRD already has spec.runtimePatches (2.2+): the API server no longer returns \
+                     2.1-only fields (podTemplateOverrides, labels, annotations, runtime numProcPerNode, elasticPolicy); \
+                     convert the snapshot taken before the CRD update instead (--snapshot FILE)"
+                );
+            }
+            state.objects
+        }
+    };
+    let schema = Unvalidated { reason: "the target-CRD validator is not wired into this build".into() };
+    let migration = migrate::migrate(&objects, &options, &schema);
+    let text = if args.before_crds {
+        output::before_crds_script(&migration, &kubectl(&args))
+    } else {
+        match args.format {
+            MigrateFormat::Yaml => output::yaml(&output::list(&migration)),
+            MigrateFormat::Json => output::json_text(&output::list(&migration)),
+            MigrateFormat::Diff => output::diff(&migration),
+        }
+        .map_err(|e| CliError::Io(format!("cannot write the converted objects: {e}")))?
+    };
+    match &args.output {
+        Some(path) => write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?,
+        None => print!("{text}"),
+    }
+    let next = NextSteps {
+        before_crds: Some(rerun(&["--before-crds"])),
+        list_file: match (&args.output, args.format, args.before_crds) {
+            (Some(p), MigrateFormat::Yaml | MigrateFormat::Json, false) => Some(shell_quote(&p.display().to_string())),
+            _ => None,
+        },
+        list_command: rerun(&["--format", "yaml"]),
+        kubectl: kubectl(&args),
+    };
+    eprint!("{}", output::report(&migration, &next));
+    Ok(if migration.incomplete() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `kubectl` with the user's context flags, quoted.
+fn kubectl(args: &MigrateArgs) -> String {
+    let mut cmd = String::from("kubectl");
+    if let Some(c) = &args.cluster.context {
+        cmd.push_str(&format!(" --context {}", shell_quote(c)));
+    }
+    if let Some(k) = &args.cluster.kubeconfig {
+        cmd.push_str(&format!(" --kubeconfig {}", shell_quote(&k.display().to_string())));
+    }
+    cmd
+}
+
+/// This very invocation, without its output choices, plus `extra`: a command that runs as printed.
+fn rerun(extra: &[&str]) -> String {
+    let mut out = Vec::new();
+    let mut args = std::env::args();
+    let mut skip_value = false;
+    if let Some(bin) = args.next() {
+        out.push(shell_quote(&bin));
+    }
+    for a in args {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        match a.as_str() {
+            "-o" | "--output" | "--format" => skip_value = true,
+            "--before-crds" => {}
+            s if s.starts_with("--output=")
+                || s.starts_with("--format=")
+                || (s.starts_with("-o") && s.len() > 2 && !s.starts_with("--")) => {}
+            s => out.push(shell_quote(s)),
+        }
+    }
+    out.extend(extra.iter().map(|e| shell_quote(e)));
+    out.join(" ")
+}
+
+/// Whether the cluster's TrainJob CRD is already the 2.2+ one (it declares `spec.runtimePatches`).
+fn crd_already_new(state: &ClusterState) -> bool {
+    state.crd("trainjobs.trainer.kubeflow.org").is_some_and(|crd| {
+        crd.pointer("/spec/versions")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|vs| vs.iter().any(|v| v.pointer("/schema/openAPIV3Schema/properties/spec/properties/runtimePatches").is_some()))
+    })
+}
