@@ -4,6 +4,7 @@
 pub mod check;
 mod cluster_args;
 mod diff;
+mod gitops;
 mod hooks;
 mod plan;
 mod pull;
@@ -67,6 +68,8 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule
     Explain(rules::ExplainArgs),
+    /// List the Kubeflow Trainer references in a GitOps tree, and what changed against a base
+    Gitops(Box<gitops::GitopsArgs>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -112,6 +115,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Runbook(args) => runbook::run(*args),
         Command::Rules(args) => rules::list(args),
         Command::Explain(args) => rules::explain(args),
+        Command::Gitops(args) => gitops::run(*args),
     }
 }
 
