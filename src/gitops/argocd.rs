@@ -22,7 +22,7 @@ pub const GROUP: &str = "argoproj.io";
 /// Sync options the audit reasons about; they are listed with their default when unset.
 const SYNC_OPTIONS: [&str; 4] = ["ServerSideApply", "Replace", "SkipDryRunOnMissingResource", "CreateNamespace"];
 
-pub fn read(tree: &Tree, doc_problems: &super::postbuild::DocProblems, found: &mut Found) {
+pub fn read(tree: &Tree, applied: &super::postbuild::Applied, found: &mut Found) {
     for (index, doc) in tree.docs.iter().enumerate() {
         if doc.is(GROUP, "ApplicationSet") {
             if mentions_trainer(&doc.node) {
@@ -52,7 +52,7 @@ pub fn read(tree: &Tree, doc_problems: &super::postbuild::DocProblems, found: &m
             let name = if trainer.len() > 1 { format!("{}#{n}", doc.name) } else { doc.name.clone() };
             let key = ObjectKey { kind: "Application".into(), namespace: doc.namespace.clone(), name };
             let mut reference = reference(tree, doc, source, &sources, multi, key);
-            reference.problems.extend(doc_problems.get(&index).into_iter().flatten().cloned());
+            reference.problems.extend(applied.problems_of(index).cloned());
             reference.problems.sort();
             reference.problems.dedup();
             found.references.push(reference);
@@ -126,6 +126,7 @@ fn reference(tree: &Tree, doc: &Doc, source: &Node, all: &[&Node], multi: bool, 
         release_name: helm_str("releaseName").or_else(|| Some(doc.name.clone())),
         release_namespace: helm_str("namespace").or_else(|| doc.node.str_at(&["spec", "destination", "namespace"]).map(str::to_string)),
         value_origins: values.origins.clone(),
+        value_locations: values.leaves.clone(),
         values: values.to_json(),
         options: options(doc, helm),
         problems,
@@ -149,7 +150,7 @@ fn values(
         let at = doc.loc(file.at);
         match value_file(tree, path, all, multi, &at, notes) {
             Ok(Some((resolved, text))) => {
-                let place = Placement { file: resolved.clone(), block_line: Some(0), at: Location { file: resolved, line: 1, column: 1 } };
+                let place = Placement::file(&resolved);
                 if let Err(e) = values.merge_text(text, &place) {
                     problems.push(Problem::at(format!("value file {path}: {e}"), at));
                 }
@@ -170,12 +171,7 @@ fn values(
         if node.is_map() {
             values.merge_node(node, &doc.file);
         } else if let Some(text) = node.text() {
-            let block = tree
-                .texts
-                .get(&doc.file)
-                .and_then(|t| t.lines().nth(node.at.line as usize - 1))
-                .and_then(|l| l.chars().nth(node.at.column as usize - 1).filter(|c| matches!(c, '|' | '>')).map(|_| node.at.line));
-            let place = Placement { file: doc.file.clone(), block_line: block, at: doc.loc(node.at) };
+            let place = Placement::scalar(&doc.file, tree.texts.get(&doc.file).map(String::as_str), node);
             if let Err(e) = values.merge_text(text, &place) {
                 problems.push(Problem::at(format!("helm.values: {e}"), doc.loc(node.at)));
             }

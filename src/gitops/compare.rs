@@ -110,14 +110,7 @@ fn diff(b: &Reference, h: &Reference) -> Option<Change> {
     let release_namespace = field("release namespace", &b.release_namespace, &h.release_namespace, Some(h.at.clone()));
     let (fb, fh) = (flatten(&b.values), flatten(&h.values));
     let mut values = Vec::new();
-    let origin = |path: &str| {
-        let top = h
-            .value_origins
-            .keys()
-            .filter(|k| path == k.as_str() || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}[")))
-            .max_by_key(|k| k.len());
-        top.and_then(|k| h.value_origins.get(k)).cloned().or_else(|| Some(h.at.clone()))
-    };
+    let origin = |path: &str| h.value_locations.get(path).cloned().or_else(|| Some(h.at.clone()));
     for (path, to) in &fh {
         if fb.get(path) != Some(to) {
             values.push(ValueChange { path: path.clone(), from: fb.get(path).cloned(), to: Some(to.clone()), at: origin(path) });

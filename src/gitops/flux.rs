@@ -11,7 +11,7 @@
 use sha2::{Digest, Sha256};
 
 use super::model::{Engine, EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
-use super::postbuild::{data_of, DocProblems};
+use super::postbuild::{data_of, Applied};
 use super::tree::{Doc, Tree};
 use super::values::{Placement, Values};
 use super::{classify, is_trainer, Found};
@@ -30,9 +30,11 @@ struct Chart {
     version_at: Location,
     kind: VersionKind,
     digest: Option<String>,
+    /// The document and position of the version scalar, to trace a substituted variable.
+    version_pos: Option<(usize, super::yaml::Pos)>,
 }
 
-pub fn read(tree: &Tree, doc_problems: &DocProblems, found: &mut Found) {
+pub fn read(tree: &Tree, applied: &Applied, found: &mut Found) {
     for (index, doc) in tree.docs.iter().enumerate() {
         if !doc.is(GROUP, "HelmRelease") {
             continue;
@@ -46,7 +48,11 @@ pub fn read(tree: &Tree, doc_problems: &DocProblems, found: &mut Found) {
                 doc.api_version
             ));
         }
-        let Some(chart) = chart(tree, doc, &mut touched, &mut problems, &mut notes) else { continue };
+        let Some(mut chart) = chart(tree, index, doc, &mut touched, &mut problems, &mut notes) else { continue };
+        if let Some((name, at)) = chart.version_pos.and_then(|(i, pos)| applied.definition(i, pos)) {
+            notes.push(format!("the version comes from ${{{name}}} (Flux post-build substitution) written at {at}"));
+            chart.version_at = at.clone();
+        }
         let key = ObjectKey { kind: "HelmRelease".into(), namespace: doc.namespace.clone(), name: doc.name.clone() };
         if !is_trainer(&chart.chart, chart.repository.as_deref().or(chart.written.as_deref())) {
             found.ignored.push(Ignored { engine: Engine::Flux, object: key, chart: chart.chart, at: doc.loc(doc.node.at) });
@@ -54,7 +60,7 @@ pub fn read(tree: &Tree, doc_problems: &DocProblems, found: &mut Found) {
         }
         let values = values(tree, doc, &mut touched, &mut problems);
         for i in touched {
-            problems.extend(doc_problems.get(&i).into_iter().flatten().cloned());
+            problems.extend(applied.problems_of(i).cloned());
         }
         problems.sort();
         problems.dedup();
@@ -77,6 +83,7 @@ pub fn read(tree: &Tree, doc_problems: &DocProblems, found: &mut Found) {
             release_name: Some(shorten(&release)),
             release_namespace: target_ns.map(str::to_string).or_else(|| doc.namespace.clone()),
             value_origins: values.origins.clone(),
+            value_locations: values.leaves.clone(),
             values: values.to_json(),
             options: options(doc),
             problems,
@@ -85,9 +92,17 @@ pub fn read(tree: &Tree, doc_problems: &DocProblems, found: &mut Found) {
     }
 }
 
-fn chart(tree: &Tree, doc: &Doc, touched: &mut Vec<usize>, problems: &mut Vec<Problem>, notes: &mut Vec<String>) -> Option<Chart> {
+fn chart(
+    tree: &Tree,
+    index: usize,
+    doc: &Doc,
+    touched: &mut Vec<usize>,
+    problems: &mut Vec<Problem>,
+    notes: &mut Vec<String>,
+) -> Option<Chart> {
     if let Some(spec) = doc.node.path(&["spec", "chart", "spec"]) {
         let chart = spec.str_at(&["chart"]).unwrap_or("").to_string();
+        let version_pos = spec.get("version").map(|v| (index, v.at));
         let (version, version_kind, version_at) = match spec.get("version").and_then(|v| v.text().map(|t| (t, v.at))) {
             Some((v, at)) => (Some(v.to_string()), classify(v, &doc.loc(at), problems), doc.loc(at)),
             None => (None, VersionKind::Latest, doc.loc_of(&["spec", "chart", "spec", "chart"])),
@@ -99,14 +114,14 @@ fn chart(tree: &Tree, doc: &Doc, touched: &mut Vec<usize>, problems: &mut Vec<Pr
         let name = spec.str_at(&["sourceRef", "name"]).unwrap_or("");
         let ns = spec.str_at(&["sourceRef", "namespace"]).or(doc.namespace.as_deref());
         let (repository, written) = helm_repository(tree, doc, kind, name, ns, &chart, touched, problems);
-        return Some(Chart { chart, repository, written, version, version_at, kind: version_kind, digest: None });
+        return Some(Chart { chart, repository, written, version, version_at, kind: version_kind, digest: None, version_pos });
     }
     let chart_ref = doc.node.path(&["spec", "chartRef"])?;
     let kind = chart_ref.str_at(&["kind"]).unwrap_or("");
     let name = chart_ref.str_at(&["name"]).unwrap_or("");
     let ns = chart_ref.str_at(&["namespace"]).or(doc.namespace.as_deref());
     let ref_at = doc.loc(chart_ref.at);
-    let Some((index, source)) = find(tree, kind, name, ns) else {
+    let Some((source_index, source)) = find(tree, kind, name, ns) else {
         problems.push(Problem::at(
             format!("spec.chartRef names {kind} {name}, which is not in this tree: chart and version unknown"),
             ref_at.clone(),
@@ -119,14 +134,16 @@ fn chart(tree: &Tree, doc: &Doc, touched: &mut Vec<usize>, problems: &mut Vec<Pr
             version_at: ref_at,
             kind: VersionKind::Latest,
             digest: None,
+            version_pos: None,
         });
     };
-    touched.push(index);
+    touched.push(source_index);
     match kind {
-        "OCIRepository" => Some(oci_repository(source, problems)),
+        "OCIRepository" => Some(oci_repository(source_index, source, problems)),
         "HelmChart" => {
             let spec = source.node.get("spec")?;
             let chart = spec.str_at(&["chart"]).unwrap_or("").to_string();
+            let version_pos = spec.get("version").map(|v| (source_index, v.at));
             let (version, kind, version_at) = match spec.get("version").and_then(|v| v.text().map(|t| (t, v.at))) {
                 Some((v, at)) => (Some(v.to_string()), classify(v, &source.loc(at), problems), source.loc(at)),
                 None => (None, VersionKind::Latest, source.loc(spec.at)),
@@ -135,7 +152,7 @@ fn chart(tree: &Tree, doc: &Doc, touched: &mut Vec<usize>, problems: &mut Vec<Pr
             let src_name = spec.str_at(&["sourceRef", "name"]).unwrap_or("");
             let (repository, written) =
                 helm_repository(tree, source, src_kind, src_name, source.namespace.as_deref(), &chart, touched, problems);
-            Some(Chart { chart, repository, written, version, version_at, kind, digest: None })
+            Some(Chart { chart, repository, written, version, version_at, kind, digest: None, version_pos })
         }
         other => {
             problems.push(Problem::at(
@@ -197,11 +214,12 @@ fn check_reference(reference: &str, at: &Location, problems: &mut Vec<Problem>) 
 }
 
 /// `spec.ref`: digest over semver over tag; `latest` when none (source-controller v1.9.1 docs).
-fn oci_repository(source: &Doc, problems: &mut Vec<Problem>) -> Chart {
+fn oci_repository(index: usize, source: &Doc, problems: &mut Vec<Problem>) -> Chart {
     let url = source.node.str_at(&["spec", "url"]).unwrap_or("").trim_end_matches('/').to_string();
     check_reference(&url, &source.loc_of(&["spec", "url"]), problems);
     let chart = url.rsplit('/').next().unwrap_or("").to_string();
     let field = |k: &str| source.node.path(&["spec", "ref", k]).and_then(|n| n.text().map(|t| (t.to_string(), source.loc(n.at))));
+    let version_pos = ["digest", "semver", "tag"].iter().find_map(|k| source.node.path(&["spec", "ref", k])).map(|n| (index, n.at));
     let (version, kind, version_at, digest) = if let Some((d, at)) = field("digest") {
         (None, VersionKind::Digest, at, Some(d))
     } else if let Some((s, at)) = field("semver") {
@@ -212,7 +230,7 @@ fn oci_repository(source: &Doc, problems: &mut Vec<Problem>) -> Chart {
     } else {
         (Some("latest".into()), VersionKind::Latest, source.loc(source.node.at), None)
     };
-    Chart { chart, repository: Some(url), written: None, version, version_at, kind, digest }
+    Chart { chart, repository: Some(url), written: None, version, version_at, kind, digest, version_pos }
 }
 
 /// `valuesFrom` in order, `spec.values` on top, `targetPath` values re-applied last.
@@ -296,17 +314,13 @@ fn values_source(tree: &Tree, doc: &Doc, kind: &str, name: &str, key: &str, touc
         let node = obj.node.path(&[field, key]);
         let at = node.map(|n| obj.loc(n.at)).unwrap_or_else(|| obj.loc(obj.node.at));
         // Base64 data has no lines to map; a block scalar does.
-        let block = node.filter(|_| field == "stringData" || obj.kind == "ConfigMap").and_then(|n| block_line(tree, &obj.file, n.at));
-        return Some((text, Placement { file: obj.file.clone(), block_line: block, at }));
+        let place = match node.filter(|_| field == "stringData" || obj.kind == "ConfigMap") {
+            Some(n) => Placement::scalar(&obj.file, tree.texts.get(&obj.file).map(String::as_str), n),
+            None => Placement { file: obj.file.clone(), offset: None, at },
+        };
+        return Some((text, place));
     }
     super::kustomize::generated(tree, kind, name)?.data.remove(key)
-}
-
-/// The line of a `|`/`>` block indicator at `at`, so embedded lines map back to the file.
-fn block_line(tree: &Tree, file: &str, at: super::yaml::Pos) -> Option<u32> {
-    let line = tree.texts.get(file)?.lines().nth(at.line.checked_sub(1)? as usize)?;
-    let c = line.chars().nth(at.column.checked_sub(1)? as usize)?;
-    matches!(c, '|' | '>').then_some(at.line)
 }
 
 fn options(doc: &Doc) -> std::collections::BTreeMap<String, EngineOption> {

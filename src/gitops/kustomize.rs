@@ -39,7 +39,7 @@ pub fn generated(tree: &Tree, kind: &str, name: &str) -> Option<Generated> {
             let mut data = BTreeMap::new();
             for lit in entry.get("literals").map(|n| n.items()).unwrap_or(&[]) {
                 if let Some((k, v)) = lit.text().and_then(|t| t.split_once('=')) {
-                    let place = Placement { file: doc.file.clone(), block_line: None, at: doc.loc(lit.at) };
+                    let place = Placement { file: doc.file.clone(), offset: None, at: doc.loc(lit.at) };
                     data.insert(k.to_string(), (v.to_string(), place));
                 }
             }
@@ -50,8 +50,7 @@ pub fn generated(tree: &Tree, kind: &str, name: &str) -> Option<Generated> {
                     None => (spec.rsplit('/').next().unwrap_or(spec).to_string(), spec),
                 };
                 if let Some((path, text)) = join(dir, rel).and_then(|p| tree.texts.get(&p).map(|t| (p, t))) {
-                    let at = Location { file: path.clone(), line: 1, column: 1 };
-                    data.insert(key, (text.clone(), Placement { file: path, block_line: Some(0), at }));
+                    data.insert(key, (text.clone(), Placement::file(&path)));
                 }
             }
             return Some(Generated { data });
@@ -126,6 +125,7 @@ pub fn read(tree: &Tree, found: &mut Found) {
                 release_name: release,
                 release_namespace: namespace,
                 value_origins: values.origins.clone(),
+                value_locations: values.leaves.clone(),
                 values: values.to_json(),
                 options: options(doc, item),
                 problems,
@@ -142,7 +142,7 @@ fn load_file(tree: &Tree, doc: &Doc, rel: &str, at: Location, problems: &mut Vec
     };
     let text = tree.texts.get(&path)?;
     let mut values = Values::default();
-    let place = Placement { file: path.clone(), block_line: Some(0), at: Location { file: path, line: 1, column: 1 } };
+    let place = Placement::file(&path);
     if let Err(e) = values.merge_text(text, &place) {
         problems.push(Problem::at(format!("values file {rel}: {e}"), at));
         return None;

@@ -53,10 +53,10 @@ pub fn scan_git(dir: &Path, rev: &str) -> Result<Scan, GitopsError> {
 pub fn scan_files(files: tree::Files) -> Scan {
     let files_read = files.files.len();
     let mut tree = tree::Tree::parse(files);
-    let doc_problems = postbuild::apply(&mut tree);
+    let applied = postbuild::apply(&mut tree);
     let mut found = Found::default();
-    flux::read(&tree, &doc_problems, &mut found);
-    argocd::read(&tree, &doc_problems, &mut found);
+    flux::read(&tree, &applied, &mut found);
+    argocd::read(&tree, &applied, &mut found);
     kustomize::read(&tree, &mut found);
     argocd::version(&tree, &mut found);
     let mut scan = Scan {

@@ -78,6 +78,8 @@ pub struct Reference {
     pub values: Json,
     /// The origin of each top-level key of `values` (the last source that set it).
     pub value_origins: BTreeMap<String, Location>,
+    /// The origin of each leaf of `values` by flattened key path (`manager.replicas`).
+    pub value_locations: BTreeMap<String, Location>,
     /// Engine options: sync options, CRD policies, hook switches… with defaults filled in.
     pub options: BTreeMap<String, EngineOption>,
     /// Values or facts the files do not settle.

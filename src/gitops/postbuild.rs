@@ -14,6 +14,7 @@ use base64::Engine as _;
 use super::envsubst::{substitute_node, unsubstituted, Use, UseKind};
 use super::model::{Location, Problem};
 use super::tree::{normalize, Doc, Tree};
+use super::yaml::Pos;
 
 pub const GROUP: &str = "kustomize.toolkit.fluxcd.io";
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
@@ -25,19 +26,40 @@ struct Build {
     at: Location,
     path: String,
     vars: BTreeMap<String, String>,
+    /// Where each variable's value is written (the line a version bump changes).
+    defined_at: BTreeMap<String, Location>,
     always: bool,
     /// substituteFrom objects the tree does not hold (their variables are unknown).
     missing: Vec<String>,
     target_namespace: Option<String>,
 }
 
-/// Per document (by index in `tree.docs`), the problems substitution left.
-pub type DocProblems = BTreeMap<usize, Vec<Problem>>;
+/// What substitution did, per document (by index in `tree.docs`).
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The problems it left.
+    pub problems: BTreeMap<usize, Vec<Problem>>,
+    /// Each substituted variable: where it is used, its name, where its value is written.
+    pub defined: BTreeMap<usize, Vec<(Pos, String, Location)>>,
+}
+
+impl Applied {
+    pub fn problems_of(&self, doc: usize) -> impl Iterator<Item = &Problem> {
+        self.problems.get(&doc).into_iter().flatten()
+    }
+
+    /// The variable substituted into the single-line scalar that starts at `at`, if any.
+    pub fn definition(&self, doc: usize, at: Pos) -> Option<(&str, &Location)> {
+        let uses = self.defined.get(&doc)?;
+        uses.iter().find(|(pos, _, _)| pos.line == at.line && pos.column >= at.column).map(|(_, name, loc)| (name.as_str(), loc))
+    }
+}
 
 /// Applies every Kustomization's substitution to the documents it covers.
-pub fn apply(tree: &mut Tree) -> DocProblems {
+pub fn apply(tree: &mut Tree) -> Applied {
     let builds: Vec<Build> = tree.of_kind(GROUP, "Kustomization").map(|k| build(tree, k)).collect();
-    let mut problems = DocProblems::new();
+    let mut applied = Applied::default();
+    let problems = &mut applied.problems;
     let missing: Vec<Problem> = builds
         .iter()
         .flat_map(|b| b.missing.iter().map(|m| Problem::at(format!("{m} is not in this tree: its variables are unknown"), b.at.clone())))
@@ -75,12 +97,20 @@ pub fn apply(tree: &mut Tree) -> DocProblems {
         }
         let uses = substitute_node(&mut doc.node, &build.vars);
         refresh_identity(doc);
+        let defined: Vec<(Pos, String, Location)> = uses
+            .iter()
+            .filter(|u| u.kind == UseKind::Defined)
+            .filter_map(|u| build.defined_at.get(&u.name).map(|at| (u.at, u.name.clone(), at.clone())))
+            .collect();
+        if !defined.is_empty() {
+            applied.defined.insert(index, defined);
+        }
         let list = messages(doc, &uses, Some((build, false)));
         if !list.is_empty() {
             problems.insert(index, list);
         }
     }
-    problems
+    applied
 }
 
 /// Substitution may have changed the name or namespace the document is indexed by.
@@ -98,6 +128,7 @@ fn build(tree: &Tree, k: &Doc) -> Build {
     };
     let path = spec(&["path"]).and_then(|p| normalize(&p)).unwrap_or_default();
     let mut vars = BTreeMap::new();
+    let mut defined_at = BTreeMap::new();
     let mut missing = Vec::new();
     if let Some(from) = k.node.path(&["spec", "postBuild", "substituteFrom"]) {
         for item in from.items() {
@@ -105,7 +136,13 @@ fn build(tree: &Tree, k: &Doc) -> Build {
             let name = item.str_at(&["name"]).unwrap_or("");
             let optional = item.bool_at(&["optional"]).unwrap_or(false);
             match tree.find("", kind, name, k.namespace.as_deref()) {
-                Some(obj) => vars.extend(data_of(obj)),
+                Some(obj) => {
+                    for (key, value) in data_of(obj) {
+                        let field = if obj.node.path(&["stringData", &key]).is_some() { "stringData" } else { "data" };
+                        defined_at.insert(key.clone(), obj.loc_of(&[field, &key]));
+                        vars.insert(key, value);
+                    }
+                }
                 None if optional => {}
                 None => missing.push(format!("{kind} {name} (spec.postBuild.substituteFrom of Kustomization {})", k.name)),
             }
@@ -113,7 +150,9 @@ fn build(tree: &Tree, k: &Doc) -> Build {
     }
     if let Some(inline) = k.node.path(&["spec", "postBuild", "substitute"]) {
         for (key, value) in inline.entries() {
-            vars.insert(super::yaml::key_string(key), value.text().unwrap_or("").to_string());
+            let name = super::yaml::key_string(key);
+            defined_at.insert(name.clone(), k.loc(value.at));
+            vars.insert(name, value.text().unwrap_or("").to_string());
         }
     }
     Build {
@@ -121,6 +160,7 @@ fn build(tree: &Tree, k: &Doc) -> Build {
         at: k.loc(k.node.at),
         path,
         vars,
+        defined_at,
         always: k.node.str_at(&["spec", "postBuild", "substituteStrategy"]) == Some("Always"),
         missing,
         target_namespace: spec(&["targetNamespace"]),
@@ -217,9 +257,13 @@ mod tests {
             ("apps/x.yaml", "kind: X\nmetadata: {name: a}\nspec: {v: \"${ver}\", e: \"${env}\", m: \"${missing}\"}\n"),
             ("other/y.yaml", "kind: Y\nmetadata: {name: b}\nspec: {v: \"${ver}\"}\n"),
         ]);
-        let problems = apply(&mut t);
+        let applied = apply(&mut t);
+        let problems = &applied.problems;
         let x = t.docs.iter().position(|d| d.kind == "X").unwrap();
         assert_eq!(t.docs[x].node.str_at(&["spec", "v"]), Some("2.3.0"));
+        let v_at = t.docs[x].node.path(&["spec", "v"]).unwrap().at;
+        let (name, at) = applied.definition(x, v_at).unwrap();
+        assert_eq!((name, at.file.as_str(), at.line), ("ver", "clusters/ks.yaml", 9));
         assert_eq!(t.docs[x].node.str_at(&["spec", "e"]), Some("prod"));
         assert_eq!(t.docs[x].namespace.as_deref(), Some("team"));
         assert_eq!(problems[&x].len(), 1);
@@ -232,7 +276,7 @@ mod tests {
     #[test]
     fn a_missing_substitute_from_is_named() {
         let mut t = tree(&[("ks.yaml", KS), ("apps/x.yaml", "kind: X\nmetadata: {name: a}\nspec: {m: \"${other}\"}\n")]);
-        let problems = apply(&mut t);
+        let problems = apply(&mut t).problems;
         assert!(t.problems.iter().any(|p| p.message.contains("ConfigMap vars")));
         let x = t.docs.iter().position(|d| d.kind == "X").unwrap();
         assert!(problems[&x][0].message.contains("unless it comes from ConfigMap vars"));

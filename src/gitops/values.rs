@@ -16,25 +16,62 @@ use crate::inventory::object::{from_serde, to_serde};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Values {
     pub map: Map<String, Json>,
+    /// Top-level key → the place that last set it.
     pub origins: BTreeMap<String, Location>,
+    /// Flattened leaf path (see [`flatten`]) → the place that last set it.
+    pub leaves: BTreeMap<String, Location>,
 }
 
-/// Where an embedded text's lines sit in its file: line `k` of the text is `base + k`.
+/// Where an embedded text's lines sit in its file.
 #[derive(Debug, Clone)]
 pub struct Placement {
     pub file: String,
-    /// Some(line of the block indicator) for a `|`/`>` block; None when lines cannot be mapped.
-    pub block_line: Option<u32>,
+    /// `(lines, columns)` to add to a position in the text to get one in the file; None when
+    /// positions cannot be mapped (a quoted or folded scalar), and `at` is used instead.
+    pub offset: Option<(u32, u32)>,
     /// Where the text as a whole is written.
     pub at: Location,
+}
+
+impl Placement {
+    /// A whole file of values.
+    pub fn file(path: &str) -> Placement {
+        Placement { file: path.to_string(), offset: Some((0, 0)), at: Location { file: path.to_string(), line: 1, column: 1 } }
+    }
+
+    /// A scalar of `file` holding YAML text: a literal block (`|`) maps line for line, with its
+    /// indentation; anything else is located at the scalar.
+    pub fn scalar(file: &str, file_text: Option<&str>, node: &Node) -> Placement {
+        let at = Location { file: file.to_string(), line: node.at.line, column: node.at.column };
+        let literal = file_text
+            .and_then(|t| t.lines().nth(node.at.line.checked_sub(2)? as usize))
+            .map(|key_line| {
+                let indicator = key_line.trim_end().rsplit(' ').next().unwrap_or("");
+                indicator.starts_with('|') && indicator.len() <= 3
+            })
+            .unwrap_or(false);
+        let offset = literal.then(|| (node.at.line - 1, node.at.column - 1));
+        Placement { file: file.to_string(), offset, at }
+    }
+
+    fn locate(&self, pos: super::yaml::Pos) -> Location {
+        match self.offset {
+            Some((lines, columns)) => Location { file: self.file.clone(), line: lines + pos.line, column: columns + pos.column },
+            None => self.at.clone(),
+        }
+    }
 }
 
 impl Values {
     /// Deep-merges a mapping node on top; its keys' positions become their origins.
     pub fn merge_node(&mut self, node: &Node, file: &str) {
+        let place = |at: super::yaml::Pos| Location { file: file.to_string(), line: at.line, column: at.column };
         for (k, v) in node.entries() {
             let key = key_string(k);
-            self.origins.insert(key.clone(), Location { file: file.to_string(), line: k.at.line, column: k.at.column });
+            self.origins.insert(key.clone(), place(k.at));
+            located_leaves(&segment("", &key), k, v, &mut |path, at| {
+                self.leaves.insert(path, place(at));
+            });
             merge_into(&mut self.map, key, v.to_json());
         }
     }
@@ -43,6 +80,11 @@ impl Values {
     pub fn merge_json(&mut self, json: &Map<String, Json>, at: &Location) {
         for (k, v) in json {
             self.origins.insert(k.clone(), at.clone());
+            let mut one = Map::new();
+            one.insert(k.clone(), v.clone());
+            for path in flatten(&Json::Object(one)).into_keys() {
+                self.leaves.insert(path, at.clone());
+            }
             merge_into(&mut self.map, k.clone(), v.clone());
         }
     }
@@ -56,11 +98,10 @@ impl Values {
         }
         for (k, v) in root.entries() {
             let key = key_string(k);
-            let at = match place.block_line {
-                Some(base) => Location { file: place.file.clone(), line: base + k.at.line, column: k.at.column },
-                None => place.at.clone(),
-            };
-            self.origins.insert(key.clone(), at);
+            self.origins.insert(key.clone(), place.locate(k.at));
+            located_leaves(&segment("", &key), k, v, &mut |path, pos| {
+                self.leaves.insert(path, place.locate(pos));
+            });
             merge_into(&mut self.map, key, v.to_json());
         }
         Ok(())
@@ -75,6 +116,12 @@ impl Values {
         };
         let mode = if strings { strvals::Mode::Strings } else { strvals::Mode::Typed };
         strvals::parse_into(assignment, &mut map, mode)?;
+        let mut alone = Default::default();
+        if strvals::parse_into(assignment, &mut alone, mode).is_ok() {
+            for path in flatten(&to_serde(&crate::gotmpl::Value::map(alone))).into_keys() {
+                self.leaves.insert(path, at.clone());
+            }
+        }
         let first = assignment.split(['.', '[', '=']).next().unwrap_or("").to_string();
         if let Json::Object(m) = to_serde(&crate::gotmpl::Value::map(map)) {
             self.map = m;
@@ -91,6 +138,7 @@ impl Values {
             merge_into(&mut self.map, k, v);
         }
         self.origins.extend(other.origins);
+        self.leaves.extend(other.leaves);
     }
 
     /// Every leaf replaced by `marker` (values from Secrets keep their shape, not their content).
@@ -108,6 +156,17 @@ impl Values {
 
     pub fn to_json(&self) -> Json {
         Json::Object(self.map.clone())
+    }
+}
+
+/// Calls `found` with each leaf path under `key: value` and the position of its key.
+fn located_leaves(path: &str, key: &Node, value: &Node, found: &mut dyn FnMut(String, super::yaml::Pos)) {
+    if value.is_map() && !value.entries().is_empty() {
+        for (k, v) in value.entries() {
+            located_leaves(&segment(path, &key_string(k)), k, v, found);
+        }
+    } else {
+        found(path.to_string(), key.at);
     }
 }
 
@@ -184,15 +243,29 @@ mod tests {
         assert_eq!(v.to_json(), json!({"a": {"x": 1, "z": 3}, "b": 1}));
         assert_eq!(v.origins["a"].line, 9);
         assert_eq!(v.origins["b"].line, 4);
+        assert_eq!(v.leaves["a.x"].line, 2);
+        assert_eq!(v.leaves["a.z"].line, 9);
     }
 
     #[test]
     fn embedded_text_is_located_in_its_block() {
         let mut v = Values::default();
-        let place = Placement { file: "cm.yaml".into(), block_line: Some(5), at: loc(5) };
-        v.merge_text("a: 1\nb:\n  c: 2\n", &place).unwrap();
-        assert_eq!(v.origins["b"].line, 7);
+        let file = "kind: ConfigMap\ndata:\n  values.yaml: |\n    a: 1\n    b:\n      c: 2\n";
+        let doc = &read_documents(file).unwrap()[0];
+        let node = doc.path(&["data", "values.yaml"]).unwrap();
+        let place = Placement::scalar("cm.yaml", Some(file), node);
+        v.merge_text(node.text().unwrap(), &place).unwrap();
+        assert_eq!(v.origins["b"], Location { file: "cm.yaml".into(), line: 5, column: 5 });
+        assert_eq!(v.leaves["b.c"], Location { file: "cm.yaml".into(), line: 6, column: 7 });
+        // A quoted scalar is located as a whole.
+        let quoted = "data:\n  v: \"a: 1\"\n";
+        let doc = &read_documents(quoted).unwrap()[0];
+        let node = doc.path(&["data", "v"]).unwrap();
+        let mut q = Values::default();
+        q.merge_text("a: 1", &Placement::scalar("q.yaml", Some(quoted), node)).unwrap();
+        assert_eq!(q.origins["a"], Location { file: "q.yaml".into(), line: 2, column: 6 });
         assert!(v.merge_text("- x\n", &place).is_err());
+        let _ = loc(1);
     }
 
     #[test]
