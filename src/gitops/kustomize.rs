@@ -59,6 +59,32 @@ pub fn generated(tree: &Tree, kind: &str, name: &str) -> Option<Generated> {
     None
 }
 
+/// A kustomization's `namespace:` given to the objects of the files and directories its
+/// `resources` list (kustomize sets it on every namespaced object it emits). Cluster-scoped
+/// kinds are recognised by name only (`Namespace`, `Cluster…`, CRDs).
+pub fn apply_namespaces(tree: &mut Tree) {
+    let mut assignments: Vec<(String, String)> = Vec::new();
+    for doc in tree.docs.iter().filter(|d| is_kustomization(d)) {
+        let Some(ns) = doc.node.str_at(&["namespace"]) else { continue };
+        for entry in doc.node.get("resources").map(|n| n.items()).unwrap_or(&[]) {
+            if let Some(path) = entry.text().filter(|t| !t.contains("://")).and_then(|t| join(dir_of(&doc.file), t)) {
+                assignments.push((path, ns.to_string()));
+            }
+        }
+    }
+    // Outer kustomizations apply last, as kustomize applies the outermost namespace last.
+    assignments.sort_by_key(|(path, _)| std::cmp::Reverse(path.matches('/').count()));
+    for (path, ns) in assignments {
+        for doc in tree.docs.iter_mut() {
+            let covered = doc.file == path || doc.file.starts_with(&format!("{path}/"));
+            let cluster_scoped = doc.kind == "Namespace" || doc.kind.starts_with("Cluster") || doc.kind == "CustomResourceDefinition";
+            if covered && !cluster_scoped && !doc.kind.is_empty() {
+                doc.namespace = Some(ns.clone());
+            }
+        }
+    }
+}
+
 pub fn read(tree: &Tree, found: &mut Found) {
     for doc in tree.docs.iter().filter(|d| is_kustomization(d)) {
         let chart_home = doc.node.str_at(&["helmGlobals", "chartHome"]).unwrap_or("charts");
@@ -68,8 +94,7 @@ pub fn read(tree: &Tree, found: &mut Found) {
             let release = item.str_at(&["releaseName"]).map(str::to_string);
             let namespace = item.str_at(&["namespace"]).map(str::to_string);
             let label = release.clone().unwrap_or_else(|| if chart.is_empty() { format!("#{i}") } else { chart.clone() });
-            let key =
-                ObjectKey { kind: "kustomize.helmCharts".into(), namespace: namespace.clone(), name: format!("{}:{label}", doc.file) };
+            let key = ObjectKey { kind: "helmCharts".into(), namespace: None, name: format!("{}#{label}", doc.file) };
             let at = doc.loc(item.at);
             if !is_trainer(&chart, repo.as_deref()) {
                 found.ignored.push(Ignored { engine: Engine::Kustomize, object: key, chart, at });

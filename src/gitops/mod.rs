@@ -53,6 +53,7 @@ pub fn scan_git(dir: &Path, rev: &str) -> Result<Scan, GitopsError> {
 pub fn scan_files(files: tree::Files) -> Scan {
     let files_read = files.files.len();
     let mut tree = tree::Tree::parse(files);
+    kustomize::apply_namespaces(&mut tree);
     let applied = postbuild::apply(&mut tree);
     let mut found = Found::default();
     flux::read(&tree, &applied, &mut found);
