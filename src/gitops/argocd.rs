@@ -316,3 +316,35 @@ pub fn version(tree: &Tree, found: &mut Found) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::gitops::scan_texts;
+
+    const APP: &str = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: t, namespace: argocd}\nspec:\n  source:\n    repoURL: oci://ghcr.io/kubeflow/charts/kubeflow-trainer\n    path: .\n    targetRevision: 2.3.0\n    helm:\n      valueFiles: [values-prod.yaml]\n      values: 'a: 1'\n      valuesObject: {b: 2}\n      parameters:\n        - {name: c, value: 'true', forceString: true}\n        - {name: c, value: 'false'}\n        - {name: d, value: '1'}\n        - {name: d, value: '2'}\n  destination: {namespace: kf}\n";
+
+    #[test]
+    fn precedence_of_values_object_and_parameters() {
+        let scan = scan_texts(&[("app.yaml", APP)]);
+        let r = &scan.references[0];
+        assert_eq!(r.repository.as_deref(), Some("oci://ghcr.io/kubeflow/charts/kubeflow-trainer"));
+        // valuesObject replaces values; a repeated parameter keeps its last value; --set-string
+        // comes after --set.
+        assert_eq!(r.values, serde_json::json!({"b": 2, "c": "true", "d": 2}));
+        assert!(r.notes.iter().any(|n| n.contains("helm.values is ignored")));
+        assert!(r.notes.iter().any(|n| n.contains("3.1")));
+        assert!(r.problems.iter().any(|p| p.message.contains("inside the chart package")), "{:?}", r.problems);
+        assert_eq!(r.release_name.as_deref(), Some("t"));
+        assert_eq!(r.release_namespace.as_deref(), Some("kf"));
+    }
+
+    #[test]
+    fn several_argocd_versions_are_a_problem() {
+        let scan = scan_texts(&[
+            ("a.yaml", "image: quay.io/argoproj/argocd:v2.14.1\n"),
+            ("b/kustomization.yaml", "resources:\n  - github.com/argoproj/argo-cd/manifests/cluster-install?ref=v3.0.0\n"),
+        ]);
+        assert_eq!(scan.argocd_version, None);
+        assert!(scan.problems.iter().any(|p| p.message.contains("2.14.1") && p.message.contains("3.0.0")));
+    }
+}

@@ -376,6 +376,48 @@ pub fn shorten(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gitops::scan_texts;
+
+    const HR: &str = "apiVersion: helm.toolkit.fluxcd.io/v2beta2\nkind: HelmRelease\nmetadata: {name: t, namespace: ns}\nspec:\n  chart:\n    spec:\n      chart: kubeflow-trainer\n      version: '>=2.2.0 <2.4.0'\n      sourceRef: {kind: HelmRepository, name: kf}\n  valuesFrom:\n    - kind: Secret\n      name: creds\n    - kind: ConfigMap\n      name: absent\n      optional: true\n    - kind: ConfigMap\n      name: gone\n";
+
+    #[test]
+    fn https_repositories_ranges_secrets_and_missing_references() {
+        let scan = scan_texts(&[
+            ("hr.yaml", HR),
+            ("repo.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: kf, namespace: ns}\nspec: {url: https://charts.example.com}\n"),
+            ("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: ns}\nstringData:\n  values.yaml: |\n    token: s3cret\n"),
+        ]);
+        let r = &scan.references[0];
+        assert_eq!(r.version_kind, VersionKind::Range);
+        assert_eq!(r.repository, None);
+        assert_eq!(r.repository_written.as_deref(), Some("https://charts.example.com"));
+        assert!(r.notes.iter().any(|n| n.contains("v2beta2")));
+        // Secret content never reaches the output; its shape does.
+        assert_eq!(r.values, serde_json::json!({"token": REDACTED}));
+        assert!(!serde_json::to_string(&scan).unwrap().contains("s3cret"));
+        let messages: Vec<&str> = r.problems.iter().map(|p| p.message.as_str()).collect();
+        assert!(messages.iter().any(|m| m.contains("HTTPS chart index")), "{messages:?}");
+        assert!(messages.iter().any(|m| m.contains("ConfigMap gone is not in this tree")), "{messages:?}");
+        assert!(!messages.iter().any(|m| m.contains("absent")), "{messages:?}");
+        assert_eq!(r.release_name.as_deref(), Some("t"));
+        assert_eq!(r.options["install.crds"], EngineOption::default("Create"));
+    }
+
+    #[test]
+    fn target_path_values_win_over_inline_values() {
+        let hr = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: t, namespace: ns}\nspec:\n  targetNamespace: kf\n  chartRef: {kind: OCIRepository, name: oci}\n  valuesFrom:\n    - {kind: ConfigMap, name: cm, valuesKey: tag, targetPath: image.tag}\n  values:\n    image: {tag: inline, pull: Always}\n";
+        let scan = scan_texts(&[
+            ("hr.yaml", hr),
+            ("oci.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: oci, namespace: ns}\nspec:\n  url: oci://ghcr.io/kubeflow/charts/kubeflow-trainer\n  ref: {semver: '2.3.x', digest: 'sha256:aaaa'}\n"),
+            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: ns}\ndata: {tag: v2.3.0}\n"),
+        ]);
+        let r = &scan.references[0];
+        assert_eq!(r.values, serde_json::json!({"image": {"tag": "v2.3.0", "pull": "Always"}}));
+        assert_eq!(r.version_kind, VersionKind::Digest);
+        assert_eq!(r.digest.as_deref(), Some("sha256:aaaa"));
+        assert_eq!(r.release_name.as_deref(), Some("kf-t"));
+        assert_eq!(r.release_namespace.as_deref(), Some("kf"));
+    }
 
     #[test]
     fn long_release_names_are_shortened_as_helm_controller_does() {

@@ -94,7 +94,8 @@ pub fn is_trainer(chart: &str, repository: Option<&str>) -> bool {
 /// Exact version, or semver range; anything else is kept as written, with a problem.
 pub fn classify(version: &str, at: &Location, problems: &mut Vec<Problem>) -> VersionKind {
     let v = version.trim();
-    let operators = v.contains(|c: char| matches!(c, '<' | '>' | '=' | '~' | '^' | '*' | ' ' | ',' | '|')) || v.contains(['x', 'X']);
+    let wildcard = v.split(['.', '-', '+']).any(|part| matches!(part, "x" | "X" | "*"));
+    let operators = wildcard || v.contains(['<', '>', '=', '~', '^', ' ', ',', '|']);
     if !operators && parse_lenient(v).is_some() {
         return VersionKind::Exact;
     }
@@ -103,6 +104,13 @@ pub fn classify(version: &str, at: &Location, problems: &mut Vec<Problem>) -> Ve
     }
     problems.push(Problem::at(format!("version {version:?} is neither a version nor a semver range"), at.clone()));
     VersionKind::Exact
+}
+
+/// Scans in-memory files (for unit tests of the readers).
+#[cfg(test)]
+pub(crate) fn scan_texts(list: &[(&str, &str)]) -> Scan {
+    let files = list.iter().map(|(p, t)| tree::SourceFile { path: p.to_string(), text: t.to_string() }).collect();
+    scan_files(tree::Files { files, problems: vec![] })
 }
 
 #[cfg(test)]
@@ -126,6 +134,7 @@ mod tests {
         assert_eq!(classify(">=2.2.0 <2.4.0", &at, &mut problems), VersionKind::Range);
         assert_eq!(classify("2.3.x", &at, &mut problems), VersionKind::Range);
         assert_eq!(classify("*", &at, &mut problems), VersionKind::Range);
+        assert_eq!(classify("2.3.0-fix.1", &at, &mut problems), VersionKind::Exact);
         assert!(problems.is_empty());
         classify("main", &at, &mut problems);
         assert_eq!(problems.len(), 1);
