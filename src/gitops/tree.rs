@@ -168,12 +168,11 @@ impl Tree {
 
     /// The object of this group and kind named `name`, in `namespace` when both sides say one.
     pub fn find(&self, group: &str, kind: &str, name: &str, namespace: Option<&str>) -> Option<&Doc> {
-        let mut found = self.docs.iter().filter(|d| d.is(group, kind) && d.name == name);
-        let all: Vec<&Doc> = found.by_ref().collect();
-        all.iter()
-            .find(|d| d.namespace.as_deref() == namespace && namespace.is_some())
-            .or_else(|| all.iter().find(|d| d.namespace.is_none() || namespace.is_none() || d.namespace.as_deref() == namespace))
-            .copied()
+        let candidates: Vec<&Doc> = self.docs.iter().filter(|d| d.is(group, kind) && d.name == name).collect();
+        // An exact namespace match first; an object without a namespace (set later by kustomize
+        // or Flux) matches any.
+        let exact = candidates.iter().find(|d| namespace.is_some() && d.namespace.as_deref() == namespace);
+        exact.or_else(|| candidates.iter().find(|d| d.namespace.is_none() || namespace.is_none())).copied()
     }
 
     pub fn of_kind<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Doc> + 'a {
