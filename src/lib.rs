@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod diff;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gitops;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;

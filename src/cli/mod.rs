@@ -4,6 +4,7 @@
 pub mod check;
 mod cluster_args;
 mod diff;
+mod gitops;
 mod hooks;
 mod migrate;
 mod plan;
@@ -70,6 +71,8 @@ pub enum Command {
     Explain(rules::ExplainArgs),
     /// Convert objects the target Trainer API would reject or strip (2.1 → 2.2+, or --legacy PyTorchJobs)
     Migrate(Box<migrate::MigrateArgs>),
+    /// List the Kubeflow Trainer references in a GitOps tree, and what changed against a base
+    Gitops(Box<gitops::GitopsArgs>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -116,6 +119,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Rules(args) => rules::list(args),
         Command::Explain(args) => rules::explain(args),
         Command::Migrate(args) => migrate::run(*args),
+        Command::Gitops(args) => gitops::run(*args),
     }
 }
 
