@@ -15,9 +15,9 @@ use serde_json::Value as Json;
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::inventory::object::str_at;
-use page::Page;
 
 mod page;
+use page::Page;
 
 /// Items per page.
 pub const PAGE_SIZE: usize = 500;
