@@ -8,10 +8,11 @@
 //! serde-saphyr would: block and flow collections, quoted and block scalars, and plain scalars
 //! whose type is beyond doubt (`null`, `true`, `12`, `-3`, `0.5`, `Running`, `1Gi`, `10.0.0.1`,
 //! a UID). On anything else — a tag, an anchor or alias, a key that is not plainly a string,
-//! a duplicate key, a plain scalar such as `yes`, `0x1F`, `1e3`, `+1` or `.inf`, nesting near
-//! the limit, a syntax error, an item `take` refuses — it gives up (`None`) and the caller reads
-//! the text with serde-saphyr, which gives the answer or the error message. `kubectl` quotes
-//! every string that could read as another type, so its output never needs the slow path.
+//! a duplicate key, a plain scalar such as `yes`, `0x1F`, `1e3`, `+1` or `.inf`, nesting or a
+//! document count near serde-saphyr's limits, a syntax error, an item `take` refuses — it gives
+//! up (`None`) and the caller reads the text with serde-saphyr, which gives the answer or the
+//! error message. `kubectl` quotes every string that could read as another type, so its output
+//! never needs the slow path.
 
 use serde_json::{Map, Value as Json};
 use serde_saphyr::granit_parser::{Event, Options, Parser, ScalarStyle, StrInput};
@@ -50,6 +51,10 @@ pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>
             Event::StreamStart => {}
             Event::StreamEnd => return Some(docs),
             Event::DocumentStart(..) => {
+                // serde-saphyr refuses streams of more documents than its budget allows.
+                if docs.len() + 1 >= budget.max_documents {
+                    return None;
+                }
                 docs.push(reader.document()?);
                 if !matches!(reader.next()?, Event::DocumentEnd) {
                     return None;
@@ -350,6 +355,109 @@ mod tests {
         budget
     }
 
+    /// Random YAML built from pieces that mix what the fast path reads with what it must leave
+    /// to serde-saphyr: whenever it answers, serde-saphyr reads the same documents.
+    #[test]
+    fn whenever_it_answers_serde_saphyr_agrees() {
+        const SAFE: &[&str] = &[
+            "x",
+            "Running",
+            "1Gi",
+            "500m",
+            "10.0.0.1",
+            "0",
+            "42",
+            "-7",
+            "0.5",
+            "~",
+            "null",
+            "true",
+            "\"yes\"",
+            "'a: b'",
+            "\"x\\ny\"",
+            "\"\"",
+            "''",
+            "a b c",
+            "2024-01-01",
+            "[]",
+            "{}",
+            "[1, two, 3.5]",
+            "{k: v, n: 1}",
+            "\"multi\n  line\"",
+            "e5",
+            "nan",
+            "-5m",
+        ];
+        const TRICKY: &[&str] =
+            &["007", "1e3", "+1", ".inf", "yes", "No", "FALSE", "0x1F", "-0", "1_000", "12:30", "!!str 5", "&a 1", "*a", "-.5", "1.", "<<"];
+        const KEYS: &[&str] = &["kind", "apiVersion", "items", "\"quoted\"", "'k: v'", "nvidia.com/gpu", "a", "b", "c", "d", "e", "f"];
+        const TRICKY_KEYS: &[&str] = &["1", "yes", "<<", "null", "!!str k", "&k k", "? k"];
+        // A small deterministic generator (xorshift), so a failure is reproducible.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        fn pick(list: &[&'static str], rare: &[&'static str], next: &mut dyn FnMut(usize) -> usize) -> &'static str {
+            if next(40) == 0 {
+                rare[next(rare.len())]
+            } else {
+                list[next(list.len())]
+            }
+        }
+        fn block(out: &mut String, indent: usize, depth: usize, next: &mut dyn FnMut(usize) -> usize) {
+            let pad = " ".repeat(indent);
+            for _ in 0..1 + next(3) {
+                let key = pick(KEYS, TRICKY_KEYS, next);
+                match next(6) {
+                    0 if depth < 3 => {
+                        out.push_str(&format!("{pad}{key}:\n"));
+                        block(out, indent + 2, depth + 1, next);
+                    }
+                    1 if depth < 3 => {
+                        out.push_str(&format!("{pad}{key}:\n"));
+                        for _ in 0..1 + next(3) {
+                            if next(2) == 0 {
+                                out.push_str(&format!("{pad}- {}\n", pick(SAFE, TRICKY, next)));
+                            } else {
+                                out.push_str(&format!("{pad}- k: {}\n", pick(SAFE, TRICKY, next)));
+                                block(out, indent + 2, depth + 1, next);
+                            }
+                        }
+                    }
+                    2 => out.push_str(&format!("{pad}{key}: |\n{pad}  text\n{pad}  more\n")),
+                    _ => out.push_str(&format!("{pad}{key}: {}\n", pick(SAFE, TRICKY, next))),
+                }
+            }
+        }
+        let (mut answered, mut total) = (0, 0);
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for d in 0..1 + next(2) {
+                if d > 0 {
+                    text.push_str("---\n");
+                }
+                if next(3) == 0 {
+                    text.push_str("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n");
+                    block(&mut text, 2, 1, &mut next);
+                } else {
+                    text.push_str("apiVersion: v1\nkind: ConfigMap\n");
+                    block(&mut text, 0, 0, &mut next);
+                }
+            }
+            total += 1;
+            if let Some(fast) = read(&text, &budget()) {
+                answered += 1;
+                let reference = super::super::read_yaml(&text, budget());
+                assert_eq!(Ok(fast), reference, "{text}");
+            }
+        }
+        // Both outcomes must be exercised for the comparison to mean something.
+        assert!(answered > total / 10 && answered < total, "fast path answered {answered} of {total}");
+    }
+
     #[test]
     fn gives_up_on_what_it_would_have_to_guess() {
         for text in [
@@ -367,6 +475,8 @@ mod tests {
         ] {
             assert!(read(text, &budget()).is_none(), "{text:?}");
         }
+        let many = "---\na: 1\n".repeat(budget().max_documents + 1);
+        assert!(read(&many, &budget()).is_none(), "more documents than serde-saphyr's budget allows");
         let deep = format!("a: {}1{}\n", "[".repeat(MAX_DEPTH + 2), "]".repeat(MAX_DEPTH + 2));
         assert!(read(&deep, &budget()).is_none());
     }
