@@ -16,3 +16,4 @@ pub mod inventory;
 pub mod plan;
 pub mod report;
 pub mod source;
+pub mod validate;
