@@ -11,7 +11,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use testkit::apiserver::ApiServer;
 use testkit::crdcorpus::{cases, Target};
 use trainer_audit::chart::Chart;
@@ -51,6 +51,7 @@ struct Tally {
     total: usize,
     pruned_agreed: usize,
     samples: Vec<String>,
+    sampled: BTreeSet<String>,
     disagreements: Vec<String>,
 }
 
@@ -103,7 +104,8 @@ fn run_crd(api: &ApiServer, crd: &Value, chart: &str, t: &mut Tally) {
         let verdict_agrees = server_ok == ours_ok && (server_ok || sf == of);
         if verdict_agrees {
             agreed += 1;
-            if !server_ok && t.samples.len() < 8 && !sf.contains("<nil>") {
+            let kind = case.name.rsplit(':').next().unwrap_or("").split('-').next().unwrap_or("").to_string();
+            if !server_ok && t.samples.len() < 12 && !sf.contains("<nil>") && t.sampled.insert(kind) {
                 t.samples.push(format!(
                     "{chart} {} {}\n    api-server: {}\n    ours:       {}",
                     target.kind,
@@ -148,7 +150,7 @@ fn validator_agrees_with_kube_apiserver() {
     let bin =
         PathBuf::from(std::env::var_os("TRAINER_AUDIT_CPBIN").expect("TRAINER_AUDIT_CPBIN names a directory with etcd and kube-apiserver"));
     let api = ApiServer::start(&bin).unwrap();
-    let mut t = Tally { agreed: 0, total: 0, pruned_agreed: 0, samples: Vec::new(), disagreements: Vec::new() };
+    let mut t = Tally { agreed: 0, total: 0, pruned_agreed: 0, samples: Vec::new(), sampled: BTreeSet::new(), disagreements: Vec::new() };
     for chart in ["2.2.1", "2.3.0"] {
         let crds = crds(&corpus, chart);
         assert_eq!(crds.len(), 4, "{chart}: the four target CRDs");
@@ -167,7 +169,6 @@ fn validator_agrees_with_kube_apiserver() {
     for d in t.disagreements.iter().take(40) {
         println!("DISAGREE {d}");
     }
-    let _ = json!(null);
     assert!(t.disagreements.is_empty(), "{} disagreements", t.disagreements.len());
 }
 

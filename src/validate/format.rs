@@ -231,7 +231,7 @@ fn is_ipv4(s: &str) -> bool {
 
 fn is_cidr(s: &str) -> bool {
     let Some((ip, bits)) = s.split_once('/') else { return false };
-    let Some(n) = digits(bits, bits.len()).filter(|_| !bits.is_empty() && !(bits.len() > 1 && bits.starts_with('0'))) else {
+    let Some(n) = digits(bits, bits.len()).filter(|_| !(bits.is_empty() || bits.len() > 1 && bits.starts_with('0'))) else {
         return false;
     };
     if is_ipv4(ip) {

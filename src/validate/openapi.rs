@@ -198,7 +198,7 @@ impl<'a> Walker<'a> {
             self.push(ErrorKind::TypeInvalid, &p, BadValue::Str(data_format.into()), detail);
             return;
         }
-        if !(contains("number") || contains("integer")) && !format.is_empty() && matches!(k, Kind::Str | Kind::Array) {
+        if !(contains("number") || contains("integer") || format.is_empty()) && matches!(k, Kind::Str | Kind::Array) {
             return;
         }
         if !(contains(sch) || is_float_int || is_int_float) {
@@ -321,9 +321,6 @@ impl<'a> Walker<'a> {
         if let Some(m) = s.multiple_of {
             let bound = Num::Float(m);
             let native = in_range(&bound, tname, fmt_);
-            if !native && !in_range(&bound, tname, fmt_) {
-                // Kept for symmetry with kube-openapi: an out-of-range bound falls back to floats.
-            }
             let bad = if m <= 0.0 {
                 Some(format!("factor MultipleOf declared for {p} must be positive: {}", go_float(m)))
             } else if native && data.is_int() {

@@ -218,10 +218,8 @@ fn parse_node(v: &Value, path: &str, version: KubeVersion, depth: usize) -> Resu
             _ => return Err(SchemaError::WrongType { path: path.into(), what: "required", expected: "a list of strings" }),
         }
     }
-    if let Some(k) = m.get("x-kubernetes-list-map-keys") {
-        if let Value::Array(a) = k {
-            s.list_map_keys = a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect();
-        }
+    if let Some(Value::Array(a)) = m.get("x-kubernetes-list-map-keys") {
+        s.list_map_keys = a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect();
     }
     match m.get("properties") {
         None | Some(Value::Null) => {}

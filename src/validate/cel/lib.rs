@@ -117,7 +117,8 @@ fn index_of(t: &Value, x: &Value, last: bool) -> R {
                 return Ok(Value::Int(if last { chars.len() as i64 } else { 0 }));
             }
             let positions = (0..=chars.len().saturating_sub(subc.len())).filter(|i| chars[*i..].starts_with(&subc));
-            let found = if last { positions.last() } else { positions.into_iter().next() };
+            let mut positions = positions;
+            let found = if last { positions.next_back() } else { positions.next() };
             Ok(Value::Int(found.map_or(-1, |i| i as i64)))
         }
         Value::List(l) => {

@@ -396,7 +396,8 @@ pub fn register(ctx: &mut Context<'static, 'static>) {
         });
     }
     // sets (cel-go ext.Sets)
-    fn lists(a: &Value, b: &Value, f: &str) -> Result<(Arc<Vec<Value>>, Arc<Vec<Value>>), ExecutionError> {
+    type Pair = (Arc<Vec<Value>>, Arc<Vec<Value>>);
+    fn lists(a: &Value, b: &Value, f: &str) -> Result<Pair, ExecutionError> {
         match (a, b) {
             (Value::List(x), Value::List(y)) => Ok((x.clone(), y.clone())),
             _ => Err(ExecutionError::no_such_overload(f, vec![format!("{:?}", a.type_of())])),

@@ -113,7 +113,7 @@ fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: b
     out.uses_old_self = facts.uses_old_self;
     out.self_fields = facts.self_fields;
     out.issues.extend(facts.issues);
-    out.estimated_cost = cost::estimate(program.expression(), node, card).rule;
+    out.estimated_cost = cost::estimate(program.expression(), node).rule;
     if out.spec.optional_old_self && !out.uses_old_self {
         // apiextensions rejects optionalOldSelf on a rule that does not read oldSelf.
         out.issues.push(CompatIssue::optional_old_self_unused());
