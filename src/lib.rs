@@ -18,3 +18,4 @@ pub mod migrate;
 pub mod plan;
 pub mod report;
 pub mod source;
+pub mod validate;
