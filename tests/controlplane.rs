@@ -108,20 +108,34 @@ fn standin_runs_jobs_in_cluster_and_makes_deployments_available() {
     let ns = cp.namespace("standin", &[]).unwrap();
     let standin = StandIn::start(cp, &ns).unwrap();
     cp.apply(&job_yaml(&ns)).unwrap();
-    cp.wait_for(&ns, "job/writer", "condition=Complete", Duration::from_secs(90)).unwrap_or_else(|e| panic!("{e}\n{:#?}", standin.records()));
+    cp.wait_for(&ns, "job/writer", "condition=Complete", Duration::from_secs(90))
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", standin.records()));
     let rollout = cp.kubectl(&cp.admin_kubeconfig, &["rollout", "status", "-n", &ns, "deployment/web", "--timeout=30s"], None);
     assert!(rollout.status.success(), "{}", text(&rollout));
     let records = standin.stop();
-    let ran: Vec<_> = records.iter().filter_map(|r| if let Record::ContainerRan { exit_code, output, .. } = r { Some((exit_code, output)) } else { None }).collect();
+    let ran: Vec<_> = records
+        .iter()
+        .filter_map(|r| if let Record::ContainerRan { exit_code, output, .. } = r { Some((exit_code, output)) } else { None })
+        .collect();
     assert_eq!(ran.len(), 1, "{records:#?}");
     assert_eq!(*ran[0].0, 0, "{records:#?}");
     assert!(ran[0].1.ends_with(&format!("configmap/made-in-cluster serverside-applied\n{ns}")), "{}", ran[0].1);
     // The object exists, written by the Job's ServiceAccount.
     let managers = cp
-        .kubectl_ok(&cp.admin_kubeconfig, &["get", "configmap", "made-in-cluster", "-n", &ns, "-o", "jsonpath={.data.from} {.metadata.managedFields[*].manager}"], None)
+        .kubectl_ok(
+            &cp.admin_kubeconfig,
+            &["get", "configmap", "made-in-cluster", "-n", &ns, "-o", "jsonpath={.data.from} {.metadata.managedFields[*].manager}"],
+            None,
+        )
         .unwrap();
     assert_eq!(managers, "job kubectl");
-    let job = cp.kubectl_ok(&cp.admin_kubeconfig, &["get", "job", "writer", "-n", &ns, "-o", "jsonpath={.status.succeeded} {.status.conditions[*].type}"], None).unwrap();
+    let job = cp
+        .kubectl_ok(
+            &cp.admin_kubeconfig,
+            &["get", "job", "writer", "-n", &ns, "-o", "jsonpath={.status.succeeded} {.status.conditions[*].type}"],
+            None,
+        )
+        .unwrap();
     assert_eq!(job, "1 SuccessCriteriaMet Complete");
 }
 
@@ -133,7 +147,9 @@ fn pod_security_restricted_rejects_the_jobs_pod_for_real() {
     cp.apply(&job_yaml(&ns)).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let message = loop {
-        if let Some(message) = standin.records().iter().find_map(|r| if let Record::PodRejected { message, .. } = r { Some(message.clone()) } else { None }) {
+        if let Some(message) =
+            standin.records().iter().find_map(|r| if let Record::PodRejected { message, .. } = r { Some(message.clone()) } else { None })
+        {
             break message;
         }
         assert!(Instant::now() < deadline, "no rejection: {:#?}", standin.records());
@@ -142,10 +158,199 @@ fn pod_security_restricted_rejects_the_jobs_pod_for_real() {
     assert!(message.contains("violates PodSecurity \"restricted:latest\""), "{message}");
     // As with the real job controller: a Warning event, and the Job neither fails nor completes.
     let events = cp
-        .kubectl_ok(&cp.admin_kubeconfig, &["get", "events", "-n", &ns, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[0].message}"], None)
+        .kubectl_ok(
+            &cp.admin_kubeconfig,
+            &["get", "events", "-n", &ns, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[0].message}"],
+            None,
+        )
         .unwrap();
     assert!(events.starts_with("Error creating: pods \"writer-"), "{events}");
-    let conditions = cp.kubectl_ok(&cp.admin_kubeconfig, &["get", "job", "writer", "-n", &ns, "-o", "jsonpath={.status.conditions}"], None).unwrap();
+    let conditions =
+        cp.kubectl_ok(&cp.admin_kubeconfig, &["get", "job", "writer", "-n", &ns, "-o", "jsonpath={.status.conditions}"], None).unwrap();
     assert_eq!(conditions, "");
     note(&format!("Pod Security restricted, API server's answer: {message}"));
+}
+
+/// A Trainer scenario: its own control plane (the chart's CRDs, ClusterRoles and runtimes are
+/// cluster-scoped), a real registry holding the corpus charts pushed by the real `helm push`.
+struct Trainer {
+    cp: ControlPlane,
+    registry: support::registry::Registry,
+    corpus: std::path::PathBuf,
+}
+
+const RELEASE: &str = "kubeflow-trainer";
+const NAMESPACE: &str = "kubeflow-system";
+
+impl Trainer {
+    fn start(test: &str, versions: &[&str]) -> Option<Trainer> {
+        let Some(corpus) = support::corpus() else {
+            controlplane::skipped(test, "TRAINER_AUDIT_CORPUS is not set");
+            return None;
+        };
+        let cp = controlplane::fresh_or_skip(test)?;
+        let registry = support::registry::Registry::start()?;
+        for version in versions {
+            let archive = corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"));
+            let repo = format!("oci://{}/kubeflow/charts", registry.host());
+            let out = cp.helm(&cp.admin_kubeconfig, &["push", &archive.to_string_lossy(), &repo, "--plain-http"]);
+            assert!(out.status.success(), "helm push {version}: {}", text(&out));
+        }
+        Some(Trainer { cp, registry, corpus })
+    }
+
+    fn chart(&self) -> String {
+        format!("oci://{}/kubeflow/charts/kubeflow-trainer", self.registry.host())
+    }
+
+    /// `helm install|upgrade kubeflow-trainer <chart> --version V -n NS … --plain-http --wait` with
+    /// the corpus values file that enables every built-in runtime (so 2.3's installer hook runs).
+    fn helm(&self, verb: &str, version: &str, namespace: &str, extra: &[&str]) -> std::process::Output {
+        let values = self.corpus.join("values/runtimes-all.yaml");
+        let chart = self.chart();
+        let mut args = vec![verb, RELEASE, &chart, "--version", version, "-n", namespace, "--plain-http", "--wait", "-f"];
+        let values = values.to_string_lossy();
+        args.push(&values);
+        args.extend_from_slice(extra);
+        let started = Instant::now();
+        let out = self.cp.helm(&self.cp.admin_kubeconfig, &args);
+        note(&format!("helm {verb} {version} -n {namespace}: {:.1} s, exit {:?}", started.elapsed().as_secs_f64(), out.status.code()));
+        out
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        self.cp.kubectl_ok(&self.cp.admin_kubeconfig, args, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+fn container_runs(records: &[Record]) -> Vec<(String, i32, String)> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::ContainerRan { job, exit_code, output, .. } => Some((job.clone(), *exit_code, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn audit(home: &std::path::Path, kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = args.to_vec();
+    let kubeconfig = kubeconfig.to_string_lossy();
+    all.extend_from_slice(&["--kubeconfig", &kubeconfig]);
+    support::run(home, &all)
+}
+
+/// Issue 12 §1, items 1, 3 and 4: Helm installs 2.3.0 for real, the installer hook applies the
+/// runtimes through the stand-in, `status` reads the install, and a ServiceAccount bound to
+/// exactly what `trainer-audit rbac` prints reads it without a 403.
+#[test]
+fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
+    let Some(t) = Trainer::start("helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege", &["2.3.0"]) else { return };
+    let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
+    let out = t.helm("install", "2.3.0", NAMESPACE, &["--create-namespace", "--timeout", "3m"]);
+    let records = standin.stop();
+    assert!(out.status.success(), "{}\n{records:#?}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("STATUS: deployed"), "{}", text(&out));
+
+    // The post-install hook ran once, through the stand-in, and succeeded (then Helm deleted it).
+    let runs = container_runs(&records);
+    assert_eq!(runs.len(), 1, "{records:#?}");
+    assert_eq!((runs[0].0.as_str(), runs[0].1), ("kubeflow-trainer-runtimes-installer", 0), "{}", runs[0].2);
+    assert!(records.contains(&Record::JobComplete { job: "kubeflow-trainer-runtimes-installer".into() }), "{records:#?}");
+    assert_eq!(t.kubectl(&["get", "jobs", "-n", NAMESPACE, "-o", "name"]), "");
+
+    // Every built-in runtime exists, labelled by the installer, applied server-side by kubectl.
+    let wanted =
+        t.kubectl(&["get", "configmap", "-n", NAMESPACE, "kubeflow-trainer-runtimes-installer", "-o", "jsonpath={.data.runtimes\\.yaml}"]);
+    let wanted_names: std::collections::BTreeSet<String> = wanted
+        .lines()
+        .filter_map(|l| l.strip_prefix("  name: "))
+        .map(|n| format!("clustertrainingruntime.trainer.kubeflow.org/{n}"))
+        .collect();
+    assert!(wanted_names.len() >= 5, "{wanted}");
+    let labelled: std::collections::BTreeSet<String> = t
+        .kubectl(&["get", "clustertrainingruntimes", "-l", "trainer.kubeflow.org/managed-by=runtimes-installer", "-o", "name"])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(labelled, wanted_names);
+    let managers = t.kubectl(&[
+        "get",
+        "clustertrainingruntimes",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}:{range .metadata.managedFields[*]}{.manager}/{.operation} {end}{\"\\n\"}{end}",
+    ]);
+    for line in managers.lines() {
+        assert!(line.contains("kubectl/Apply"), "{managers}");
+    }
+    note(&format!("runtimes' field managers after install:\n{managers}"));
+
+    // `trainer-audit status` as the admin.
+    let home = tempfile::tempdir().unwrap();
+    let out = audit(home.path(), &t.cp.admin_kubeconfig, &["status", "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["install"]["method"], "helm", "{status:#}");
+    assert_eq!(status["version"]["version"], "2.3.0", "{status:#}");
+    let admin_view = status.clone();
+
+    // Least privilege: bind exactly what `trainer-audit rbac` prints, then read as that account.
+    let rbac = support::run(home.path(), &["rbac", "-n", "audit", "--service-account", "auditor"]);
+    assert!(rbac.status.success(), "{}", text(&rbac));
+    t.kubectl(&["create", "namespace", "audit"]);
+    t.cp.apply(&String::from_utf8_lossy(&rbac.stdout)).unwrap();
+    let sa = t.cp.service_account_kubeconfig("audit", "auditor").unwrap();
+    let out = audit(home.path(), &sa, &["status", "--format", "json"]);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(!all.to_lowercase().contains("forbidden"), "a permission is missing from `trainer-audit rbac`:\n{all}");
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status, admin_view, "the ServiceAccount sees less than the admin");
+}
+
+/// Issue 12 §1, item 2: the same install into a namespace enforcing Pod Security `restricted`.
+/// The installer hook's Pod is refused by real admission; the Job never gets a Pod, so Helm's
+/// hook wait runs into `--timeout`. Helm's exact error is recorded.
+#[test]
+fn helm_install_into_a_restricted_namespace_fails_on_the_hook_pod() {
+    let Some(t) = Trainer::start("helm_install_into_a_restricted_namespace_fails_on_the_hook_pod", &["2.3.0"]) else { return };
+    t.kubectl(&["create", "namespace", NAMESPACE]);
+    t.kubectl(&["label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted"]);
+    let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
+    let out = t.helm("install", "2.3.0", NAMESPACE, &["--timeout", "20s"]);
+    let records = standin.stop();
+    assert!(!out.status.success(), "{}", text(&out));
+    let rejected: Vec<&String> =
+        records.iter().filter_map(|r| if let Record::PodRejected { message, .. } = r { Some(message) } else { None }).collect();
+    assert_eq!(rejected.len(), 1, "{records:#?}");
+    assert!(rejected[0].contains("violates PodSecurity \"restricted:latest\""), "{}", rejected[0]);
+    assert!(container_runs(&records).is_empty(), "{records:#?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    note(&format!("restricted namespace: hook Pod refused with: {}\nhelm said: {}", rejected[0], stderr.trim()));
+    assert!(stderr.contains("kubeflow-trainer-runtimes-installer"), "{stderr}");
+    let release = t.kubectl(&["get", "secrets", "-n", NAMESPACE, "-l", "owner=helm", "-o", "jsonpath={.items[*].metadata.labels.status}"]);
+    assert_eq!(release, "failed");
+}
+
+/// Issue 12 §1, item 5: a Helm 2.2.1 install (CRDs from the chart's crds/ directory, which Helm
+/// installs without release ownership) upgraded to 2.3.0 (CRDs as templates). Expected to fail on
+/// CRD ownership; the exact error is what the product's rules are compared with.
+#[test]
+fn helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership() {
+    let Some(t) = Trainer::start("helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership", &["2.2.1", "2.3.0"]) else { return };
+    let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
+    let out = t.helm("install", "2.2.1", NAMESPACE, &["--create-namespace", "--timeout", "3m"]);
+    assert!(out.status.success(), "{}\n{:#?}", text(&out), standin.records());
+    let runtimes_before = t.kubectl(&["get", "clustertrainingruntimes", "-o", "name"]);
+    assert!(!runtimes_before.is_empty());
+    let out = t.helm("upgrade", "2.3.0", NAMESPACE, &["--timeout", "3m"]);
+    let records = standin.stop();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    note(&format!("helm upgrade 2.2.1 -> 2.3.0: exit {:?}\n{}", out.status.code(), stderr.trim()));
+    assert!(!out.status.success(), "the upgrade succeeded:\n{}\n{records:#?}", text(&out));
+    assert!(stderr.contains("CustomResourceDefinition"), "{stderr}");
+    assert!(stderr.contains("invalid ownership metadata"), "{stderr}");
+    // Nothing ran: the upgrade stopped before any hook, and the 2.2.1 state is intact.
+    assert!(container_runs(&records).is_empty(), "{records:#?}");
+    assert_eq!(t.kubectl(&["get", "clustertrainingruntimes", "-o", "name"]), runtimes_before);
 }

@@ -115,9 +115,11 @@ async fn run_job(
             Ok(pod) => pod,
             Err(kube::Error::Api(status)) => {
                 let message = status.message.clone();
-                if message != track.last_rejection {
+                // Each attempt names a new generated Pod; record a rejection once per reason.
+                let reason = message.split_once(" is forbidden: ").map_or(message.as_str(), |(_, r)| r).to_string();
+                if reason != track.last_rejection {
                     push(records, Record::PodRejected { job: name.to_string(), message: message.clone() });
-                    track.last_rejection = message.clone();
+                    track.last_rejection = reason;
                 }
                 track.event_count += 1;
                 failed_create_event(client, context, name, uid, &message, track.event_count).await?;
