@@ -284,6 +284,26 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
         assert!(line.contains("kubectl/Apply"), "{managers}");
     }
     note(&format!("runtimes' field managers after install:\n{managers}"));
+    // Helm 4 installs with server-side apply (`--server-side` defaults to true for install) under
+    // the field manager `helm`; the stand-in's status writes appear as the controller manager's.
+    let deployment = t.kubectl(&[
+        "get",
+        "deployment",
+        "-n",
+        NAMESPACE,
+        "kubeflow-trainer-controller-manager",
+        "-o",
+        "jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation}/{.subresource} {end}",
+    ]);
+    assert_eq!(deployment.trim(), "helm/Apply/ kube-controller-manager/Update/status");
+    let crd = t.kubectl(&[
+        "get",
+        "crd",
+        "trainjobs.trainer.kubeflow.org",
+        "-o",
+        "jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation} {end}",
+    ]);
+    assert!(crd.contains("helm/Apply"), "{crd}");
 
     // `trainer-audit status` as the admin.
     let home = tempfile::tempdir().unwrap();
@@ -306,6 +326,24 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
     assert!(!all.to_lowercase().contains("forbidden"), "a permission is missing from `trainer-audit rbac`:\n{all}");
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status, admin_view, "the ServiceAccount sees less than the admin");
+
+    // The installer prunes by its label for real: a user's runtime carrying the installer's label
+    // is deleted by the post-upgrade hook of a same-version `helm upgrade`, with the chart's RBAC.
+    let mut runtime: serde_json::Value =
+        serde_json::from_str(&t.kubectl(&["get", "clustertrainingruntime", "torch-distributed", "-o", "json"])).unwrap();
+    runtime["metadata"] =
+        serde_json::json!({"name": "users-own-runtime", "labels": {"trainer.kubeflow.org/managed-by": "runtimes-installer"}});
+    t.cp.kubectl_ok(&t.cp.admin_kubeconfig, &["create", "-f", "-"], Some(&runtime.to_string())).unwrap();
+    let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
+    let out = t.helm("upgrade", "2.3.0", NAMESPACE, &["--timeout", "3m"]);
+    let records = standin.stop();
+    assert!(out.status.success(), "{}\n{records:#?}", text(&out));
+    let runs = container_runs(&records);
+    assert_eq!(runs.len(), 1, "{records:#?}");
+    assert!(runs[0].2.contains("clustertrainingruntime.trainer.kubeflow.org \"users-own-runtime\" deleted"), "{}", runs[0].2);
+    let after: std::collections::BTreeSet<String> =
+        t.kubectl(&["get", "clustertrainingruntimes", "-o", "name"]).lines().map(String::from).collect();
+    assert_eq!(after, wanted_names);
 }
 
 /// Issue 12 §1, item 2: the same install into a namespace enforcing Pod Security `restricted`.

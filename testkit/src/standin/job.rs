@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, Patch};
 use kube::Api;
 
 use super::{kube_err, now, pod, push, Context, Record, StandInError};
@@ -57,7 +57,7 @@ impl Jobs {
             }
             if job.status.as_ref().and_then(|s| s.start_time.as_ref()).is_none() {
                 let patch = serde_json::json!({"status": {"startTime": now(), "active": 0, "ready": 0, "terminating": 0}});
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                api.patch_status(&name, &super::as_controller_patch(), &Patch::Merge(&patch))
                     .await
                     .map_err(|e| kube_err(&format!("starting Job {name}"), e))?;
             }
@@ -111,7 +111,7 @@ async fn run_job(
     let (mut succeeded, mut failed) = (status.succeeded.unwrap_or(0), status.failed.unwrap_or(0));
     let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
     while succeeded < completions && failed <= backoff_limit {
-        let created = match pods.create(&PostParams::default(), &pod_for(job, name, uid, &context.namespace)).await {
+        let created = match pods.create(&super::as_controller_post(), &pod_for(job, name, uid, &context.namespace)).await {
             Ok(pod) => pod,
             Err(kube::Error::Api(status)) => {
                 let message = status.message.clone();
@@ -132,7 +132,7 @@ async fn run_job(
         track.delay = Duration::ZERO;
         let pod_name = created.metadata.name.clone().unwrap_or_default();
         let patch = serde_json::json!({"status": {"active": 1, "ready": 0}});
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        api.patch_status(name, &super::as_controller_patch(), &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_err(&format!("Job {name} active"), e))?;
         match pod::run(client, context, records, name, &created).await? {
@@ -145,7 +145,7 @@ async fn run_job(
             pod::Outcome::Failed => failed += 1,
         }
         let patch = serde_json::json!({"status": {"active": 0, "ready": 0, "succeeded": succeeded, "failed": failed}});
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        api.patch_status(name, &super::as_controller_patch(), &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_err(&format!("Job {name} counts"), e))?;
     }
@@ -177,7 +177,7 @@ async fn run_job(
     if let (Some(status), Some(extra)) = (status.as_object_mut(), extra.as_object()) {
         status.extend(extra.clone());
     }
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": status})))
+    api.patch_status(name, &super::as_controller_patch(), &Patch::Merge(&serde_json::json!({"status": status})))
         .await
         .map_err(|e| kube_err(&format!("finishing Job {name}"), e))?;
     push(records, record);
@@ -215,6 +215,6 @@ async fn failed_create_event(
         reporting_component: Some("job-controller".into()),
         ..Default::default()
     };
-    events.create(&PostParams::default(), &event).await.map_err(|e| kube_err(&format!("recording FailedCreate for Job {job}"), e))?;
+    events.create(&super::as_controller_post(), &event).await.map_err(|e| kube_err(&format!("recording FailedCreate for Job {job}"), e))?;
     Ok(())
 }

@@ -220,6 +220,27 @@ fn kube_err(what: &str, e: kube::Error) -> StandInError {
     StandInError::Kube(what.into(), message)
 }
 
+/// Field managers as on a cluster, where the API server names a manager after the client's user
+/// agent: the product reads managedFields, so the stand-in's writes must look like theirs.
+const CONTROLLER_MANAGER: &str = "kube-controller-manager";
+const KUBELET: &str = "kubelet";
+
+fn as_controller_patch() -> PatchParams {
+    PatchParams { field_manager: Some(CONTROLLER_MANAGER.into()), ..Default::default() }
+}
+
+fn as_controller_post() -> kube::api::PostParams {
+    kube::api::PostParams { field_manager: Some(CONTROLLER_MANAGER.into()), ..Default::default() }
+}
+
+fn as_kubelet_patch() -> PatchParams {
+    PatchParams { field_manager: Some(KUBELET.into()), ..Default::default() }
+}
+
+fn as_kubelet_post() -> kube::api::PostParams {
+    kube::api::PostParams { field_manager: Some(KUBELET.into()), ..Default::default() }
+}
+
 fn now() -> serde_json::Value {
     let time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
     serde_json::to_value(time).unwrap_or(serde_json::Value::Null)
@@ -256,7 +277,7 @@ async fn deployments(client: &kube::Client, context: &Context, records: &Mutex<V
                  "message": format!("ReplicaSet \"{name}\" has successfully progressed."), "lastUpdateTime": now, "lastTransitionTime": now},
             ],
         }});
-        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        api.patch_status(&name, &as_controller_patch(), &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_err(&format!("writing Deployment {name} status"), e))?;
         push(records, Record::DeploymentAvailable { name, generation });

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Container, KeyToPath, Pod, Secret, ServiceAccount};
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::Patch;
 use kube::Api;
 
 use super::sandbox::{self, Mount, Run};
@@ -45,7 +45,7 @@ pub async fn run(
     let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
     let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
         "target": {"apiVersion": "v1", "kind": "Node", "name": NODE_NAME}});
-    pods.create_subresource::<_, serde_json::Value>("binding", &name, &PostParams::default(), &binding)
+    pods.create_subresource::<_, serde_json::Value>("binding", &name, &super::as_controller_post(), &binding)
         .await
         .map_err(|e| kube_err(&format!("binding Pod {name}"), e))?;
     let dir = context.scratch.join(&name);
@@ -58,7 +58,7 @@ pub async fn run(
     let started = now();
     let patch = serde_json::json!({"status": {"phase": "Running", "startTime": started, "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
         "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started}]}});
-    pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch))
         .await
         .map_err(|e| kube_err(&format!("Pod {name} Running"), e))?;
 
@@ -99,7 +99,7 @@ pub async fn run(
     }
     let phase = if all_ok { "Succeeded" } else { "Failed" };
     let patch = serde_json::json!({"status": {"phase": phase, "initContainerStatuses": statuses.0, "containerStatuses": statuses.1}});
-    pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch))
         .await
         .map_err(|e| kube_err(&format!("Pod {name} {phase}"), e))?;
     Ok(if all_ok { Outcome::Succeeded } else { Outcome::Failed })
@@ -289,7 +289,7 @@ async fn token(client: &kube::Client, context: &Context, account: &str, pod: &st
     let request = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
         "spec": {"expirationSeconds": 3607, "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid}}});
     let response: serde_json::Value = api
-        .create_subresource("token", account, &PostParams::default(), &request)
+        .create_subresource("token", account, &super::as_kubelet_post(), &request)
         .await
         .map_err(|e| kube_err(&format!("TokenRequest for ServiceAccount {account}"), e))?;
     match response.pointer("/status/token").and_then(|t| t.as_str()) {
