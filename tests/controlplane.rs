@@ -22,7 +22,13 @@ fn text(out: &std::process::Output) -> String {
 /// Writes straight to the terminal: a measurement worth seeing even when the test passes.
 fn note(line: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let _ = writeln!(std::io::stderr(), "observed: {}", line.replace('\n', "\n    "));
+}
+
+/// The stand-in's own API calls must never fail: a failure would make a scenario's outcome ours.
+fn stand_in_clean(records: &[Record]) {
+    let errors: Vec<&Record> = records.iter().filter(|r| matches!(r, Record::Error { .. })).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }
 
 /// The stand-in runs hook containers under bubblewrap: absent, its tests skip (fail in CI).
@@ -126,6 +132,7 @@ fn standin_runs_jobs_in_cluster_and_makes_deployments_available() {
     let rollout = cp.kubectl(&cp.admin_kubeconfig, &["rollout", "status", "-n", &ns, "deployment/web", "--timeout=30s"], None);
     assert!(rollout.status.success(), "{}", text(&rollout));
     let records = standin.stop();
+    stand_in_clean(&records);
     let ran: Vec<_> = records
         .iter()
         .filter_map(|r| if let Record::ContainerRan { exit_code, output, .. } = r { Some((exit_code, output)) } else { None })
@@ -268,6 +275,7 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
     let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
     let out = t.helm("install", "2.3.0", NAMESPACE, &["--create-namespace", "--timeout", "3m"]);
     let records = standin.stop();
+    stand_in_clean(&records);
     assert!(out.status.success(), "{}\n{records:#?}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("STATUS: deployed"), "{}", text(&out));
 
@@ -356,6 +364,7 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
     let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
     let out = t.helm("upgrade", "2.3.0", NAMESPACE, &["--timeout", "3m"]);
     let records = standin.stop();
+    stand_in_clean(&records);
     assert!(out.status.success(), "{}\n{records:#?}", text(&out));
     let runs = container_runs(&records);
     assert_eq!(runs.len(), 1, "{records:#?}");
@@ -376,6 +385,7 @@ fn helm_install_into_a_restricted_namespace_fails_on_the_hook_pod() {
     let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
     let out = t.helm("install", "2.3.0", NAMESPACE, &["--timeout", "20s"]);
     let records = standin.stop();
+    stand_in_clean(&records);
     assert!(!out.status.success(), "{}", text(&out));
     let rejected: Vec<&String> =
         records.iter().filter_map(|r| if let Record::PodRejected { message, .. } = r { Some(message) } else { None }).collect();
@@ -411,6 +421,7 @@ fn helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership() {
     assert!(!runtimes_before.is_empty());
     let out = t.helm("upgrade", "2.3.0", NAMESPACE, &["--timeout", "3m"]);
     let records = standin.stop();
+    stand_in_clean(&records);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     note(&format!("helm upgrade 2.2.1 -> 2.3.0: exit {:?}\n{}", out.status.code(), stderr.trim()));
     assert!(!out.status.success(), "the upgrade succeeded:\n{}\n{records:#?}", text(&out));
