@@ -191,6 +191,17 @@ fn pod_security_restricted_rejects_the_jobs_pod_for_real() {
     let conditions =
         cp.kubectl_ok(&cp.admin_kubeconfig, &["get", "job", "writer", "-n", &ns, "-o", "jsonpath={.status.conditions}"], None).unwrap();
     assert_eq!(conditions, "");
+    // The Deployment's Pod template is refused too: ReplicaFailure, never available.
+    let failure = cp
+        .kubectl_ok(
+            &cp.admin_kubeconfig,
+            &["get", "deployment", "web", "-n", &ns, "-o", "jsonpath={.status.conditions[?(@.type==\"ReplicaFailure\")].message}"],
+            None,
+        )
+        .unwrap();
+    assert!(failure.contains("violates PodSecurity \"restricted:latest\""), "{failure}\n{:#?}", standin.records());
+    let rollout = cp.kubectl(&cp.admin_kubeconfig, &["rollout", "status", "-n", &ns, "deployment/web", "--timeout=3s"], None);
+    assert!(!rollout.status.success(), "{}", text(&rollout));
     note(&format!("Pod Security restricted, API server's answer: {message}"));
 }
 
@@ -392,6 +403,9 @@ fn helm_install_into_a_restricted_namespace_fails_on_the_hook_pod() {
     assert_eq!(rejected.len(), 1, "{records:#?}");
     assert!(rejected[0].contains("violates PodSecurity \"restricted:latest\""), "{}", rejected[0]);
     assert!(container_runs(&records).is_empty(), "{records:#?}");
+    // The chart's own Deployments (Trainer's controller, JobSet's) pass `restricted`.
+    assert!(!records.iter().any(|r| matches!(r, Record::DeploymentPodRejected { .. })), "{records:#?}");
+    assert_eq!(records.iter().filter(|r| matches!(r, Record::DeploymentAvailable { .. })).count(), 2, "{records:#?}");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     note(&format!("restricted namespace: hook Pod refused with: {}\nhelm said: {}", rejected[0], stderr.trim()));
     // Helm 4.2.3 waits on the hook Job with its kstatus watcher until --timeout.

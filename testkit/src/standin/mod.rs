@@ -14,14 +14,18 @@
 //!   gets `SuccessCriteriaMet` + `Complete` with `completionTime`, as the API server's Job status
 //!   validation in 1.36 requires. Indexed Jobs, `podFailurePolicy`, `successPolicy` and
 //!   parallel Pods are not modelled: Pods run one after another.
-//! - **Deployment controller**: once a Deployment's spec is stored, write the status the
-//!   controller would reach with all replicas available (`observedGeneration`, replica counts,
-//!   `Available=True`, `Progressing=True/NewReplicaSetAvailable`). No ReplicaSets or Pods are made,
-//!   so the Deployment's Pod template never meets admission.
+//! - **Deployment and ReplicaSet controllers**: once a Deployment's spec is stored, ask admission
+//!   about its Pod template with a server-side dry-run Pod create (nothing is stored). Admitted:
+//!   write the status the controller reaches with all replicas available (`observedGeneration`,
+//!   replica counts, `Available=True`, `Progressing=True/NewReplicaSetAvailable`). Refused: write
+//!   what the controller shows when its ReplicaSet cannot create Pods (`Available=False`,
+//!   `ReplicaFailure=True/FailedCreate` with the API server's message) and ask again later. No
+//!   ReplicaSet or Pod objects are made and no containers run.
 //! - **Garbage collector**: not modelled; Pods of deleted Jobs stay (they are inert).
 //!
 //! Everything the stand-in saw and did is kept as [`Record`]s for the test to assert on.
 
+mod deployment;
 mod job;
 mod pod;
 pub mod sandbox;
@@ -32,9 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{ListParams, Patch, PatchParams};
-use kube::Api;
+use kube::api::PatchParams;
 
 use crate::controlplane::ControlPlane;
 
@@ -86,6 +88,11 @@ pub enum Record {
     DeploymentAvailable {
         name: String,
         generation: i64,
+    },
+    /// Admission refused the Deployment's Pod template (dry run); `message` is its answer.
+    DeploymentPodRejected {
+        name: String,
+        message: String,
     },
     /// The stand-in's own API call failed (a bug in the stand-in or a broken control plane).
     Error {
@@ -193,10 +200,11 @@ async fn poll(context: Context, stop: Arc<AtomicBool>, records: Arc<Mutex<Vec<Re
         Err(e) => return push(&records, Record::Error { what: "client".into(), message: e.to_string() }),
     };
     let mut jobs = job::Jobs::default();
+    let mut deployments = deployment::Deployments::default();
     let mut last_error = String::new();
     while !stop.load(Ordering::SeqCst) {
         let outcome = async {
-            deployments(&client, &context, &records).await?;
+            deployments.tick(&client, &context, &records).await?;
             jobs.tick(&client, &context, &records).await
         }
         .await;
@@ -244,43 +252,4 @@ fn as_kubelet_post() -> kube::api::PostParams {
 fn now() -> serde_json::Value {
     let time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
     serde_json::to_value(time).unwrap_or(serde_json::Value::Null)
-}
-
-/// Writes the status of every Deployment whose spec the "controller" has not yet observed.
-async fn deployments(client: &kube::Client, context: &Context, records: &Mutex<Vec<Record>>) -> Result<(), StandInError> {
-    let api: Api<Deployment> = Api::namespaced(client.clone(), &context.namespace);
-    let list = api.list(&ListParams::default()).await.map_err(|e| kube_err("listing Deployments", e))?;
-    for deployment in list.items {
-        let name = deployment.metadata.name.clone().unwrap_or_default();
-        let generation = deployment.metadata.generation.unwrap_or(0);
-        let replicas = deployment.spec.replicas.unwrap_or(1);
-        let status = deployment.status.clone().unwrap_or_default();
-        let done = status.observed_generation == Some(generation)
-            && status.replicas.unwrap_or(0) == replicas
-            && status.updated_replicas.unwrap_or(0) == replicas
-            && status.available_replicas.unwrap_or(0) == replicas;
-        if done || deployment.metadata.deletion_timestamp.is_some() {
-            continue;
-        }
-        let now = now();
-        let patch = serde_json::json!({"status": {
-            "observedGeneration": generation,
-            "replicas": replicas,
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-            "unavailableReplicas": 0,
-            "conditions": [
-                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
-                 "message": "Deployment has minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now},
-                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
-                 "message": format!("ReplicaSet \"{name}\" has successfully progressed."), "lastUpdateTime": now, "lastTransitionTime": now},
-            ],
-        }});
-        api.patch_status(&name, &as_controller_patch(), &Patch::Merge(&patch))
-            .await
-            .map_err(|e| kube_err(&format!("writing Deployment {name} status"), e))?;
-        push(records, Record::DeploymentAvailable { name, generation });
-    }
-    Ok(())
 }
