@@ -23,12 +23,12 @@ pub fn archive(data: &[u8]) {
 /// YAML text through the full and the head-only reader, and back out through the emitter.
 pub fn yaml(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    if let Ok(docs) = crate::helm::yaml::read_documents(&text) {
+    if let Ok(docs) = crate::yaml::read_documents(&text) {
         for d in docs {
-            let _ = crate::helm::yaml::to_yaml(&d);
+            let _ = crate::yaml::to_yaml(&d);
         }
     }
-    let _ = crate::helm::yaml::read_first_head(&text);
+    let _ = crate::yaml::read_first_head(&text);
 }
 
 /// A values file coalesced into a chart and printed as YAML and JSON.

@@ -3,6 +3,7 @@
 //! The library is the pipeline (chart source → archive → chart → render → inventory → audit);
 //! the binary is a thin command-line layer over it (see `cli`).
 
+pub mod atomic_write;
 pub mod audit;
 pub mod chart;
 pub mod cli;
@@ -13,6 +14,9 @@ pub mod fuzzing;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;
+pub mod kube;
 pub mod plan;
 pub mod report;
 pub mod source;
+pub mod version;
+pub mod yaml;

@@ -10,8 +10,8 @@ use trainer_audit::audit::hooks::review;
 use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
-use trainer_audit::inventory::object::Origin;
 use trainer_audit::inventory::Inventory;
+use trainer_audit::kube::Origin;
 
 fn inventory(corpus: &Path, version: &str, values: Option<&str>) -> Inventory {
     let chart = Chart::load_archive_file(&corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"))).unwrap();
@@ -104,7 +104,7 @@ fn crd<'a>(diff: &'a ChartDiff, name: &str) -> &'a trainer_audit::diff::CrdChang
     diff.crds.iter().find(|c| c.name == name).unwrap()
 }
 
-fn paths(list: &[trainer_audit::diff::paths::Collapsed]) -> Vec<&str> {
+fn paths(list: &[trainer_audit::inventory::paths::Collapsed]) -> Vec<&str> {
     list.iter().map(|c| c.path.as_str()).collect()
 }
 

@@ -9,9 +9,9 @@ use super::finding::{sort_findings, Finding, Severity};
 use super::gitops::{argocd_delete_policy, argocd_phase, behaviour, ArgoPhase, Engine};
 use crate::inventory::crd::ANNOTATION_BUDGET;
 use crate::inventory::hook::HookInfo;
-use crate::inventory::object::Origin;
-use crate::inventory::workload::{ImageRef, Pin};
 use crate::inventory::Inventory;
+use crate::kube::workload::{ImageRef, Pin};
+use crate::kube::Origin;
 
 const FACTS: &str = "../shared/docs/trainer-upgrade.md §3";
 const GITOPS: &str = "../shared/docs/peers-and-gitops.md Part B";

@@ -51,7 +51,7 @@ impl CheckInput<'_> {
 
     /// The live object with this kind, namespace (empty for cluster-scoped) and name.
     pub fn live(&self, kind: &str, namespace: &str, name: &str) -> Option<&Json> {
-        use crate::inventory::object::str_at;
+        use crate::kube::str_at;
         self.state.objects.iter().find(|o| {
             str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name && str_at(o, &["metadata", "namespace"]) == namespace
         })

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use super::finding::Severity;
 use super::kinds::kind;
-use crate::source::constraint::Constraint;
+use crate::version::Constraint;
 
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[("rules/trainer.yaml", include_str!("../../rules/trainer.yaml"))];

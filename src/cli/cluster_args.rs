@@ -41,7 +41,7 @@ impl ClusterArgs {
         };
         if let Some(v) = &self.kube_version {
             let trimmed = v.trim_start_matches('v');
-            if crate::source::constraint::parse_lenient(trimmed).is_none() {
+            if crate::version::parse_lenient(trimmed).is_none() {
                 return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
             }
             state.info.server_version = Some(format!("v{trimmed}"));

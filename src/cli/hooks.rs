@@ -77,7 +77,7 @@ pub fn inventory_of(
 pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     let argocd = match &args.argocd_version {
         Some(v) => Some(
-            crate::source::constraint::parse_lenient(v.trim_start_matches('v'))
+            crate::version::parse_lenient(v.trim_start_matches('v'))
                 .ok_or_else(|| CliError::Usage(format!("invalid --argocd-version {v:?}: expected a version like 3.2.1")))?,
         ),
         None => None,

@@ -22,7 +22,7 @@ pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
     let text = crate::report::runbook::markdown(&plan, &notes);
     match &args.output {
         Some(path) => {
-            crate::cluster::snapshot::write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?;
+            crate::atomic_write::write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),

@@ -81,20 +81,19 @@ impl Prepared {
     }
 
     pub fn user_values_json(&self) -> Json {
-        crate::inventory::object::to_serde(&Value::map(self.user_values.clone()))
+        crate::kube::to_serde(&Value::map(self.user_values.clone()))
     }
 }
 
 fn json_to_map(v: &Json) -> Map {
-    match crate::inventory::object::from_serde(v) {
+    match crate::kube::from_serde(v) {
         Value::Map(m) => m.entries.borrow().clone(),
         _ => Map::new(),
     }
 }
 
 fn version(text: &str, what: &str) -> Result<semver::Version, CliError> {
-    crate::source::constraint::parse_lenient(text.trim_start_matches('v'))
-        .ok_or_else(|| CliError::Usage(format!("invalid {what} version {text:?}")))
+    crate::version::parse_lenient(text.trim_start_matches('v')).ok_or_else(|| CliError::Usage(format!("invalid {what} version {text:?}")))
 }
 
 impl UpgradeArgs {
@@ -121,8 +120,8 @@ impl UpgradeArgs {
         let release = trainer.first().copied();
         let controller_ns = state
             .of_kind("Deployment")
-            .find(|d| crate::inventory::object::str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
-            .map(|d| crate::inventory::object::str_at(d, &["metadata", "namespace"]).to_string());
+            .find(|d| crate::kube::str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
+            .map(|d| crate::kube::str_at(d, &["metadata", "namespace"]).to_string());
         let release_name = self.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
         let namespace = self
             .namespace

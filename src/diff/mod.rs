@@ -3,18 +3,16 @@
 //! and delivery), default values, RBAC grants, images, hooks and subcharts. Every list is
 //! sorted, so the same two charts always give the same diff.
 
-pub mod paths;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::inventory::crd::{Crd, SchemaField};
-use crate::inventory::object::Origin;
+use crate::inventory::paths::{collapse, Collapsed};
 use crate::inventory::runtime::Runtime;
 use crate::inventory::{ChartSummary, Inventory};
-use paths::{collapse, Collapsed};
+use crate::kube::Origin;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ChartDiff {
@@ -266,7 +264,7 @@ fn runtime_yaml(r: &Runtime) -> String {
             }
         }
     }
-    crate::inventory::object::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
+    crate::kube::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
 }
 
 fn runtime_changes(from: &Inventory, to: &Inventory) -> Vec<RuntimeChange> {

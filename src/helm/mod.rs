@@ -12,4 +12,3 @@ pub mod schema;
 pub mod snippet;
 pub mod strvals;
 pub mod values;
-pub mod yaml;

@@ -12,7 +12,7 @@ use crate::helm::engine::{render, TemplateFile};
 use crate::helm::manifest::{sort_manifests, source_block, Hook, Manifest};
 use crate::helm::objects::{Capabilities, Files, KubeVersion};
 use crate::helm::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
-use crate::source::constraint::Constraint;
+use crate::version::Constraint;
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -121,7 +121,7 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
             .ok()
-            .zip(crate::source::constraint::parse_lenient(&caps.kube_version.normalized))
+            .zip(crate::version::parse_lenient(&caps.kube_version.normalized))
             .is_some_and(|(c, v)| c.matches(&v));
         if !ok {
             return Err(RenderError(format!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
-use crate::source::constraint::Constraint;
+use crate::version::Constraint;
 
 /// The versions to upgrade through, ending with `to`. `available` are the repository's
 /// release versions; an empty list means only the target is known (a local chart).

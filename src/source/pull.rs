@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::cache::{write_atomically, Cache};
+use super::cache::{create_and_write, Cache};
 use super::oci::{
     sha256_digest, ChartManifest, ClientOptions, Descriptor, RegistryClient, RegistryError, MAX_CONFIG_BYTES, MAX_LAYER_BYTES,
 };
@@ -224,6 +224,6 @@ fn warn_cache(cache: &Cache, result: std::io::Result<()>) {
 /// Saves `<name>-<version>.tgz` in `dir` (created if needed) atomically; returns its path.
 pub fn save_chart(dir: &Path, chart: &PulledChart) -> Result<PathBuf, PullError> {
     let path = dir.join(format!("{}-{}.tgz", chart.name, chart.version));
-    write_atomically(&path, &chart.bytes).map_err(|e| PullError::Write { path: path.display().to_string(), reason: e.to_string() })?;
+    create_and_write(&path, &chart.bytes).map_err(|e| PullError::Write { path: path.display().to_string(), reason: e.to_string() })?;
     Ok(path)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::Hit;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::Rule;
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 
 pub fn crd_present(rule: &Rule, input: &CheckInput) -> Vec<Hit> {
     let group = rule.param_str("group").unwrap_or("");
@@ -43,7 +43,7 @@ pub fn values_unknown(_rule: &Rule, input: &CheckInput) -> Vec<Hit> {
             || defaults.keys().any(|d| d == path || path.starts_with(&format!("{d}.")) || d.starts_with(&format!("{path}.")))
     };
     let unknown: Vec<String> = user.keys().filter(|p| !known(p)).cloned().collect();
-    let roots = crate::diff::paths::collapse(&unknown.iter().cloned().collect(), &defaults.keys().cloned().collect());
+    let roots = crate::inventory::paths::collapse(&unknown.iter().cloned().collect(), &defaults.keys().cloned().collect());
     roots
         .into_iter()
         .map(|r| {
@@ -109,7 +109,7 @@ pub fn feature_gates(rule: &Rule, input: &CheckInput) -> Vec<Hit> {
         }
     }
     if let Some(tag) = at(tag_path).and_then(|t| t.as_str()) {
-        let pinned = crate::source::constraint::parse_lenient(tag.trim_start_matches('v'));
+        let pinned = crate::version::parse_lenient(tag.trim_start_matches('v'));
         if pinned.as_ref().is_some_and(|p| p < &input.to) {
             hits.push(
                 Hit::new(format!("values {tag_path}"), format!("the release pins the controller image to {tag}, older than the {} chart: config keys the chart renders may be unknown to it", input.to))

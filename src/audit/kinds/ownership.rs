@@ -6,7 +6,7 @@ use super::Hit;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
-use crate::inventory::object::{str_at, Object, Origin};
+use crate::kube::{str_at, Object, Origin};
 
 /// `kubectl` commands that give an object this release's ownership metadata.
 fn adopt_commands(o: &Object, release: &str, namespace: &str) -> String {

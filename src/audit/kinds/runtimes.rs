@@ -6,8 +6,8 @@ use serde_json::Value as Json;
 use super::Hit;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::Rule;
-use crate::inventory::object::str_at;
 use crate::inventory::runtime::{Delivery, RUNTIME_KINDS};
+use crate::kube::str_at;
 
 fn name_of(o: &Json) -> String {
     match str_at(o, &["metadata", "namespace"]) {

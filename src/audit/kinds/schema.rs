@@ -7,7 +7,7 @@ use super::Hit;
 use crate::audit::input::{json_paths, CheckInput};
 use crate::audit::rules::Rule;
 use crate::inventory::crd::Crd;
-use crate::inventory::object::{str_at, Origin};
+use crate::kube::{str_at, Origin};
 
 fn crd_by_kind<'a>(crds: &'a [Crd], kind: &str) -> Option<&'a Crd> {
     crds.iter().find(|c| c.kind == kind)
@@ -85,7 +85,7 @@ fn outermost_removed(
     new: &BTreeMap<String, crate::inventory::crd::SchemaField>,
 ) -> String {
     let mut current = path.to_string();
-    while let Some(parent) = crate::diff::paths::parent(&current) {
+    while let Some(parent) = crate::inventory::paths::parent(&current) {
         if old.contains_key(parent) && !new.contains_key(parent) {
             current = parent.to_string();
         } else {
@@ -129,8 +129,8 @@ pub fn stale_crd(_rule: &Rule, input: &CheckInput) -> Vec<Hit> {
             continue;
         }
         let Some(target_schema) = crd.storage_schema() else { continue };
-        let live_crd = crate::inventory::object::Object {
-            identity: crate::inventory::object::Identity {
+        let live_crd = crate::kube::Object {
+            identity: crate::kube::Identity {
                 group: String::new(),
                 kind: "CustomResourceDefinition".into(),
                 namespace: String::new(),
@@ -149,7 +149,8 @@ pub fn stale_crd(_rule: &Rule, input: &CheckInput) -> Vec<Hit> {
         if missing.is_empty() {
             continue;
         }
-        let roots = crate::diff::paths::collapse(&missing.iter().map(|s| s.to_string()).collect(), &live_schema.keys().cloned().collect());
+        let roots =
+            crate::inventory::paths::collapse(&missing.iter().map(|s| s.to_string()).collect(), &live_schema.keys().cloned().collect());
         hits.push(
             Hit {
                 subject: format!("CustomResourceDefinition/{}", crd.name),

@@ -9,7 +9,7 @@ use super::convert::strval;
 use super::strings::{int, s, string_list};
 use crate::gotmpl::fmt::go_quote;
 use crate::gotmpl::{FnError, FuncMap, Map, Object, Param, Value};
-use crate::source::constraint::{parse_lenient, Constraint};
+use crate::version::{parse_lenient, Constraint};
 
 type R = Result<Value, FnError>;
 

@@ -6,7 +6,6 @@
 use super::resolve::{is_base60_float, resolve_plain, Resolved};
 use crate::gotmpl::fmt::format_float_shortest;
 use crate::gotmpl::Value;
-use crate::helm::json::format_json_float;
 
 /// The tree go-yaml v2 decodes from the JSON text.
 enum Node {
@@ -78,7 +77,8 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
         Value::Float(f) if direct => Node::Float(*f),
         Value::Float(f) => {
             // JSON text, then go-yaml's resolution of that text.
-            let text = format_json_float(*f).map_err(|e| e.0)?;
+            let text = crate::gotmpl::fmt::format_float_json(*f)
+                .ok_or_else(|| format!("json: unsupported value: {}", format_float_shortest(*f)))?;
             match resolve_plain(&text) {
                 Resolved::Int(i) => Node::Int(i as i128),
                 Resolved::Uint(u) => Node::Int(u as i128),

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::object::str_at;
+use super::str_at;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Container {

@@ -5,9 +5,10 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use super::{is_namespaced, str_at, to_serde};
 use crate::gotmpl::Value;
 use crate::helm::json::{to_json, COMPACT};
-use crate::helm::yaml::read_documents;
+use crate::yaml::read_documents;
 
 /// How an object reaches the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -98,65 +99,4 @@ pub fn objects_in(text: &str, source: &str, origin: Origin, default_namespace: &
         .into_iter()
         .filter_map(|doc| Object::from_yaml(doc, source, origin, default_namespace))
         .collect()
-}
-
-/// Kinds the tool reasons about that are cluster-scoped (everything else is namespaced).
-pub fn is_namespaced(kind: &str) -> bool {
-    !matches!(
-        kind,
-        "Namespace"
-            | "CustomResourceDefinition"
-            | "ClusterRole"
-            | "ClusterRoleBinding"
-            | "ClusterTrainingRuntime"
-            | "PriorityClass"
-            | "StorageClass"
-            | "PersistentVolume"
-            | "MutatingWebhookConfiguration"
-            | "ValidatingWebhookConfiguration"
-            | "ValidatingAdmissionPolicy"
-            | "ValidatingAdmissionPolicyBinding"
-            | "APIService"
-            | "IngressClass"
-            | "RuntimeClass"
-            | "PodSecurityPolicy"
-    )
-}
-
-/// The string at a path of object keys ("" when absent or not a string).
-pub fn str_at<'a>(v: &'a Json, path: &[&str]) -> &'a str {
-    let mut cur = v;
-    for key in path {
-        match cur.get(key) {
-            Some(next) => cur = next,
-            None => return "",
-        }
-    }
-    cur.as_str().unwrap_or("")
-}
-
-/// JSON as a template value, as Helm's `fromJson` reads it (every number a float64).
-pub fn from_serde(v: &Json) -> Value {
-    crate::helm::json::from_json(&v.to_string()).unwrap_or(Value::Nil)
-}
-
-/// JSON written as YAML exactly as `toYaml` writes it (keys sorted, go-yaml v2 layout).
-pub fn yaml_of(v: &Json) -> Result<String, String> {
-    crate::helm::yaml::to_yaml(&from_serde(v))
-}
-
-/// Our template value as JSON; integral numbers become integers (the API server's view).
-pub fn to_serde(v: &Value) -> Json {
-    match v {
-        Value::Nil | Value::Invalid => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Json::from(*f as i64),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
-        Value::Int(i) | Value::Int64(i) => Json::from(*i),
-        Value::Uint(u) => Json::from(*u),
-        Value::String(s) => Json::String(s.to_string()),
-        Value::List(l) => Json::Array(l.items.iter().map(to_serde).collect()),
-        Value::Map(m) => Json::Object(m.entries.borrow().iter().map(|(k, v)| (k.clone(), to_serde(v))).collect()),
-        other => Json::String(crate::gotmpl::fmt::sprint_value(other)),
-    }
 }
