@@ -9,8 +9,6 @@ pub mod chart;
 pub mod cli;
 pub mod cluster;
 pub mod diff;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;

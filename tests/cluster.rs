@@ -10,11 +10,12 @@ use std::process::Command;
 
 use serde_json::{json, Value as Json};
 use support::{run, stderr, stdout};
-use trainer_audit::cluster::fake_api::FakeApiServer;
+use testkit::fake_api::FakeApiServer;
+use testkit::release::encode_secret;
+use testkit::scenario::{scenario, scenario_yaml, trainjobs, SCENARIOS};
 use trainer_audit::cluster::install::Method;
 use trainer_audit::cluster::live::{read, LiveOptions};
-use trainer_audit::cluster::release::{decode, encode_secret, release_json};
-use trainer_audit::cluster::scenario::{scenario, scenario_yaml, trainjobs, SCENARIOS};
+use trainer_audit::cluster::release::{decode, release_json};
 use trainer_audit::cluster::snapshot::{parse, read_file, render};
 use trainer_audit::cluster::ClusterState;
 

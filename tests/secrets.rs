@@ -10,8 +10,8 @@ use base64::Engine;
 use serde_json::json;
 use support::http::{Response, Server};
 use support::{run, run_with_stdin};
-use trainer_audit::cluster::release::encode_secret;
-use trainer_audit::cluster::scenario::{list_yaml, scenario};
+use testkit::release::encode_secret;
+use testkit::scenario::{list_yaml, scenario};
 
 const PASSWORD: &str = "s3cr3t-Planted-Registry-Pa55";
 const VALUE_SECRET: &str = "planted-release-value-9f8e7d";

@@ -4,13 +4,9 @@
 //! (TrainJob status, managedFields bodies, last-applied copies).
 
 pub mod catalog;
-#[doc(hidden)]
-pub mod fake_api;
 pub mod install;
 pub mod live;
 pub mod release;
-#[doc(hidden)]
-pub mod scenario;
 pub mod snapshot;
 pub mod status;
 

@@ -82,8 +82,8 @@ fn test(extra: &[String]) -> Result<()> {
 fn snapshots() -> Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../snapshots");
     std::fs::create_dir_all(&dir)?;
-    for (name, _) in trainer_audit::cluster::scenario::SCENARIOS {
-        let text = trainer_audit::cluster::scenario::scenario_yaml(name).context("scenario")?;
+    for (name, _) in testkit::scenario::SCENARIOS {
+        let text = testkit::scenario::scenario_yaml(name).context("scenario")?;
         let path = dir.join(format!("{name}.yaml"));
         std::fs::write(&path, text)?;
         println!("wrote {}", path.display());

@@ -7,8 +7,8 @@
 
 use serde_json::{json, Value as Json};
 
-use super::release::encode_secret;
-use super::CLUSTER_INFO_API_VERSION;
+use crate::release::encode_secret;
+use trainer_audit::cluster::CLUSTER_INFO_API_VERSION;
 
 /// (file stem, what it shows).
 pub const SCENARIOS: &[(&str, &str)] = &[
@@ -182,7 +182,7 @@ fn manifest(objects: &[&Json]) -> String {
     objects
         .iter()
         .map(|o| {
-            let yaml = crate::kube::yaml_of(o).unwrap_or_default();
+            let yaml = trainer_audit::kube::yaml_of(o).unwrap_or_default();
             format!(
                 "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{yaml}",
                 o["kind"].as_str().unwrap_or("object").to_ascii_lowercase()
@@ -296,7 +296,7 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
 /// A list of objects as `kubectl get -o yaml` writes a List.
 pub fn list_yaml(items: Vec<Json>) -> String {
     let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-    crate::kube::yaml_of(&list).unwrap_or_default()
+    trainer_audit::kube::yaml_of(&list).unwrap_or_default()
 }
 
 /// The text of `snapshots/<name>.yaml`.
