@@ -98,6 +98,19 @@ impl Constraint {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Constraint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Constraint::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Constraint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.source)
+    }
+}
+
 impl fmt::Display for Constraint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.source)

@@ -31,7 +31,7 @@ fn hooks_of_2_3_0_with_every_runtime() {
         return;
     };
     let inv = inventory(&corpus, "2.3.0", Some("runtimes-all.yaml"));
-    let report = review(&inv, Engine::Helm, None);
+    let report = review(&rules(), &inv, Engine::Helm, None, "kubeflow-trainer", "kubeflow-system");
     let hook = |name: &str| report.hooks.iter().find(|h| h.hook.identity.name == name).unwrap();
     let installer = hook("kubeflow-trainer-runtimes-installer");
     let cleanup = hook("kubeflow-trainer-runtimes-installer-cleanup");
@@ -71,10 +71,10 @@ fn hooks_of_2_3_0_with_every_runtime() {
     insta::assert_snapshot!("hooks_2_3_0_runtimes_all_json", serde_json::to_string_pretty(&report).unwrap());
     insta::assert_snapshot!(
         "hooks_2_3_0_runtimes_all_sarif",
-        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings)).unwrap()
+        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings, &rules())).unwrap()
     );
     // kustomize: the cleanup Job would run at install.
-    let kustomize = review(&inv, Engine::Kustomize, None);
+    let kustomize = review(&rules(), &inv, Engine::Kustomize, None, "kubeflow-trainer", "kubeflow-system");
     assert!(kustomize
         .findings
         .iter()
@@ -88,9 +88,9 @@ fn argocd_counts_crds_from_the_crds_directory() {
         return;
     };
     let inv = inventory(&corpus, "2.2.1", None);
-    let helm = review(&inv, Engine::Helm, None);
+    let helm = review(&rules(), &inv, Engine::Helm, None, "kubeflow-trainer", "kubeflow-system");
     assert!(helm.crds.is_empty(), "Helm never client-side applies crds/");
-    let argocd = review(&inv, Engine::Argocd, None);
+    let argocd = review(&rules(), &inv, Engine::Argocd, None, "kubeflow-trainer", "kubeflow-system");
     let jobset = argocd.crds.iter().find(|c| c.name == "jobsets.jobset.x-k8s.io").unwrap();
     assert_eq!(jobset.origin, Origin::CrdsDir);
     assert!(jobset.over_budget && (350_000..362_000).contains(&jobset.json_size), "{}", jobset.json_size);
@@ -168,4 +168,8 @@ fn diff_2_2_1_to_2_3_0() {
     insta::assert_snapshot!("diff_2_2_1_2_3_0_text", trainer_audit::report::diff::text(&diff));
     insta::assert_snapshot!("diff_2_2_1_2_3_0_markdown", trainer_audit::report::diff::markdown(&diff));
     insta::assert_snapshot!("diff_2_2_1_2_3_0_json", serde_json::to_string_pretty(&diff).unwrap());
+}
+
+fn rules() -> Vec<trainer_audit::audit::rules::Rule> {
+    trainer_audit::audit::rules::load(None).unwrap()
 }

@@ -47,6 +47,9 @@ pub struct Finding {
     pub fix: String,
     /// What the rule rests on (a file@tag, a document, a URL).
     pub source: String,
+    /// When during the change the fix is done (orders a runbook's fixes).
+    #[serde(skip)]
+    pub phase: super::rules::Phase,
 }
 
 /// Severity first (errors on top), then id, subject and message: the same input always prints

@@ -99,7 +99,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     match args.format {
         CheckFormat::Text => print!("{}", crate::report::check::text(&report)),
         CheckFormat::Json => print_json(&report)?,
-        CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings))?,
+        CheckFormat::Sarif => {
+            let rules = crate::audit::rules::load(args.upgrade.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+            print_json(&crate::report::sarif::sarif(&report.findings, &rules))?
+        }
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
     }
     Ok(fails_at(&report.findings, Some(args.fail_on)))

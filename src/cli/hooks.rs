@@ -43,6 +43,9 @@ pub struct HooksArgs {
     /// Exit 1 when a finding is at or above this severity (default: never)
     #[arg(long, value_enum)]
     pub fail_on: Option<Severity>,
+    /// More rule files (*.yaml) besides the built-in ones
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -83,11 +86,12 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
         None => None,
     };
     let inventory = inventory_of(&args.chart, args.version.as_deref(), &args.values, &args.target, &args.registry)?;
-    let report = review(&inventory, args.gitops, argocd.as_ref());
+    let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+    let report = review(&rules, &inventory, args.gitops, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
         HooksFormat::Text => print!("{}", crate::report::hooks::text(&report)),
         HooksFormat::Json => print_json(&report)?,
-        HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings))?,
+        HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &rules))?,
     }
     Ok(fails_at(&report.findings, args.fail_on))
 }

@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::inventory::crd::{Crd, SchemaField};
+use crate::inventory::crd::Crd;
 use crate::inventory::paths::{collapse, Collapsed};
 use crate::inventory::runtime::Runtime;
+use crate::inventory::schema_compare::{compare, FieldChange};
 use crate::inventory::{ChartSummary, Inventory};
 use crate::kube::Origin;
 
@@ -210,16 +211,14 @@ fn changed<T: PartialEq + Clone>(a: T, b: T) -> Option<Change<T>> {
 
 fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
     let empty = BTreeMap::new();
-    let (sa, sb) = (a.storage_schema().unwrap_or(&empty), b.storage_schema().unwrap_or(&empty));
-    let (pa, pb): (BTreeSet<String>, BTreeSet<String>) = (sa.keys().cloned().collect(), sb.keys().cloned().collect());
-    let added: BTreeSet<String> = pb.difference(&pa).cloned().collect();
-    let removed: BTreeSet<String> = pa.difference(&pb).cloned().collect();
+    let schemas = compare(a.storage_schema().unwrap_or(&empty), b.storage_schema().unwrap_or(&empty));
+    let (pa, pb) = (schemas.old_paths(), schemas.new_paths());
     let mut types = Vec::new();
     let mut enums = Vec::new();
     let mut validation = Vec::new();
     let mut required = Vec::new();
-    for path in pa.intersection(&pb) {
-        let (fa, fb): (&SchemaField, &SchemaField) = (&sa[path], &sb[path]);
+    for FieldChange { path, old: fa, new: fb } in &schemas.changed {
+        let path = path.to_string();
         if fa.kind != fb.kind {
             types.push(PathChange { path: path.clone(), from: Json::from(fa.kind.clone()), to: Json::from(fb.kind.clone()) });
         }
@@ -231,7 +230,7 @@ fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
             validation.push(PathChange { path: path.clone(), from: to_json(&fa.validation), to: to_json(&fb.validation) });
         }
         if fa.required != fb.required {
-            required.push(PathChange { path: path.clone(), from: Json::from(fa.required), to: Json::from(fb.required) });
+            required.push(PathChange { path, from: Json::from(fa.required), to: Json::from(fb.required) });
         }
     }
     CrdChange {
@@ -243,8 +242,8 @@ fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
         storage: changed(storage(a), storage(b)),
         keep: changed(a.keeps_on_delete(), b.keeps_on_delete()),
         json_size: changed(a.json_size, b.json_size),
-        schema_added: collapse(&added, &pa),
-        schema_removed: collapse(&removed, &pb),
+        schema_added: collapse(&schemas.added, &pa),
+        schema_removed: collapse(&schemas.removed, &pb),
         types,
         enums,
         validation,

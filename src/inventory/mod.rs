@@ -6,6 +6,7 @@ pub mod hook;
 pub mod paths;
 pub mod rbac;
 pub mod runtime;
+pub mod schema_compare;
 
 use std::collections::BTreeMap;
 

@@ -8,7 +8,6 @@ use serde::Serialize;
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
-use crate::version::Constraint;
 
 /// The versions to upgrade through, ending with `to`. `available` are the repository's
 /// release versions; an empty list means only the target is known (a local chart).
@@ -21,10 +20,9 @@ pub fn path(
     let mut stops = Vec::new();
     let mut current = from.clone();
     for _ in 0..8 {
-        let gate = rules.iter().filter(|r| r.kind == "upgrade-gate").find(|r| r.applies_to(&current, to));
-        let Some(gate) = gate else { break };
-        let via = gate.param_str("via").unwrap_or("");
-        let constraint = Constraint::parse(via).map_err(|e| format!("rule {}: {e}", gate.id))?;
+        let gate = rules.iter().filter(|r| r.applies_to(&current, to)).find_map(|r| Some((r, r.check.as_ref()?.gate()?)));
+        let Some((gate, constraint)) = gate else { break };
+        let via = constraint.to_string();
         let stop = available.iter().filter(|v| v.pre.is_empty() && constraint.matches(v) && *v > &current && *v < to).max().cloned();
         let Some(stop) = stop else {
             return Err(format!("{} → {to} must pass through {via} ({}), and the repository has no such release", current, gate.id));
