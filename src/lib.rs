@@ -15,6 +15,8 @@ pub mod inventory;
 pub mod kube;
 pub mod plan;
 pub mod report;
+pub mod shell;
 pub mod source;
+pub mod upgrade;
 pub mod version;
 pub mod yaml;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::cluster_args::ClusterArgs;
+use super::args::ClusterArgs;
 use super::CliError;
 use crate::atomic_write::write_atomically;
 use crate::cluster::release::redacted_record;

@@ -63,7 +63,7 @@ pub struct StepContext<'a> {
     pub namespace: &'a str,
     pub method: Method,
     pub repository: &'a str,
-    pub values_flags: &'a str,
+    pub values: &'a crate::upgrade::values::UserValues,
 }
 
 /// The step's commands for this deployment method.
@@ -78,10 +78,10 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         ],
         Method::FluxHelm => vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {ns}/{release} (helm-controller ≥ 1.2 takes ownership of existing objects by default) and commit"), format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
         Method::Kubectl | Method::FluxKustomize | Method::Unknown => vec![
-            format!("helm upgrade --install {release} {repo} --version {to} -n {ns}{} --take-ownership --wait --timeout 10m", ctx.values_flags),
+            format!("helm upgrade --install {release} {repo} --version {to} -n {ns}{} --take-ownership --wait --timeout 10m", ctx.values.shell_flags()),
             "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
         ],
-        Method::Helm => vec![format!("helm upgrade {release} {repo} --version {to} -n {ns} --reset-then-reuse-values{}{take} --wait --timeout 10m", ctx.values_flags)],
+        Method::Helm => vec![format!("helm upgrade {release} {repo} --version {to} -n {ns} --reset-then-reuse-values{}{take} --wait --timeout 10m", ctx.values.shell_flags())],
     };
     let mut verify = vec![
         format!("helm status {release} -n {ns}"),

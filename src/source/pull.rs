@@ -56,6 +56,17 @@ pub struct Puller {
 
 impl Puller {
     pub async fn pull(&self, reference: &OciRef, version: Option<&str>) -> Result<PulledChart, PullError> {
+        self.pull_using(None, reference, version).await
+    }
+
+    /// As [`Puller::pull`], through `client` when given (a run that pulls several charts from one
+    /// registry keeps one client and its tokens).
+    pub async fn pull_using(
+        &self,
+        client: Option<&RegistryClient>,
+        reference: &OciRef,
+        version: Option<&str>,
+    ) -> Result<PulledChart, PullError> {
         if let (Some(version), Some(tag)) = (version, &reference.tag) {
             if version != tag {
                 return Err(PullError::TagMismatch { version: version.into(), tag: tag.clone() });
@@ -70,7 +81,14 @@ impl Puller {
         if self.offline {
             return self.pull_offline(reference, &request);
         }
-        let client = RegistryClient::new(&reference.registry, self.client_options.clone())?;
+        let owned;
+        let client = match client {
+            Some(client) => client,
+            None => {
+                owned = RegistryClient::new(&reference.registry, self.client_options.clone())?;
+                &owned
+            }
+        };
         let target = match (&request, &reference.digest) {
             (VersionRequest::Latest, Some(digest)) => OciRef { digest: Some(digest.clone()), ..repository.clone() },
             (VersionRequest::Exact(tag), digest) => OciRef { digest: digest.clone(), ..repository.with_tag(tag) },
@@ -115,7 +133,7 @@ impl Puller {
             });
             warn_cache(cache, stored);
         }
-        self.finish(&client, &target, manifest).await
+        self.finish(client, &target, manifest).await
     }
 
     async fn finish(&self, client: &RegistryClient, target: &OciRef, manifest: ChartManifest) -> Result<PulledChart, PullError> {
