@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::finding::{sort_findings, Finding};
+use super::finding::{sort_findings, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
 use super::rules::{Rule, Scope};
@@ -18,6 +18,7 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("namespace".into(), input.namespace.clone());
     vars.insert("from".into(), input.from.to_string());
     vars.insert("to".into(), input.to.to_string());
+    vars.insert("repository".into(), input.repository.clone());
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
         let Some(check) = &rule.check else { continue };
@@ -42,7 +43,10 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>) -> Finding {
     let variant = rule.variant(hit.variant);
     let mut vars = vars.clone();
     vars.extend(hit.vars);
-    let fix = variant.and_then(|v| v.fix.as_deref()).unwrap_or(&rule.fix);
+    let fix_lines = Rule::fix_lines(variant.and_then(|v| v.fix.as_deref()).unwrap_or(&rule.fix), &vars);
+    let text = |l: &FixLine| match l {
+        FixLine::Command(c) | FixLine::Text(c) => c.clone(),
+    };
     Finding {
         id: rule.id.clone(),
         severity: hit.severity.or(variant.and_then(|v| v.severity)).unwrap_or(rule.severity),
@@ -51,7 +55,9 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>) -> Finding {
         location: hit.location,
         message: hit.message,
         evidence: hit.evidence,
-        fix: Rule::fix_with(fix, &vars),
+        fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
+        commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
+        fix_lines,
         source: variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()),
         phase: rule.phase,
     }

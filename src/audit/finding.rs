@@ -44,12 +44,26 @@ pub struct Finding {
     pub message: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// The fix as text (explanations and commands, one per line).
     pub fix: String,
+    /// The fix's command lines alone, each a complete shell command (names quoted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// The fix line by line, each marked command or explanation (how a runbook lays it out).
+    #[serde(skip)]
+    pub fix_lines: Vec<FixLine>,
     /// What the rule rests on (a file@tag, a document, a URL).
     pub source: String,
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
     pub phase: super::rules::Phase,
+}
+
+/// One line of a fix: a shell command, or words around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixLine {
+    Command(String),
+    Text(String),
 }
 
 /// Severity first (errors on top), then id, subject and message: the same input always prints

@@ -34,6 +34,8 @@ pub struct CheckInput<'a> {
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
     pub install: &'a Verdict,
+    /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
+    pub repository: String,
 }
 
 impl CheckInput<'_> {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::finding::Severity;
+use super::finding::{FixLine, Severity};
 use super::gitops::Engine;
 use super::kinds::{kind, Check, KINDS};
 use crate::version::Constraint;
@@ -126,13 +126,34 @@ impl Rule {
         self.engines.is_empty() || self.engines.contains(&engine)
     }
 
-    /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written).
-    pub fn fix_with(fix: &str, vars: &BTreeMap<String, String>) -> String {
-        let mut out = fix.to_string();
-        for (k, v) in vars {
-            out = out.replace(&format!("{{{k}}}"), v);
+    /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
+    /// line by line: a line starting `$ ` is a command, and values filled into it are
+    /// shell-quoted, except `{commands}`, which a kind fills with whole command lines.
+    pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
+        let mut out = Vec::new();
+        for line in fix.trim_end().lines() {
+            match line.strip_prefix("$ ") {
+                Some(command) if command.trim() == "{commands}" => {
+                    let lines = vars.get("commands").map(String::as_str).unwrap_or("");
+                    out.extend(lines.lines().map(|l| FixLine::Command(l.to_string())));
+                }
+                Some(command) => {
+                    let mut text = command.to_string();
+                    for (k, v) in vars {
+                        text = text.replace(&format!("{{{k}}}"), &crate::shell::quote(v));
+                    }
+                    out.push(FixLine::Command(text));
+                }
+                None => {
+                    let mut text = line.to_string();
+                    for (k, v) in vars {
+                        text = text.replace(&format!("{{{k}}}"), v);
+                    }
+                    out.push(FixLine::Text(text));
+                }
+            }
         }
-        out.trim_end().to_string()
+        out
     }
 
     /// The variant a hit selects, when the rule words it.

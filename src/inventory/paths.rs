@@ -10,6 +10,9 @@ pub struct Collapsed {
     pub path: String,
     /// Paths under `path` folded into it (0: just this one).
     pub nested: usize,
+    /// Every leaf path of the subtree (the root itself when it has nothing under it), so JSON
+    /// readers get each path while people read the folded form.
+    pub leaves: Vec<String>,
 }
 
 impl std::fmt::Display for Collapsed {
@@ -45,16 +48,21 @@ fn lineage(path: &str) -> Vec<&str> {
 /// `changed` folded under the roots of subtrees that do not exist at all in `other`.
 pub fn collapse(changed: &BTreeSet<String>, other: &BTreeSet<String>) -> Vec<Collapsed> {
     let other_prefixes: BTreeSet<&str> = other.iter().flat_map(|p| lineage(p)).collect();
-    let mut roots: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    // Paths that are a proper ancestor of another changed path are not leaves.
+    let inner: BTreeSet<&str> = changed.iter().flat_map(|p| lineage(p).into_iter().rev().skip(1)).collect();
+    let mut roots: std::collections::BTreeMap<String, (usize, Vec<String>)> = std::collections::BTreeMap::new();
     for path in changed {
         let root = lineage(path).into_iter().find(|q| !other_prefixes.contains(q)).unwrap_or(path);
-        let count = roots.entry(root.to_string()).or_insert(0);
+        let entry = roots.entry(root.to_string()).or_default();
+        // A root that is itself a changed path is counted once as the root, not as nested.
         if root != path {
-            *count += 1;
+            entry.0 += 1;
+        }
+        if !inner.contains(path.as_str()) {
+            entry.1.push(path.clone());
         }
     }
-    // A root that is itself a changed path is counted once as the root, not as nested.
-    roots.into_iter().map(|(path, nested)| Collapsed { path, nested }).collect()
+    roots.into_iter().map(|(path, (nested, leaves))| Collapsed { path, nested, leaves }).collect()
 }
 
 #[cfg(test)]
@@ -70,13 +78,26 @@ mod tests {
         let old = set(&["spec", "spec.a", "spec.b"]);
         let new = set(&["spec", "spec.a", "spec.c", "spec.c.x", "spec.c.y[]", "spec.c.y[].z", "spec.b"]);
         let added: BTreeSet<String> = new.difference(&old).cloned().collect();
-        assert_eq!(collapse(&added, &old), [Collapsed { path: "spec.c".into(), nested: 3 }]);
+        assert_eq!(
+            collapse(&added, &old),
+            [Collapsed { path: "spec.c".into(), nested: 3, leaves: vec!["spec.c.x".into(), "spec.c.y[].z".into()] }]
+        );
         // Leaves only (values): the subtree root is not itself a path.
         let old = set(&["manager.image", "manager.annotations"]);
         let new = set(&["manager.image", "runtimes.torch.enabled", "runtimes.jax.enabled"]);
         let added: BTreeSet<String> = new.difference(&old).cloned().collect();
-        assert_eq!(collapse(&added, &old), [Collapsed { path: "runtimes".into(), nested: 2 }]);
+        assert_eq!(
+            collapse(&added, &old),
+            [Collapsed {
+                path: "runtimes".into(),
+                nested: 2,
+                leaves: vec!["runtimes.jax.enabled".into(), "runtimes.torch.enabled".into()]
+            }]
+        );
         let removed: BTreeSet<String> = old.difference(&new).cloned().collect();
-        assert_eq!(collapse(&removed, &new), [Collapsed { path: "manager.annotations".into(), nested: 0 }]);
+        assert_eq!(
+            collapse(&removed, &new),
+            [Collapsed { path: "manager.annotations".into(), nested: 0, leaves: vec!["manager.annotations".into()] }]
+        );
     }
 }

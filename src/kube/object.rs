@@ -32,13 +32,15 @@ pub struct Identity {
     pub name: String,
 }
 
+/// `Kind/name`, or `Kind/namespace/name` when namespaced: how every report names an object (the
+/// group is left out: the kinds the tool reports are unambiguous, and commands that need the
+/// group spell the resource out themselves).
 impl std::fmt::Display for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = if self.group.is_empty() { self.kind.clone() } else { format!("{}.{}", self.kind, self.group) };
         if self.namespace.is_empty() {
-            write!(f, "{kind}/{}", self.name)
+            write!(f, "{}/{}", self.kind, self.name)
         } else {
-            write!(f, "{kind}/{}/{}", self.namespace, self.name)
+            write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
         }
     }
 }

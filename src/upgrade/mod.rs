@@ -175,6 +175,11 @@ impl Upgrade {
         self.store.repository()
     }
 
+    /// The repository as commands name it, or the local target chart.
+    fn repository_text(&self) -> String {
+        self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default()
+    }
+
     fn render_for(&self) -> RenderFor {
         RenderFor { release: self.release_name.clone(), namespace: self.namespace.clone(), values: self.user_values.clone() }
     }
@@ -214,6 +219,7 @@ impl Upgrade {
             target: &target,
             user_values: self.user_values_json(),
             install: &self.install,
+            repository: self.repository_text(),
         };
         Ok(run_rules(&self.rules, &input))
     }
@@ -238,7 +244,7 @@ impl Upgrade {
     pub fn plan(&self) -> Result<(Plan, Vec<String>), UpgradeError> {
         let releases: Vec<semver::Version> = self.store.versions()?.iter().filter(|v| !v.prerelease).map(|v| v.parsed.clone()).collect();
         let stops = path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)?;
-        let repository = self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default();
+        let repository = self.repository_text();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,

@@ -423,6 +423,10 @@ fn libyaml_wording(info: &str) -> String {
         Some((context, problem)) if context.starts_with("while parsing") => problem,
         _ => info,
     };
+    if problem.starts_with("simple key expected") {
+        // libyaml's scanner: "while scanning a simple key … could not find expected ':'".
+        return "could not find expected ':'".to_string();
+    }
     match problem.strip_prefix("expected ") {
         Some(rest) => format!("did not find expected {rest}"),
         None => problem.to_string(),

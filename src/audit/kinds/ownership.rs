@@ -19,17 +19,20 @@ pub struct Params {
     pub except: Vec<String>,
 }
 
-/// `kubectl` commands that give an object this release's ownership metadata.
+/// `kubectl` commands that give an object this release's ownership metadata, names quoted.
 fn adopt_commands(o: &Object, release: &str, namespace: &str) -> String {
     let resource = if o.identity.group.is_empty() {
         o.identity.kind.to_ascii_lowercase()
     } else {
         format!("{}.{}", o.identity.kind.to_ascii_lowercase(), o.identity.group)
     };
-    let ns = if o.identity.namespace.is_empty() { String::new() } else { format!(" -n {}", o.identity.namespace) };
+    let q = crate::shell::quote;
+    let ns = if o.identity.namespace.is_empty() { String::new() } else { format!(" -n {}", q(&o.identity.namespace)) };
+    let (resource, name) = (q(&resource), q(&o.identity.name));
+    let release_name = q(&format!("meta.helm.sh/release-name={release}"));
+    let release_namespace = q(&format!("meta.helm.sh/release-namespace={namespace}"));
     format!(
-        "kubectl label {resource} {name}{ns} app.kubernetes.io/managed-by=Helm --overwrite\nkubectl annotate {resource} {name}{ns} meta.helm.sh/release-name={release} meta.helm.sh/release-namespace={namespace} --overwrite",
-        name = o.identity.name
+        "kubectl label {resource} {name}{ns} app.kubernetes.io/managed-by=Helm --overwrite\nkubectl annotate {resource} {name}{ns} {release_name} {release_namespace} --overwrite"
     )
 }
 
