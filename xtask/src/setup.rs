@@ -1,5 +1,6 @@
 //! Installing what the test suite needs on a fresh machine: Debian's `docker-registry` for the
-//! real-registry tests, and Helm's engine (`helm-python-sdk`) for the corpus and oracle checks.
+//! real-registry tests, Debian's `shellcheck` for the printed-commands tests, and Helm's engine
+//! (`helm-python-sdk`) for the corpus and oracle checks.
 
 use std::process::{Command, Stdio};
 
@@ -12,17 +13,26 @@ fn found(program: &str, arg: &str) -> bool {
 }
 
 pub fn ensure_docker_registry() -> Result<()> {
-    if found("docker-registry", "--version") {
+    ensure_debian_package("docker-registry", "--version", "docker-registry", "the registry tests")
+}
+
+/// `shellcheck` checks every command the runbook and plan print.
+pub fn ensure_shellcheck() -> Result<()> {
+    ensure_debian_package("shellcheck", "--version", "shellcheck", "the printed-commands tests")
+}
+
+fn ensure_debian_package(program: &str, probe: &str, package: &str, needed_by: &str) -> Result<()> {
+    if found(program, probe) {
         return Ok(());
     }
     if !found("apt-get", "--version") {
-        eprintln!("xtask: docker-registry is missing and apt-get is not available; registry tests will be skipped outside CI");
+        eprintln!("xtask: {program} is missing and apt-get is not available; {needed_by} will be skipped outside CI");
         return Ok(());
     }
-    eprintln!("xtask: installing Debian's docker-registry (needed by the registry tests)");
+    eprintln!("xtask: installing Debian's {package} (needed by {needed_by})");
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
     let sudo: &[&str] = if root { &[] } else { &["sudo"] };
-    for args in [&["apt-get", "update", "-qq"][..], &["apt-get", "install", "-y", "-qq", "docker-registry"][..]] {
+    for args in [&["apt-get", "update", "-qq"][..], &["apt-get", "install", "-y", "-qq", package][..]] {
         let full: Vec<&str> = sudo.iter().chain(args).copied().collect();
         let status = Command::new(full[0]).args(&full[1..]).env("DEBIAN_FRONTEND", "noninteractive").status()?;
         if !status.success() {
