@@ -175,7 +175,7 @@ fn plan_and_runbook_for_helm_2_2_1() {
         "## Backups",
         "## Steps",
         "## Do not",
-        "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainjobs.yaml",
+        "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml",
         "--reuse-values",
         "--atomic",
     ] {

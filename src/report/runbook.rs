@@ -32,7 +32,7 @@ pub fn markdown(p: &Plan, notes: &[String]) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup && cd trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > crds.yaml\n# if Helm manages it:\nhelm get values {qrelease} -n {qns} -o yaml > {values_file}\nhelm history {qrelease} -n {qns} > history.txt\n```\n"
+        "## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainer-backup/trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/crds.yaml\n# if Helm manages it:\nhelm get values {qrelease} -n {qns} -o yaml > trainer-backup/{values_file}\nhelm history {qrelease} -n {qns} > trainer-backup/history.txt\n```\n"
     ));
     let mut n = 0;
     out.push_str("\n## Steps\n");
