@@ -30,6 +30,28 @@ impl Severity {
     }
 }
 
+/// When a finding's fix is done during the change: fixes run in this order (back up before
+/// touching CRDs, CRDs before the objects that use them, objects before the upgrade).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// The cluster and the release must be fit for any change (versions, release state).
+    Prerequisites,
+    /// Copies to take before anything changes.
+    Backup,
+    /// CRDs: ownership, keep policy, schema.
+    Crds,
+    /// Objects that use the CRDs, and objects the release will own.
+    Objects,
+    /// The values the upgrade applies.
+    Values,
+    /// The upgrade command and what it runs (hooks).
+    #[default]
+    Upgrade,
+    /// After the upgrade.
+    After,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Stable rule id, e.g. `TA-HOOK-001`.
@@ -56,7 +78,7 @@ pub struct Finding {
     pub source: String,
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
-    pub phase: super::rules::Phase,
+    pub phase: Phase,
 }
 
 /// One line of a fix: a shell command, or words around it.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::finding::{FixLine, Severity};
+use super::finding::{FixLine, Phase, Severity};
 use super::gitops::Engine;
 use super::kinds::{kind, Check, KINDS};
 use crate::version::Constraint;
@@ -41,28 +41,6 @@ pub enum Scope {
     Upgrade,
     /// `hooks`: one rendered chart under a deployment engine.
     Review,
-}
-
-/// When a finding's fix is done during the change: fixes run in this order (back up before
-/// touching CRDs, CRDs before the objects that use them, objects before the upgrade).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// The cluster and the release must be fit for any change (versions, release state).
-    Prerequisites,
-    /// Copies to take before anything changes.
-    Backup,
-    /// CRDs: ownership, keep policy, schema.
-    Crds,
-    /// Objects that use the CRDs, and objects the release will own.
-    Objects,
-    /// The values the upgrade applies.
-    Values,
-    /// The upgrade command and what it runs (hooks).
-    #[default]
-    Upgrade,
-    /// After the upgrade.
-    After,
 }
 
 /// Words (and severity) a rule gives one variant of its kind's hits.

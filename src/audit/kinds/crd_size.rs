@@ -5,9 +5,9 @@
 
 use serde::Deserialize;
 
-use super::{Check, Hit};
+use super::{ChartKind, Hit};
 use crate::audit::gitops::Engine;
-use crate::audit::input::{ChartInput, CheckInput};
+use crate::audit::input::ChartInput;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 use crate::kube::Origin;
 
@@ -15,12 +15,8 @@ use crate::kube::Origin;
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let engine = chart.engine;
         let hits = chart
             .chart
@@ -44,6 +40,6 @@ impl Check for Params {
                     Engine::Helm | Engine::Flux => hit,
                 }
             });
-        Some(hits.collect())
+        hits.collect()
     }
 }

@@ -3,22 +3,18 @@
 use serde::Deserialize;
 
 use super::support::hook_hit;
-use super::{Check, Hit};
+use super::{ChartKind, Hit};
 use crate::audit::gitops::{argocd_phase, Engine};
-use crate::audit::input::{ChartInput, CheckInput};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         if chart.engine != Engine::Argocd {
-            return Some(Vec::new());
+            return Vec::new();
         }
         let hits = chart.chart.hooks.iter().filter_map(|hook| {
             let never = hook.events.iter().all(|e| argocd_phase(e, chart.argocd).phase.is_none());
@@ -31,6 +27,6 @@ impl Check for Params {
                 hook_hit(hook, message, vec![format!("helm.sh/hook: {}", hook.events.join(","))])
             })
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

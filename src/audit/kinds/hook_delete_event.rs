@@ -3,20 +3,16 @@
 use serde::Deserialize;
 
 use super::support::hook_hit;
-use super::{Check, Hit};
+use super::{ChartKind, Hit};
 use crate::audit::gitops::{argocd_phase, Engine};
-use crate::audit::input::{ChartInput, CheckInput};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let hits = chart.chart.hooks.iter().filter_map(|hook| {
             let delete_events: Vec<&String> = hook.events.iter().filter(|e| e.ends_with("-delete")).collect();
             if delete_events.is_empty() {
@@ -50,6 +46,6 @@ impl Check for Params {
             };
             Some(hit)
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

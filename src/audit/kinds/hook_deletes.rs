@@ -4,19 +4,15 @@ use serde::Deserialize;
 
 use super::support::hook_hit;
 use super::support::{lines_matching, pattern};
-use super::{Check, Hit};
-use crate::audit::input::{ChartInput, CheckInput};
+use super::{ChartKind, Hit};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let hits = chart.chart.hooks.iter().filter_map(|hook| {
             let script = hook.script();
             let mut deletes = lines_matching(&script, pattern!(r"\bkubectl\b.*\bdelete\b"));
@@ -39,6 +35,6 @@ impl Check for Params {
             let hit = hook_hit(hook, message, deletes);
             Some(if looped { hit.variant("loop") } else { hit })
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

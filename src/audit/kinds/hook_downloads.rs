@@ -4,19 +4,15 @@ use serde::Deserialize;
 
 use super::support::hook_hit;
 use super::support::{lines_matching, pattern};
-use super::{Check, Hit};
-use crate::audit::input::{ChartInput, CheckInput};
+use super::{ChartKind, Hit};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let packages = pattern!(
             r"\b(apk\s+add|apt-get\s+install|apt\s+install|yum\s+install|dnf\s+install|microdnf\s+install|pip3?\s+install|curl|wget)\b"
         );
@@ -26,6 +22,6 @@ impl Check for Params {
                 hook_hit(hook, format!("{} fetches software when it runs: it needs egress to package mirrors and fails in air-gapped clusters or behind strict egress policies", hook.identity.name), downloads)
             })
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

@@ -3,20 +3,16 @@
 use serde::Deserialize;
 
 use super::support::hook_hit;
-use super::{Check, Hit};
-use crate::audit::input::{ChartInput, CheckInput};
+use super::{ChartKind, Hit};
+use crate::audit::input::ChartInput;
 use crate::kube::workload::{ImageRef, Pin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let mut hits = Vec::new();
         for hook in &chart.chart.hooks {
             for c in &hook.containers {
@@ -32,6 +28,6 @@ impl Check for Params {
                 hits.push(if image.pin == Pin::Tag { hit.variant("tag") } else { hit });
             }
         }
-        Some(hits)
+        hits
     }
 }

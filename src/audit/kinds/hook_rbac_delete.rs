@@ -3,19 +3,15 @@
 use serde::Deserialize;
 
 use super::support::hook_hit;
-use super::{Check, Hit};
-use crate::audit::input::{ChartInput, CheckInput};
+use super::{ChartKind, Hit};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let hits = chart.chart.hooks.iter().filter_map(|hook| {
             let destructive: Vec<String> = hook
                 .grants
@@ -31,6 +27,6 @@ impl Check for Params {
                 hook_hit(hook, message, destructive)
             })
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

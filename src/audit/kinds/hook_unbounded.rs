@@ -3,19 +3,15 @@
 use serde::Deserialize;
 
 use super::support::hook_hit;
-use super::{Check, Hit};
-use crate::audit::input::{ChartInput, CheckInput};
+use super::{ChartKind, Hit};
+use crate::audit::input::ChartInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl Check for Params {
-    fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        self.review(&input.chart()).unwrap_or_default()
-    }
-
-    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+impl ChartKind for Params {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let hits = chart.chart.hooks.iter().filter(|h| h.identity.kind == "Job").filter_map(|hook| {
             let mut missing = Vec::new();
             if hook.backoff_limit.is_none() {
@@ -33,6 +29,6 @@ impl Check for Params {
                 hook_hit(hook, message, missing.iter().map(|m| format!("{m}: <unset>")).collect())
             })
         });
-        Some(hits.collect())
+        hits.collect()
     }
 }

@@ -98,6 +98,22 @@ pub trait Check: std::fmt::Debug + Send + Sync {
     }
 }
 
+/// A kind that reads one chart and nothing else: it runs the same in a chart review and, on the
+/// target chart under the upgrade's engine, in an upgrade.
+pub trait ChartKind: std::fmt::Debug + Send + Sync {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit>;
+}
+
+impl<T: ChartKind> Check for T {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        self.hits(&input.chart())
+    }
+
+    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+        Some(self.hits(chart))
+    }
+}
+
 pub struct KindSpec {
     pub name: &'static str,
     pub summary: &'static str,
