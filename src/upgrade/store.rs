@@ -174,3 +174,21 @@ pub fn inventory_of(
     let rendered = render_chart(chart, &options).map_err(|e| UpgradeError::Render(format!("cannot render {reference}: {}", e.0)))?;
     Ok(Inventory::build(chart, &rendered, namespace))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_chart_is_loaded_and_rendered_once() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rules/charts/to");
+        let store = ChartStore::new(None, ClientOptions::default());
+        let source = ChartSource::Local(dir.to_string());
+        let render = RenderFor { release: "kubeflow-trainer".into(), namespace: "kubeflow-system".into(), values: Default::default() };
+        let first = store.inventory(&source, &render).unwrap();
+        let again = store.inventory(&source, &render).unwrap();
+        assert!(Rc::ptr_eq(&first, &again), "rendered twice");
+        assert!(Rc::ptr_eq(&store.chart(&source).unwrap(), &store.chart(&source).unwrap()), "loaded twice");
+        assert!(store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).is_err(), "no repository: nothing to pull");
+    }
+}

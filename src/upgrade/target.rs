@@ -5,7 +5,7 @@
 
 use super::store::{ChartSource, ChartStore};
 use super::{version, Request, UpgradeError};
-use crate::source::versions::{summarise, VersionRequest};
+use crate::source::versions::{summarise, ChartVersion, VersionRequest};
 
 pub fn resolve(request: &Request, store: &ChartStore) -> Result<semver::Version, UpgradeError> {
     if let Some(path) = &request.chart {
@@ -13,10 +13,31 @@ pub fn resolve(request: &Request, store: &ChartStore) -> Result<semver::Version,
         return version(&chart.metadata.version, "target chart");
     }
     let Some(to) = request.to.as_deref() else { return Err(UpgradeError::Usage("pass --to V (or --chart PATH)".into())) };
+    pick(to, &store.versions()?)
+}
+
+/// `to` among `versions` (every tag, newest first).
+pub fn pick(to: &str, versions: &[ChartVersion]) -> Result<semver::Version, UpgradeError> {
     let wanted = VersionRequest::parse(Some(to)).map_err(|e| UpgradeError::Usage(format!("invalid --to: {e}")))?;
-    let versions = store.versions()?;
     wanted
-        .pick(&versions)
+        .pick(versions)
         .map(|v| v.parsed.clone())
-        .ok_or_else(|| UpgradeError::Usage(format!("no version matching {to} in the repository (has: {})", summarise(&versions))))
+        .ok_or_else(|| UpgradeError::Usage(format!("no version matching {to} in the repository (has: {})", summarise(versions))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::versions::chart_versions;
+
+    #[test]
+    fn exact_tags_keep_pre_releases_and_ranges_pick_releases() {
+        let tags: Vec<String> = ["2.3.0", "2.3.1", "2.4.0-rc.0", "2.4.0-rc.1"].iter().map(|s| s.to_string()).collect();
+        let versions = chart_versions(&tags);
+        assert_eq!(pick("2.4.0-rc.1", &versions).unwrap().to_string(), "2.4.0-rc.1");
+        assert_eq!(pick("~2.3", &versions).unwrap().to_string(), "2.3.1");
+        assert_eq!(pick(">=2.3", &versions).unwrap().to_string(), "2.3.1");
+        assert!(pick("2.4.0-rc.2", &versions).is_err());
+        assert!(pick("~2.4", &versions).is_err(), "a range without a pre-release picks releases only");
+    }
 }
