@@ -218,10 +218,7 @@ const NAMESPACE: &str = "kubeflow-system";
 
 impl Trainer {
     fn start(test: &str, versions: &[&str]) -> Option<Trainer> {
-        let Some(corpus) = support::corpus() else {
-            controlplane::skipped(test, "TRAINER_AUDIT_CORPUS is not set");
-            return None;
-        };
+        let corpus = support::corpus();
         if !sandbox_or_skip(test) {
             return None;
         }
@@ -281,6 +278,7 @@ fn audit(home: &std::path::Path, kubeconfig: &std::path::Path, args: &[&str]) ->
 /// runtimes through the stand-in, `status` reads the install, and a ServiceAccount bound to
 /// exactly what `trainer-audit rbac` prints reads it without a 403.
 #[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
     let Some(t) = Trainer::start("helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege", &["2.3.0"]) else { return };
     let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();
@@ -389,6 +387,7 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
 /// The installer hook's Pod is refused by real admission; the Job never gets a Pod, so Helm's
 /// hook wait runs into `--timeout`. Helm's exact error is recorded.
 #[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn helm_install_into_a_restricted_namespace_fails_on_the_hook_pod() {
     let Some(t) = Trainer::start("helm_install_into_a_restricted_namespace_fails_on_the_hook_pod", &["2.3.0"]) else { return };
     t.kubectl(&["create", "namespace", NAMESPACE]);
@@ -426,6 +425,7 @@ fn helm_install_into_a_restricted_namespace_fails_on_the_hook_pod() {
 /// installs without release ownership) upgraded to 2.3.0 (CRDs as templates). Expected to fail on
 /// CRD ownership; the exact error is what the product's rules are compared with.
 #[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership() {
     let Some(t) = Trainer::start("helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership", &["2.2.1", "2.3.0"]) else { return };
     let standin = StandIn::start(&t.cp, NAMESPACE).unwrap();

@@ -1,5 +1,6 @@
 //! Everything one check looks at: the cluster, the release and its versions, the installed and
-//! target charts as rendered, the values the upgrade will use, and the deployment engine.
+//! target charts as rendered, the values the upgrade will use, and the deployment engine; and
+//! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
 use serde_json::Value as Json;
 
@@ -8,6 +9,16 @@ use crate::cluster::install::{Method, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::inventory::Inventory;
+use crate::kube::str_at;
+
+/// One rendered chart under a deployment engine: what the kinds that need no cluster read.
+#[derive(Clone, Copy)]
+pub struct ChartInput<'a> {
+    pub chart: &'a Inventory,
+    pub engine: Engine,
+    /// The Argo CD version, when known (which hook phases it runs).
+    pub argocd: Option<&'a semver::Version>,
+}
 
 pub struct CheckInput<'a> {
     pub state: &'a ClusterState,
@@ -23,6 +34,8 @@ pub struct CheckInput<'a> {
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
     pub install: &'a Verdict,
+    /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
+    pub repository: String,
 }
 
 impl CheckInput<'_> {
@@ -34,6 +47,11 @@ impl CheckInput<'_> {
             Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
             Method::Kubectl | Method::Helm | Method::Unknown => Engine::Helm,
         }
+    }
+
+    /// The target chart under the upgrade's engine, for the kinds that read only a chart.
+    pub fn chart(&self) -> ChartInput<'_> {
+        ChartInput { chart: self.target, engine: self.engine(), argocd: None }
     }
 
     /// Identities (kind, namespace, name) of the current release's objects, from its manifest.
@@ -51,7 +69,6 @@ impl CheckInput<'_> {
 
     /// The live object with this kind, namespace (empty for cluster-scoped) and name.
     pub fn live(&self, kind: &str, namespace: &str, name: &str) -> Option<&Json> {
-        use crate::inventory::object::str_at;
         self.state.objects.iter().find(|o| {
             str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name && str_at(o, &["metadata", "namespace"]) == namespace
         })

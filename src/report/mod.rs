@@ -6,6 +6,7 @@ pub mod diff;
 pub mod findings;
 pub mod hooks;
 pub mod plan;
+pub mod rules;
 pub mod runbook;
 pub mod sarif;
 pub mod status;

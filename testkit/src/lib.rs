@@ -4,4 +4,9 @@
 pub mod apiserver;
 pub mod controlplane;
 pub mod crdcorpus;
+pub mod fake_api;
+pub mod fuzz;
+pub mod release;
+pub mod scenario;
+pub mod snippet;
 pub mod standin;

@@ -207,7 +207,7 @@ fn start(runs: usize) -> Result<()> {
 /// `bench cluster`: `status` over 50,000 TrainJobs in 200 namespaces, from a snapshot file and
 /// live through the fake API server (paged, 500 per page), whole process, with peak RSS.
 fn cluster(runs: usize) -> Result<()> {
-    use trainer_audit::cluster::scenario::{list_yaml, scenario, trainjobs};
+    use testkit::scenario::{list_yaml, scenario, trainjobs};
     let binary = build_release()?;
     let scratch = tempfile_dir()?;
     let mut objects: Vec<serde_json::Value> = scenario("helm-2.2.1").context("scenario")?;
@@ -216,7 +216,7 @@ fn cluster(runs: usize) -> Result<()> {
     std::fs::write(&snapshot, list_yaml(objects.clone()))?;
     let size = std::fs::metadata(&snapshot)?.len();
     let served: Vec<serde_json::Value> = objects.into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
-    let server = trainer_audit::cluster::fake_api::FakeApiServer::start(served, &[], "v1.33.4")?;
+    let server = testkit::fake_api::FakeApiServer::start(served, &[], "v1.33.4")?;
     let kubeconfig = scratch.join("kubeconfig");
     std::fs::write(&kubeconfig, server.kubeconfig())?;
     let from_snapshot = || {

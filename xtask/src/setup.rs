@@ -1,5 +1,6 @@
 //! Installing what the test suite needs on a fresh machine: Debian's `docker-registry` for the
-//! real-registry tests, Debian's `bubblewrap` for the control-plane hook runner, and Helm's engine
+//! real-registry tests, Debian's `bubblewrap` for the control-plane hook runner, Debian's
+//! `shellcheck` for the printed-commands tests, and Helm's engine
 //! (`helm-python-sdk`) for the corpus and oracle checks.
 
 use std::process::{Command, Stdio};
@@ -21,6 +22,11 @@ pub fn ensure_docker_registry() -> Result<()> {
 /// paths without touching the host.
 pub fn ensure_bubblewrap() -> Result<()> {
     ensure_debian_package("bubblewrap", "bwrap", "--version", "the control-plane tests' hook runner")
+}
+
+/// `shellcheck` checks every command the runbook and plan print.
+pub fn ensure_shellcheck() -> Result<()> {
+    ensure_debian_package("shellcheck", "shellcheck", "--version", "the printed-commands tests")
 }
 
 /// True in CI, where a missing tool must fail instead of skipping.

@@ -1,0 +1,194 @@
+//! The charts of one run: one async runtime and one registry client for the whole run, the
+//! repository's tags listed once, each chart (a version pulled from the repository, or a local
+//! `--chart`/`--from-chart`) loaded once, and each rendered once with the upgrade's values, so a
+//! plan through several versions renders every intermediate chart a single time.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::UpgradeError;
+use crate::chart::Chart;
+use crate::helm::render::{render_chart, RenderOptions};
+use crate::inventory::Inventory;
+use crate::source::cache::Cache;
+use crate::source::oci::{ClientOptions, RegistryClient};
+use crate::source::pull::Puller;
+use crate::source::reference::{ChartRef, OciRef};
+use crate::source::versions::{chart_versions, ChartVersion};
+
+/// Where a chart comes from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChartSource {
+    /// A version of the store's repository.
+    Version(semver::Version),
+    /// A local `.tgz` or directory.
+    Local(String),
+}
+
+/// How charts are rendered for this upgrade.
+#[derive(Debug, Clone)]
+pub struct RenderFor {
+    pub release: String,
+    pub namespace: String,
+    pub values: crate::gotmpl::Map,
+}
+
+pub struct ChartStore {
+    repository: Option<OciRef>,
+    options: ClientOptions,
+    runtime: RefCell<Option<Rc<tokio::runtime::Runtime>>>,
+    client: RefCell<Option<Rc<RegistryClient>>>,
+    versions: RefCell<Option<Rc<Vec<ChartVersion>>>>,
+    charts: RefCell<BTreeMap<ChartSource, Rc<Chart>>>,
+    inventories: RefCell<BTreeMap<ChartSource, Rc<Inventory>>>,
+}
+
+impl ChartStore {
+    /// A store over `repository` (None: local charts only).
+    pub fn new(repository: Option<OciRef>, options: ClientOptions) -> ChartStore {
+        ChartStore {
+            repository,
+            options,
+            runtime: RefCell::default(),
+            client: RefCell::default(),
+            versions: RefCell::default(),
+            charts: RefCell::default(),
+            inventories: RefCell::default(),
+        }
+    }
+
+    pub fn repository(&self) -> Option<&OciRef> {
+        self.repository.as_ref()
+    }
+
+    fn runtime(&self) -> Result<Rc<tokio::runtime::Runtime>, UpgradeError> {
+        if let Some(rt) = self.runtime.borrow().as_ref() {
+            return Ok(rt.clone());
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| UpgradeError::Io(format!("cannot start the async runtime: {e}")))?;
+        Ok(self.runtime.borrow_mut().insert(Rc::new(rt)).clone())
+    }
+
+    fn client(&self, repo: &OciRef) -> Result<Rc<RegistryClient>, UpgradeError> {
+        if let Some(c) = self.client.borrow().as_ref() {
+            return Ok(c.clone());
+        }
+        let client = RegistryClient::new(&repo.registry, self.options.clone())?;
+        Ok(self.client.borrow_mut().insert(Rc::new(client)).clone())
+    }
+
+    /// Every version the repository holds (releases and pre-releases), newest first; listed once.
+    pub fn versions(&self) -> Result<Rc<Vec<ChartVersion>>, UpgradeError> {
+        if let Some(v) = self.versions.borrow().as_ref() {
+            return Ok(v.clone());
+        }
+        let Some(repo) = &self.repository else { return Ok(Rc::default()) };
+        let client = self.client(repo)?;
+        let tags = self.runtime()?.block_on(client.list_tags(repo))?;
+        Ok(self.versions.borrow_mut().insert(Rc::new(chart_versions(&tags))).clone())
+    }
+
+    /// The chart, loaded (and for a repository version pulled) once.
+    pub fn chart(&self, source: &ChartSource) -> Result<Rc<Chart>, UpgradeError> {
+        if let Some(c) = self.charts.borrow().get(source) {
+            return Ok(c.clone());
+        }
+        let chart = match source {
+            ChartSource::Local(path) => load_local(path)?,
+            ChartSource::Version(version) => {
+                let Some(repo) = &self.repository else {
+                    return Err(UpgradeError::Usage(format!("no chart for {version}: pass --repo, or --chart/--from-chart")));
+                };
+                let client = self.client(repo)?;
+                let puller = Puller { client_options: self.options.clone(), cache: Cache::from_env(), offline: false, progress: false };
+                let tag = self.versions()?.iter().find(|v| v.parsed == *version).map(|v| v.version.clone()).unwrap_or(version.to_string());
+                let pulled = self.runtime()?.block_on(puller.pull_using(Some(&client), repo, Some(&tag)))?;
+                Chart::from_archive_bytes(&pulled.bytes)
+                    .map_err(|e| UpgradeError::Usage(format!("cannot load chart {repo} version {tag}: {e}")))?
+            }
+        };
+        Ok(self.charts.borrow_mut().entry(source.clone()).or_insert(Rc::new(chart)).clone())
+    }
+
+    /// The chart rendered for this upgrade, once.
+    pub fn inventory(&self, source: &ChartSource, render: &RenderFor) -> Result<Rc<Inventory>, UpgradeError> {
+        if let Some(i) = self.inventories.borrow().get(source) {
+            return Ok(i.clone());
+        }
+        let chart = self.chart(source)?;
+        let mut options = RenderOptions { values: render.values.clone(), ..RenderOptions::default() };
+        options.release.name = render.release.clone();
+        options.release.namespace = render.namespace.clone();
+        options.release.is_upgrade = true;
+        let rendered = render_chart(&chart, &options).map_err(|e| {
+            UpgradeError::Render(format!("cannot render {} {} with the release's values: {}", chart.name(), chart.metadata.version, e.0))
+        })?;
+        let inventory = Rc::new(Inventory::build(&chart, &rendered, &render.namespace));
+        Ok(self.inventories.borrow_mut().entry(source.clone()).or_insert(inventory).clone())
+    }
+}
+
+/// A local chart archive or directory.
+pub fn load_local(reference: &str) -> Result<Chart, UpgradeError> {
+    let load_err = |e: crate::chart::LoadError| UpgradeError::Usage(format!("cannot load chart {reference}: {e}"));
+    match ChartRef::parse(reference)? {
+        ChartRef::Archive(path) => Chart::load_archive_file(&path).map_err(load_err),
+        ChartRef::Directory(path) => Chart::load_dir(&path).map_err(load_err),
+        ChartRef::Oci(_) => Err(UpgradeError::Usage(format!("{reference} is not a local chart: use --to with --repo for a repository"))),
+    }
+}
+
+/// One chart from any reference (`oci://…` pulled through the cache, a `.tgz`, a directory), for
+/// the commands that read a single chart (`render`, `hooks`, `diff`).
+pub fn load_reference(reference: &str, version: Option<&str>, options: &ClientOptions) -> Result<Chart, UpgradeError> {
+    match ChartRef::parse(reference)? {
+        ChartRef::Oci(oci) => {
+            let puller = Puller { client_options: options.clone(), cache: Cache::from_env(), offline: false, progress: false };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| UpgradeError::Io(format!("cannot start the async runtime: {e}")))?;
+            let pulled = runtime.block_on(puller.pull(&oci, version))?;
+            Chart::from_archive_bytes(&pulled.bytes).map_err(|e| UpgradeError::Usage(format!("cannot load chart {reference}: {e}")))
+        }
+        _ => load_local(reference),
+    }
+}
+
+/// A chart rendered as `release` into `namespace` with the user's values, as facts; errors name
+/// the chart as `reference`.
+pub fn inventory_of(
+    reference: &str,
+    chart: &Chart,
+    values: &crate::gotmpl::Map,
+    release: &str,
+    namespace: &str,
+) -> Result<Inventory, UpgradeError> {
+    let mut options = RenderOptions { values: values.clone(), ..RenderOptions::default() };
+    options.release.name = release.to_string();
+    options.release.namespace = namespace.to_string();
+    let rendered = render_chart(chart, &options).map_err(|e| UpgradeError::Render(format!("cannot render {reference}: {}", e.0)))?;
+    Ok(Inventory::build(chart, &rendered, namespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_chart_is_loaded_and_rendered_once() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rules/charts/to");
+        let store = ChartStore::new(None, ClientOptions::default());
+        let source = ChartSource::Local(dir.to_string());
+        let render = RenderFor { release: "kubeflow-trainer".into(), namespace: "kubeflow-system".into(), values: Default::default() };
+        let first = store.inventory(&source, &render).unwrap();
+        let again = store.inventory(&source, &render).unwrap();
+        assert!(Rc::ptr_eq(&first, &again), "rendered twice");
+        assert!(Rc::ptr_eq(&store.chart(&source).unwrap(), &store.chart(&source).unwrap()), "loaded twice");
+        assert!(store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).is_err(), "no repository: nothing to pull");
+    }
+}
