@@ -3,3 +3,4 @@
 
 pub mod apiserver;
 pub mod crdcorpus;
+pub mod dockerfile;

