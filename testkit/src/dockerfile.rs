@@ -163,7 +163,7 @@ fn copy_tree(context: &Context, root: &Path, relative: &Path, dest: &Path, copie
         return Ok(());
     }
     let source = root.join(relative);
-    let meta = std::fs::symlink_metadata(&source)?;
+    let meta = std::fs::symlink_metadata(&source).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", source.display())))?;
     if meta.is_dir() {
         std::fs::create_dir_all(dest.join(relative))?;
         let mut entries: Vec<_> = std::fs::read_dir(&source)?.collect::<Result<_, _>>()?;
