@@ -274,6 +274,17 @@ mod tests {
     }
 
     #[test]
+    fn secret_variables_are_redacted() {
+        let mut docs = crate::gitops::yaml::read_documents("a: \"Bearer ${tok}\"\nb: |\n  k: ${tok}\n  v: ${ver}\nc: ${ver}\n").unwrap();
+        let secret: BTreeSet<String> = ["tok".to_string()].into();
+        let uses = substitute_node_redacting(&mut docs[0], &vars(&[("tok", "s3cret"), ("ver", "2.3.0")]), &secret);
+        assert_eq!(docs[0].str_at(&["a"]), Some(crate::gitops::flux::REDACTED), "a single-line scalar is redacted whole");
+        assert_eq!(docs[0].str_at(&["b"]), Some("k: (redacted from a Secret)\nv: 2.3.0\n"), "embedded YAML keeps parsing");
+        assert_eq!(docs[0].str_at(&["c"]), Some("2.3.0"));
+        assert_eq!(uses.iter().filter(|u| u.name == "tok").count(), 2, "uses are still reported");
+    }
+
+    #[test]
     fn node_substitution_locates_each_variable() {
         let mut docs = crate::gitops::yaml::read_documents("spec:\n  version: ${ver}\n  tag: \"v-${nope}\"\n").unwrap();
         let uses = substitute_node(&mut docs[0], &vars(&[("ver", "2.3.0")]));

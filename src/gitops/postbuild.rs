@@ -293,4 +293,21 @@ mod tests {
         let x = t.docs.iter().position(|d| d.kind == "X").unwrap();
         assert!(problems[&x][0].message.contains("unless it comes from ConfigMap vars"));
     }
+
+    #[test]
+    fn secret_variables_are_substituted_redacted_unless_set_inline() {
+        let ks = KS.replace("        name: vars\n", "        name: vars\n      - kind: Secret\n        name: creds\n");
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: flux-system}\nstringData:\n  token: s3cret\n  ver: \"9.9.9\"\n";
+        let mut t = tree(&[
+            ("clusters/ks.yaml", &ks),
+            ("clusters/vars.yaml", CM),
+            ("clusters/creds.yaml", secret),
+            ("apps/x.yaml", "kind: X\nmetadata: {name: a}\nspec: {t: \"Bearer ${token}\", v: \"${ver}\"}\n"),
+        ]);
+        apply(&mut t);
+        let x = t.docs.iter().find(|d| d.kind == "X").unwrap();
+        assert_eq!(x.node.str_at(&["spec", "t"]), Some(crate::gitops::flux::REDACTED));
+        // `ver` comes from the Secret too, but the inline substitute wins and is not secret.
+        assert_eq!(x.node.str_at(&["spec", "v"]), Some("2.3.0"));
+    }
 }

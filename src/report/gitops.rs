@@ -61,12 +61,7 @@ pub fn text(review: &GitopsReview) -> String {
             let _ = writeln!(out, "  verdict:  NOT AUDITED: {why}");
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
-            let _ = writeln!(
-                out,
-                "  release:  {} in {}",
-                r.release.as_deref().unwrap_or("?"),
-                r.namespace.as_deref().unwrap_or("?")
-            );
+            let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
             let _ = writeln!(out, "  verdict:  {} ({})", r.verdict.as_str().to_uppercase(), counts(r));
         }
         for (i, line) in r.diff.iter().flat_map(|d| d.lines()).enumerate() {
@@ -187,15 +182,31 @@ pub fn markdown(review: &GitopsReview) -> String {
                 );
             }
             out.push_str("\nFixes:\n\n");
+            // One entry per rule and fix text: the subjects it applies to, then the fix once.
+            let mut groups: Vec<(&LocatedFinding, Vec<&str>)> = Vec::new();
             for f in &r.findings {
-                let _ = writeln!(out, "- **{}** `{}` ({}):\n", f.finding.id, cell(&f.finding.subject), f.finding.title);
+                match groups.iter_mut().find(|(g, _)| g.finding.id == f.finding.id && g.finding.fix == f.finding.fix) {
+                    Some((_, subjects)) => subjects.push(&f.finding.subject),
+                    None => groups.push((f, vec![&f.finding.subject])),
+                }
+            }
+            for (f, subjects) in groups {
+                let subjects: Vec<String> = subjects.iter().map(|s| format!("`{}`", cell(s))).collect();
+                let _ = writeln!(out, "- **{}** {} ({}):\n", f.finding.id, subjects.join(", "), f.finding.title);
                 fix_markdown(&f.finding, "  ", &mut out);
             }
         }
         out.push_str("</details>\n\n");
     }
     for removed in &review.removed {
-        let _ = writeln!(out, "- removed: {} {} (`{}:{}`), not audited", removed.engine.as_str(), removed.object, removed.at.file, removed.at.line);
+        let _ = writeln!(
+            out,
+            "- removed: {} {} (`{}:{}`), not audited",
+            removed.engine.as_str(),
+            removed.object,
+            removed.at.file,
+            removed.at.line
+        );
     }
     let all: Vec<_> = review.findings().map(|f| f.finding.clone()).collect();
     let _ = writeln!(out, "{}", super::findings::summary(&all));

@@ -50,7 +50,7 @@ pub fn sarif(review: &GitopsReview, rules: &[Rule], root: &Path) -> serde_json::
                 "ruleId": f.finding.id,
                 "ruleIndex": index[f.finding.id.as_str()],
                 "level": f.finding.severity.sarif_level(),
-                "message": {"text": format!("{}: {}: {}", f.reference, f.finding.subject, f.finding.message)},
+                "message": {"text": message(f)},
                 "locations": [{"physicalLocation": physical(&f.at)}],
                 "partialFingerprints": {"trainerAudit/v1": fingerprint(f)},
             });
@@ -74,6 +74,16 @@ pub fn sarif(review: &GitopsReview, rules: &[Rule], root: &Path) -> serde_json::
     super::sarif::log(descriptors, results, Some(json!({ BASE_ID: {"uri": uri} })))
 }
 
+/// The reference, subject and message, then the evidence (a code-scanning alert shows nothing
+/// else of the finding but the rule's help).
+fn message(f: &LocatedFinding) -> String {
+    let mut text = format!("{}: {}: {}", f.reference, f.finding.subject, f.finding.message);
+    for e in &f.finding.evidence {
+        text.push_str(&format!("\n- {e}"));
+    }
+    text
+}
+
 /// The same finding on the same reference and subject keeps its fingerprint when lines move.
 fn fingerprint(f: &LocatedFinding) -> String {
     let text = format!("{}\n{}\n{}\n{}", f.finding.id, f.reference, f.at.file, f.finding.subject);
@@ -92,7 +102,7 @@ pub fn codequality(review: &GitopsReview) -> serde_json::Value {
                 Severity::Info => "info",
             };
             json!({
-                "description": format!("{} {}: {}: {}", f.finding.id, f.reference, f.finding.subject, f.finding.message),
+                "description": format!("{} {}", f.finding.id, message(f)),
                 "check_name": f.finding.id,
                 "fingerprint": fingerprint(f),
                 "severity": severity,

@@ -32,10 +32,7 @@ pub fn sarif(findings: &[Finding], rules: &[Rule]) -> serde_json::Value {
 }
 
 /// The rules that fired as SARIF reporting descriptors (sorted by id), and each id's index.
-pub fn descriptors<'a>(
-    findings: impl Iterator<Item = &'a Finding>,
-    rules: &[Rule],
-) -> (Vec<serde_json::Value>, BTreeMap<&'a str, usize>) {
+pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rule]) -> (Vec<serde_json::Value>, BTreeMap<&'a str, usize>) {
     let findings: Vec<&Finding> = findings.collect();
     let fired: BTreeMap<&str, &Finding> = findings.iter().map(|f| (f.id.as_str(), *f)).rev().collect();
     let rule_index: BTreeMap<&str, usize> = fired.keys().enumerate().map(|(i, id)| (*id, i)).collect();

@@ -96,3 +96,71 @@ pub fn locate(finding: Finding, rules: &[Rule], r: &Reference, change: Option<&C
     }
     LocatedFinding { finding, at, related, reference: format!("{} {}", r.engine.as_str(), r.object) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gitops::compare::{Field, Status, ValueChange};
+    use crate::gitops::{ObjectKey, VersionKind};
+
+    fn at(file: &str, line: u32) -> Location {
+        Location { file: file.into(), line, column: 1 }
+    }
+
+    fn reference() -> Reference {
+        Reference {
+            engine: Engine::Flux,
+            object: ObjectKey { kind: "HelmRelease".into(), namespace: None, name: "t".into() },
+            at: at("hr.yaml", 1),
+            repository: None,
+            repository_written: None,
+            chart: "kubeflow-trainer".into(),
+            version: Some("2.3.0".into()),
+            version_kind: VersionKind::Exact,
+            version_at: at("hr.yaml", 9),
+            digest: None,
+            release_name: None,
+            release_namespace: None,
+            values: serde_json::json!({}),
+            value_origins: [("manager".to_string(), at("values.yaml", 1))].into(),
+            value_locations: [("manager.a.b".to_string(), at("values.yaml", 3)), ("manager.c".to_string(), at("values.yaml", 5))].into(),
+            options: Default::default(),
+            problems: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn values_are_found_by_leaf_subtree_or_top_level_key() {
+        let r = reference();
+        assert_eq!(value_line(&r, "manager.c"), Some(at("values.yaml", 5)));
+        assert_eq!(value_line(&r, "manager.a"), Some(at("values.yaml", 3)), "the first leaf under a folded path");
+        assert_eq!(value_line(&r, "manager.zzz"), Some(at("values.yaml", 1)), "else the top-level key");
+        assert_eq!(value_line(&r, "other"), None);
+    }
+
+    #[test]
+    fn a_change_is_commented_on_its_version_else_its_values_else_its_options() {
+        let r = reference();
+        let field = |name: &str, line: u32| Field { name: name.into(), from: None, to: None, at: Some(at("hr.yaml", line)) };
+        let mut change = Change {
+            engine: Engine::Flux,
+            object: r.object.clone(),
+            status: Status::Changed,
+            at: r.at.clone(),
+            version: None,
+            repository: None,
+            release_name: None,
+            release_namespace: None,
+            values: vec![ValueChange { path: "manager.c".into(), from: None, to: None, at: Some(at("values.yaml", 5)) }],
+            options: vec![field("upgrade.crds", 12)],
+        };
+        assert_eq!(changed_line(&r, Some(&change)), at("values.yaml", 5));
+        change.version = Some(field("version", 9));
+        assert_eq!(changed_line(&r, Some(&change)), at("hr.yaml", 9));
+        change.version = None;
+        change.values.clear();
+        assert_eq!(changed_line(&r, Some(&change)), at("hr.yaml", 12));
+        assert_eq!(changed_line(&r, None), at("hr.yaml", 9), "no base: the version line");
+    }
+}

@@ -55,7 +55,7 @@ impl Default for ReviewOptions {
 pub enum ReviewError {
     /// Auditing one reference failed for a reason that is not the file's (a registry, a chart).
     #[error("{at} {object}: {source}")]
-    Reference { at: Location, object: ObjectKey, source: UpgradeError },
+    Reference { at: Location, object: ObjectKey, source: Box<UpgradeError> },
     #[error("{0}")]
     Rules(String),
 }
@@ -252,7 +252,7 @@ fn audit(
     if let Some(why) = unknowable(r, options) {
         return Ok(not_audited(r, status, before, why));
     }
-    let fail = |source: UpgradeError| ReviewError::Reference { at: r.at.clone(), object: r.object.clone(), source };
+    let fail = |source: UpgradeError| ReviewError::Reference { at: r.at.clone(), object: r.object.clone(), source: Box::new(source) };
     let repository = match r.repository.as_deref().map(OciRef::parse).transpose() {
         Ok(repo) => repo.map(|o| o.repository_ref()),
         Err(e) => return Ok(not_audited(r, status, before, format!("the repository cannot be read: {e}"))),
@@ -287,7 +287,10 @@ fn audit(
     let mut notes: Vec<String> = upgrade.notes.iter().filter(|n| !n.starts_with("installed version")).cloned().collect();
     notes.push(match (&installed, &base_version) {
         (Some(i), Some(b)) if i.version != *b => {
-            format!("installed version {} ({}); the base says {b}: the cluster has not reconciled the base, or drifted", upgrade.from, i.evidence)
+            format!(
+                "installed version {} ({}); the base says {b}: the cluster has not reconciled the base, or drifted",
+                upgrade.from, i.evidence
+            )
         }
         (Some(i), _) => format!("installed version {} ({})", upgrade.from, i.evidence),
         (None, Some(b)) if *b == upgrade.from.to_string() => format!("from the base: {b}"),
@@ -301,7 +304,10 @@ fn audit(
     let diff = if upgrade.from == upgrade.to {
         None
     } else {
-        upgrade.inventory(&upgrade.from, true).ok().map(|installed| summary::summarise(&crate::diff::ChartDiff::compute(&installed, &target)))
+        upgrade
+            .inventory(&upgrade.from, true)
+            .ok()
+            .map(|installed| summary::summarise(&crate::diff::ChartDiff::compute(&installed, &target)))
     };
     // The review pack sees the chart as the engine applies it: without hooks when it skips them.
     let skips_hooks = context.engine == Engine::Kustomize && context.is_on("skipHooks");
@@ -316,8 +322,7 @@ fn audit(
     let chart = ChartInput { chart: &applied, engine: r.engine, argocd: context.argocd.as_ref(), gitops: Some(&context) };
     findings.extend(review_rules(rules, &chart, &vars));
     let findings = dedupe(findings, rules);
-    let mut located: Vec<LocatedFinding> =
-        findings.into_iter().map(|f| locate::locate(f, rules, r, change, head)).collect();
+    let mut located: Vec<LocatedFinding> = findings.into_iter().map(|f| locate::locate(f, rules, r, change, head)).collect();
     located.sort_by(|a, b| {
         (a.finding.severity, &a.finding.id, &a.at, &a.finding.subject).cmp(&(b.finding.severity, &b.finding.id, &b.at, &b.finding.subject))
     });
@@ -372,4 +377,47 @@ fn dedupe(findings: Vec<Finding>, rules: &[Rule]) -> Vec<Finding> {
     let mut out: Vec<Finding> = findings.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, f)| f).collect();
     sort_findings(&mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(id: &str, severity: Severity, subject: &str, message: &str) -> Finding {
+        Finding {
+            id: id.into(),
+            severity,
+            title: String::new(),
+            subject: subject.into(),
+            location: String::new(),
+            message: message.into(),
+            evidence: vec![],
+            fix: String::new(),
+            commands: vec![],
+            fix_lines: vec![],
+            source: String::new(),
+            phase: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_same_kind_about_the_same_subject_is_reported_once() {
+        let rules = load(None).unwrap();
+        let crd = "CustomResourceDefinition/x";
+        let findings = vec![
+            // crd-size from the review pack (warning) and from the upgrade rules (error).
+            finding("TA-CRD-001", Severity::Warning, crd, "review"),
+            finding("TA-HOOK-104", Severity::Error, crd, "upgrade"),
+            finding("TA-CRD-001", Severity::Warning, "CustomResourceDefinition/y", "other subject"),
+            // One rule's own findings all stay, even about one subject.
+            finding("TA-VAL-001", Severity::Warning, "values a", "one"),
+            finding("TA-VAL-001", Severity::Warning, "values a", "two"),
+        ];
+        let kept: Vec<(String, String)> = dedupe(findings, &rules).into_iter().map(|f| (f.id, f.message)).collect();
+        let want = [("TA-HOOK-104", "upgrade"), ("TA-CRD-001", "other subject"), ("TA-VAL-001", "one"), ("TA-VAL-001", "two")];
+        assert_eq!(kept, want.map(|(a, b)| (a.to_string(), b.to_string())).to_vec());
+        // On a tie the review pack's finding (it knows the engine's options) stays.
+        let tie = vec![finding("TA-HOOK-104", Severity::Warning, crd, "upgrade"), finding("TA-CRD-001", Severity::Warning, crd, "review")];
+        assert_eq!(dedupe(tie, &rules)[0].message, "review");
+    }
 }

@@ -115,7 +115,7 @@ fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, Upg
     match version(text, "--from") {
         Ok(v) => Ok(v),
         Err(e) if crate::version::Constraint::parse(text).is_err() => Err(e),
-        Err(_) => target::pick(text, &store.versions()?),
+        Err(_) => target::pick_in(text, &store.versions()?, &store.origin()),
     }
 }
 
@@ -258,7 +258,8 @@ impl Upgrade {
             gitops: self.request.gitops.as_ref(),
         };
         if self.request.without_cluster {
-            let chart_side: Vec<Rule> = self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
+            let chart_side: Vec<Rule> =
+                self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
             return Ok(run_rules(&chart_side, &input));
         }
         Ok(run_rules(&self.rules, &input))

@@ -75,8 +75,8 @@ impl ChartStore {
 
     /// Loads every Trainer chart of the directory once, keyed by version.
     fn index_directory(&self, dir: &std::path::Path) -> Result<Rc<Vec<ChartVersion>>, UpgradeError> {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| UpgradeError::Usage(format!("cannot read the chart directory {}: {e}", dir.display())))?;
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| UpgradeError::Usage(format!("cannot read the chart directory {}: {e}", dir.display())))?;
         let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         if paths.len() > MAX_DIRECTORY_ENTRIES {
@@ -105,6 +105,15 @@ impl ChartStore {
             self.charts.borrow_mut().entry(ChartSource::Version(version)).or_insert(Rc::new(chart));
         }
         Ok(self.versions.borrow_mut().insert(Rc::new(chart_versions(&tags))).clone())
+    }
+
+    /// Where the versions come from, as errors name it.
+    pub fn origin(&self) -> String {
+        match (&self.directory, &self.repository) {
+            (Some(dir), _) => format!("the chart directory {}", dir.display()),
+            (None, Some(repo)) => format!("the repository {repo}"),
+            (None, None) => "the repository".into(),
+        }
     }
 
     pub fn repository(&self) -> Option<&OciRef> {
@@ -253,5 +262,19 @@ mod tests {
         assert!(Rc::ptr_eq(&first, &again), "rendered twice");
         assert!(Rc::ptr_eq(&store.chart(&source).unwrap(), &store.chart(&source).unwrap()), "loaded twice");
         assert!(store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).is_err(), "no repository: nothing to pull");
+    }
+
+    #[test]
+    fn a_chart_directory_serves_its_trainer_versions() {
+        let charts = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rules/charts");
+        let store = ChartStore::with_directory(None, charts.into());
+        let versions: Vec<String> = store.versions().unwrap().iter().map(|v| v.version.clone()).collect();
+        assert_eq!(versions, ["2.4.0", "2.3.0", "2.2.0"]);
+        let chart = store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).unwrap();
+        assert_eq!(chart.metadata.version, "2.3.0");
+        let err = store.chart(&ChartSource::Version(semver::Version::new(2, 1, 0))).unwrap_err().to_string();
+        assert!(err.contains("no kubeflow-trainer 2.1.0 in the chart directory") && err.contains("2.4.0, 2.3.0, 2.2.0"), "{err}");
+        let missing = ChartStore::with_directory(None, "/no/such/dir".into());
+        assert!(missing.versions().unwrap_err().to_string().contains("cannot read the chart directory /no/such/dir"));
     }
 }

@@ -84,8 +84,7 @@ fn policy(ctx: &EngineContext) -> Policy {
         Engine::Kustomize if ctx.is_on("includeCRDs") => Policy::applies(),
         Engine::Kustomize => Policy {
             install_creates: false,
-            install_why: "the helmCharts entry does not set includeCRDs: true (kustomize's default is false), so crds/ is left out"
-                .into(),
+            install_why: "the helmCharts entry does not set includeCRDs: true (kustomize's default is false), so crds/ is left out".into(),
             creates: false,
             updates: false,
             why: "the helmCharts entry does not set includeCRDs: true (kustomize's default is false), so crds/ is left out".into(),
@@ -208,7 +207,7 @@ fn staleness(old: &Crd, new: &Crd, target: &Inventory) -> Option<Staleness> {
         parts.push(format!("{} schema paths added", schemas.added.len()));
     }
     if !enums.is_empty() {
-        parts.push(format!("enum values added at {} paths", enums.len()));
+        parts.push(format!("enum values added at {} path{}", enums.len(), if enums.len() == 1 { "" } else { "s" }));
     }
     let mut evidence: Vec<String> = enums.iter().map(|(p, v)| format!("new enum values at {p}: {}", v.join(", "))).collect();
     evidence.extend(roots.iter().take(6).map(|r| format!("new path {r}")));
@@ -245,5 +244,43 @@ fn enum_text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(engine: Engine, options: &[(&str, &str)], defaulted: &[&str]) -> EngineContext {
+        EngineContext {
+            engine,
+            argocd: None,
+            options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            defaulted: defaulted.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn what_each_engine_does_with_crds_dir() {
+        let cases: [(EngineContext, (bool, bool, bool)); 9] = [
+            (ctx(Engine::Helm, &[], &[]), (true, false, false)),
+            (
+                ctx(Engine::Flux, &[("install.crds", "Create"), ("upgrade.crds", "Skip")], &["install.crds", "upgrade.crds"]),
+                (true, false, false),
+            ),
+            (ctx(Engine::Flux, &[("install.crds", "Skip"), ("upgrade.crds", "Create")], &[]), (false, true, false)),
+            (ctx(Engine::Flux, &[("install.crds", "Create"), ("upgrade.crds", "CreateReplace")], &[]), (true, true, true)),
+            (ctx(Engine::Argocd, &[("helm.skipCrds", "false")], &["helm.skipCrds"]), (true, true, true)),
+            (ctx(Engine::Argocd, &[("helm.skipCrds", "true")], &[]), (false, false, false)),
+            (ctx(Engine::Kustomize, &[("includeCRDs", "false")], &["includeCRDs"]), (false, false, false)),
+            (ctx(Engine::Kustomize, &[("includeCRDs", "true")], &[]), (true, true, true)),
+            (ctx(Engine::Kustomize, &[("includeCRDs", "True")], &[]), (true, true, true)),
+        ];
+        for (c, want) in cases {
+            let p = policy(&c);
+            assert_eq!((p.install_creates, p.creates, p.updates), want, "{:?} {:?}", c.engine, c.options);
+        }
+        let flux = policy(&ctx(Engine::Flux, &[("upgrade.crds", "Skip")], &["upgrade.crds"]));
+        assert!(flux.why.contains("Skip (unset: the engine's default)"), "{}", flux.why);
     }
 }

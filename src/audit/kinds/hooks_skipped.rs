@@ -27,7 +27,9 @@ impl Check for Params {
         // A reference reviewed as installed is an install; anything else an upgrade.
         let action = if input.from == input.to { "install" } else { "upgrade" };
         let why = match ctx.engine {
-            Engine::Kustomize if ctx.is_on("skipHooks") => "the helmCharts entry sets skipHooks: true (helm template --no-hooks)".to_string(),
+            Engine::Kustomize if ctx.is_on("skipHooks") => {
+                "the helmCharts entry sets skipHooks: true (helm template --no-hooks)".to_string()
+            }
             Engine::Flux if ctx.is_on(&format!("{action}.disableHooks")) => {
                 format!("the HelmRelease sets spec.{action}.disableHooks: true")
             }
@@ -41,8 +43,11 @@ impl Check for Params {
             .filter(|h| h.events.iter().any(|e| events.contains(e)))
             .map(|hook| {
                 let name = &hook.identity.name;
-                let mounts =
-                    if hook.config_maps.is_empty() { String::new() } else { format!(" (it reads ConfigMap {})", hook.config_maps.join(", ")) };
+                let mounts = if hook.config_maps.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it reads ConfigMap {})", hook.config_maps.join(", "))
+                };
                 let message = format!(
                     "{name} is a {} hook{mounts} and {why}: it never runs at this {action}, so what it does is not done",
                     hook.events.join(",")

@@ -79,3 +79,40 @@ impl ChartKind for Params {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::Identity;
+
+    fn object(kind: &str, body: Json) -> Object {
+        Object {
+            identity: Identity { group: String::new(), kind: kind.into(), namespace: String::new(), name: "x".into() },
+            api_version: "v1".into(),
+            source: "t.yaml".into(),
+            origin: Origin::Template,
+            json_size: 0,
+            body,
+        }
+    }
+
+    #[test]
+    fn run_time_fields_and_the_objects_own_option() {
+        let empty = object("Secret", serde_json::json!({"metadata": {}}));
+        assert!(filled_at_run_time(&empty).is_some());
+        assert!(filled_at_run_time(&object("Secret", serde_json::json!({"data": {"k": "dg=="}}))).is_none());
+        let hook = |ca: Option<&str>| {
+            let mut cc = serde_json::json!({"service": {"name": "s"}});
+            if let Some(ca) = ca {
+                cc["caBundle"] = ca.into();
+            }
+            object("ValidatingWebhookConfiguration", serde_json::json!({"webhooks": [{"name": "w", "clientConfig": cc}]}))
+        };
+        assert_eq!(filled_at_run_time(&hook(None)).as_deref(), Some("webhooks[].clientConfig.caBundle of w"));
+        assert!(filled_at_run_time(&hook(Some("Q0E="))).is_none());
+        let annotated = |v: &str| object("Secret", serde_json::json!({"metadata": {"annotations": {SYNC_OPTIONS: v}}}));
+        assert!(!replaced(&annotated("Prune=false,Replace=false"), true), "the object's own option wins");
+        assert!(replaced(&annotated("Replace=true"), false));
+        assert!(replaced(&empty, true) && !replaced(&empty, false));
+    }
+}
