@@ -392,3 +392,57 @@ fn corpus_findings_name_the_real_charts_changes() {
     assert!(has(&doc("flux-oci"), "TA-VAL-001", "values manager.logLevel", "apps/trainer/helmrelease.yaml:34"));
     assert!(has(&doc("kustomize"), "TA-VAL-001", "values manager.logLevel", "trainer/kustomization.yaml:15"));
 }
+
+/// The shared corpus registry (`../shared/tools/corpus-registry`), stopped on drop.
+struct CorpusRegistry {
+    tool: PathBuf,
+    port: u16,
+}
+
+impl CorpusRegistry {
+    fn start(corpus: &Path) -> CorpusRegistry {
+        let tool = corpus.join("../tools/corpus-registry");
+        assert!(tool.exists(), "{} is missing", tool.display());
+        let port = support::registry::free_port();
+        let out = std::process::Command::new(&tool).args(["start", &port.to_string()]).output().unwrap();
+        assert!(out.status.success(), "corpus-registry start failed: {}", String::from_utf8_lossy(&out.stderr));
+        CorpusRegistry { tool, port }
+    }
+}
+
+impl Drop for CorpusRegistry {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.tool).args(["stop", &self.port.to_string()]).output();
+    }
+}
+
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn charts_are_pulled_from_each_references_repository() {
+    let corpus = corpus();
+    let registry = CorpusRegistry::start(&corpus);
+    let host = format!("oci://127.0.0.1:{}/kubeflow/charts", registry.port);
+    let tree = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("flux-helmrepository"), tree.path());
+    for file in walk(tree.path()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("oci://ghcr.io/kubeflow/charts", &host)).unwrap();
+    }
+    let (head, base) = (tree.path().join("head"), tree.path().join("base"));
+    let pulled = gitops(&[&head.to_string_lossy(), "--base", &base.to_string_lossy(), "--plain-http", "--format", "json"]);
+    let pulled = json_of(&pulled);
+    let local = json_of(&review(&fixture("flux-helmrepository"), &corpus.join("charts"), "json", &[]));
+    let ids = |doc: &Json| placed(doc).into_iter().map(|(id, subject, at, _)| (id, subject, at)).collect::<Vec<_>>();
+    assert_eq!(ids(&pulled), ids(&local), "the same findings from the registry as from the chart directory");
+    let fix = pulled["findings"].as_array().unwrap().iter().find(|f| f["id"] == "TA-GIT-001").unwrap()["commands"][0].clone();
+    assert!(fix.as_str().unwrap().contains(&format!("helm show crds {host}/kubeflow-trainer --version 2.3.0")), "{fix}");
+
+    // A version the repository does not have is the change's mistake: a failed reference.
+    for file in walk(&head) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("version: \"2.3.0\"", "version: \"2.3.7\"")).unwrap();
+    }
+    let out = gitops(&[&head.to_string_lossy(), "--base", &base.to_string_lossy(), "--plain-http"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("FAIL: no version matching 2.3.7 in the repository"), "{}", stdout(&out));
+}

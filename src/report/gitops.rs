@@ -58,7 +58,7 @@ pub fn text(review: &GitopsReview) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  NOT AUDITED: {why}");
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str().to_uppercase());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));

@@ -216,6 +216,12 @@ fn unknowable(r: &Reference, options: &ReviewOptions) -> Option<String> {
     None
 }
 
+/// A reference the change breaks before any rule runs (its chart does not render with the
+/// file's values, or its version does not exist): failed, with the reason.
+fn broken(r: &Reference, status: &'static str, before: Option<&Reference>, why: String) -> ReferenceReview {
+    ReferenceReview { verdict: Verdict::Fail, ..not_audited(r, status, before, why) }
+}
+
 fn not_audited(r: &Reference, status: &'static str, before: Option<&Reference>, why: String) -> ReferenceReview {
     ReferenceReview {
         engine: r.engine,
@@ -252,10 +258,30 @@ fn audit(
     if let Some(why) = unknowable(r, options) {
         return Ok(not_audited(r, status, before, why));
     }
-    let fail = |source: UpgradeError| ReviewError::Reference { at: r.at.clone(), object: r.object.clone(), source: Box::new(source) };
+    match audit_chart(r, before, change, head, rules, options) {
+        Ok(mut review) => {
+            review.status = status;
+            Ok(review)
+        }
+        Err(UpgradeError::Render(e)) => Ok(broken(r, status, before, format!("the chart does not render with the file's values: {e}"))),
+        // From a registry, a version that does not exist is the change's mistake; from a chart
+        // directory, the directory's.
+        Err(UpgradeError::NoVersion(e)) if options.charts_dir.is_none() => Ok(broken(r, status, before, e)),
+        Err(e) => Err(ReviewError::Reference { at: r.at.clone(), object: r.object.clone(), source: Box::new(e) }),
+    }
+}
+
+fn audit_chart(
+    r: &Reference,
+    before: Option<&Reference>,
+    change: Option<&Change>,
+    head: &Scan,
+    rules: &[Rule],
+    options: &ReviewOptions,
+) -> Result<ReferenceReview, UpgradeError> {
     let repository = match r.repository.as_deref().map(OciRef::parse).transpose() {
         Ok(repo) => repo.map(|o| o.repository_ref()),
-        Err(e) => return Ok(not_audited(r, status, before, format!("the repository cannot be read: {e}"))),
+        Err(e) => return Ok(not_audited(r, "", before, format!("the repository cannot be read: {e}"))),
     };
     let base_version = before.filter(|b| b.version_kind != VersionKind::Digest).and_then(|b| b.version.clone());
     let state = options.cluster.clone().unwrap_or_default();
@@ -283,7 +309,7 @@ fn audit(
         without_cluster: options.cluster.is_none(),
         ..Request::default()
     };
-    let upgrade = Upgrade::prepare(request, state).map_err(fail)?;
+    let upgrade = Upgrade::prepare(request, state)?;
     let mut notes: Vec<String> = upgrade.notes.iter().filter(|n| !n.starts_with("installed version")).cloned().collect();
     notes.push(match (&installed, &base_version) {
         (Some(i), Some(b)) if i.version != *b => {
@@ -298,9 +324,9 @@ fn audit(
         (None, None) => "no earlier version: the target is reviewed as installed".to_string(),
     });
     notes.extend(r.notes.iter().cloned());
-    let mut findings = upgrade.hop(&upgrade.from, &upgrade.to, &mut notes).map_err(fail)?;
-    let route = if upgrade.from == upgrade.to { Vec::new() } else { upgrade.route().map_err(fail)? };
-    let target = upgrade.inventory(&upgrade.to, false).map_err(fail)?;
+    let mut findings = upgrade.hop(&upgrade.from, &upgrade.to, &mut notes)?;
+    let route = if upgrade.from == upgrade.to { Vec::new() } else { upgrade.route()? };
+    let target = upgrade.inventory(&upgrade.to, false)?;
     let diff = if upgrade.from == upgrade.to {
         None
     } else {
@@ -332,7 +358,7 @@ fn audit(
         engine: r.engine,
         object: r.object.clone(),
         at: r.at.clone(),
-        status,
+        status: "",
         repository: r.repository.clone().or(r.repository_written.clone()),
         from_written: base_version,
         to_written: r.version.clone(),

@@ -40,6 +40,9 @@ pub enum UpgradeError {
     /// A render failure, worded as Helm words it.
     #[error("{0}")]
     Render(String),
+    /// The version or range asked for is not among the chart source's versions.
+    #[error("{0}")]
+    NoVersion(String),
     #[error("{0}")]
     Io(String),
     #[error(transparent)]

@@ -27,7 +27,7 @@ pub fn pick_in(to: &str, versions: &[ChartVersion], origin: &str) -> Result<semv
     wanted
         .pick(versions)
         .map(|v| v.parsed.clone())
-        .ok_or_else(|| UpgradeError::Usage(format!("no version matching {to} in {origin} (has: {})", summarise(versions))))
+        .ok_or_else(|| UpgradeError::NoVersion(format!("no version matching {to} in {origin} (has: {})", summarise(versions))))
 }
 
 #[cfg(test)]
