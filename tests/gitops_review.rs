@@ -446,3 +446,28 @@ fn charts_are_pulled_from_each_references_repository() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("FAIL: no version matching 2.3.7 in the repository"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_change_that_breaks_the_render_fails_its_reference() {
+    let charts = tempfile::tempdir().unwrap();
+    for version in ["2.2.1", "2.3.0"] {
+        let dir = charts.path().join(version);
+        std::fs::create_dir_all(dir.join("templates")).unwrap();
+        std::fs::write(dir.join("Chart.yaml"), format!("apiVersion: v2\nname: kubeflow-trainer\nversion: {version}\n")).unwrap();
+        std::fs::write(dir.join("values.yaml"), "manager:\n  replicas: 1\n").unwrap();
+        let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  n: {{ required \"manager.replicas must be set\" .Values.manager.replicas | quote }}\n";
+        std::fs::write(dir.join("templates/cm.yaml"), template).unwrap();
+    }
+    // The head's values file unsets a value the template requires.
+    let tree = edited("kustomize", |t| t.replace("replicas: 3", "replicas: null"));
+    let head = std::fs::read_to_string(tree.path().join("head/trainer/values-prod.yaml")).unwrap();
+    assert!(head.contains("replicas: null"), "{head}");
+    let out = review(tree.path(), charts.path(), "text", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAIL: the chart does not render with the file's values") && text.contains("manager.replicas must be set"),
+        "{text}"
+    );
+    assert!(text.contains("change:   2.2.1 → 2.3.0 [changed]"), "{text}");
+}

@@ -17,6 +17,7 @@ fn change(r: &ReferenceReview) -> String {
     match (&r.from_written, &r.from, r.status) {
         (Some(w), Some(f), _) if w != f => format!("{f} ({w}) → {to}"),
         (Some(_), Some(f), _) | (None, Some(f), "changed") if f.as_str() != to => format!("{f} → {to}"),
+        (Some(w), None, _) => format!("{w} → {to}"),
         (None, _, "added") => format!("(new) → {to}"),
         _ => to,
     }
