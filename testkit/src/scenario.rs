@@ -1,7 +1,7 @@
 //! The project's scenario clusters, as objects: what `snapshots/*.yaml` hold (written by
 //! `cargo xtask snapshots`, checked against this code by the tests) and the large generated
 //! states the benchmarks read. Each scenario is a small but faithful picture of one way
-//! Trainer is installed (`../shared/docs/trainer-upgrade.md` §1, §8): ownership labels,
+//! Trainer is installed (Helm, kustomize, Argo CD): ownership labels,
 //! annotations and field managers as each tool leaves them, Helm release records encoded as
 //! Helm stores them, runtimes with finalizers, TrainJobs using fields of their version.
 
