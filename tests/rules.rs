@@ -99,6 +99,7 @@ rule_tests! {
     gate_001: "TA-GATE-001";
     k8s_001: "TA-K8S-001";
     rel_001: "TA-REL-001";
+    rel_002: "TA-REL-002";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     imm_001: "TA-IMM-001";
