@@ -255,7 +255,13 @@ fn rules_list_explain_and_bad_rule_files() {
     assert!(stdout(&out).contains("TA-GATE-001  error    upgrade-gate"), "{}", stdout(&out));
     let out = run(home.path(), &["explain", "TA-OWN-001"]);
     let text = stdout(&out);
-    assert!(text.contains("Source: trainer-upgrade.md §2.1") && text.contains("defined:  rules/trainer.yaml:"), "{text}");
+    assert!(
+        text.contains("Source: https://github.com/kubeflow/trainer/blob/v2.3.0/charts/kubeflow-trainer/templates/crd/")
+            && text.contains("defined:  rules/trainer.yaml:"),
+        "{text}"
+    );
+    // What the failure prints, with the versions that print it and where the format string is.
+    assert!(text.contains("Fails with (Helm >=4.0.0): helm prints: Error: UPGRADE FAILED: unable to continue with update: "), "{text}");
     let dir = home.path().join("rules");
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("mine.yaml"), "- id: TA-MY-001\n  kind: ownership\n  severity: warning\n  title: t\n  why: w\n  source: s\n  fix: f\n\n- id: TA-MY-002\n  kind: no-such-kind\n  severity: info\n  title: t\n  why: w\n  source: s\n  fix: f\n").unwrap();
