@@ -183,9 +183,12 @@ fn manifest(objects: &[&Json]) -> String {
         .iter()
         .map(|o| {
             let yaml = trainer_audit::kube::yaml_of(o).unwrap_or_default();
+            // Each document ends its own line: a `---` glued to the last line would merge two
+            // documents into one.
             format!(
-                "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{yaml}",
-                o["kind"].as_str().unwrap_or("object").to_ascii_lowercase()
+                "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{}\n",
+                o["kind"].as_str().unwrap_or("object").to_ascii_lowercase(),
+                yaml.trim_end()
             )
         })
         .collect()
