@@ -1,8 +1,8 @@
 //! What each deployment engine does with a Helm hook: Helm and Flux run Helm's lifecycle,
 //! Argo CD maps hook events to sync phases (some only from a given version, some never), and
-//! kustomize's `helmCharts` applies hooks as plain objects. Source:
-//! `../shared/docs/peers-and-gitops.md` Part B (Argo CD docs/user-guide/helm.md, gitops-engine
-//! hook code, helm-controller docs, kustomize helmchartinflationgenerator).
+//! kustomize's `helmCharts` applies hooks as plain objects. Sources: Argo CD
+//! `docs/user-guide/helm.md` at v2.10.0, v3.3.0 and v3.5.1 (hook mapping, PostDelete from 2.10.0,
+//! PreDelete from 3.3.0), kustomize `api/types/helmchartargs.go` (`skipHooks` → `--no-hooks`).
 
 use std::collections::BTreeMap;
 

@@ -178,7 +178,11 @@ pub const KINDS: &[KindSpec] = &[
     ),
     kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
-    kind!("runtime-drift", runtime_drift, "live runtimes differ from what the target's installer will force-apply"),
+    kind!(
+        "runtime-drift",
+        runtime_drift,
+        "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
+    ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
