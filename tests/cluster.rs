@@ -10,11 +10,12 @@ use std::process::Command;
 
 use serde_json::{json, Value as Json};
 use support::{run, stderr, stdout};
-use trainer_audit::cluster::fake_api::FakeApiServer;
+use testkit::fake_api::FakeApiServer;
+use testkit::release::encode_secret;
+use testkit::scenario::{scenario, scenario_yaml, trainjobs, SCENARIOS};
 use trainer_audit::cluster::install::Method;
 use trainer_audit::cluster::live::{read, LiveOptions};
-use trainer_audit::cluster::release::{decode, encode_secret, release_json};
-use trainer_audit::cluster::scenario::{scenario, scenario_yaml, trainjobs, SCENARIOS};
+use trainer_audit::cluster::release::{decode, release_json};
 use trainer_audit::cluster::snapshot::{parse, read_file, render};
 use trainer_audit::cluster::ClusterState;
 
@@ -34,31 +35,68 @@ fn serve(objects: Vec<Json>, forbidden: &[&str]) -> FakeApiServer {
     FakeApiServer::start(objects, forbidden, "v1.33.4").unwrap()
 }
 
-#[test]
-fn committed_snapshots_match_their_generator() {
-    for (name, _) in SCENARIOS {
-        let committed = std::fs::read_to_string(snapshot_path(name)).unwrap();
-        assert!(committed == scenario_yaml(name).unwrap(), "snapshots/{name}.yaml is stale: run `cargo xtask snapshots`");
+/// One scenario: its committed snapshot matches the generator, a live read of it (through the
+/// fake API server) equals the snapshot read, and its snapshot output reads back.
+fn scenario_round_trip(name: &str) {
+    let committed = std::fs::read_to_string(snapshot_path(name)).unwrap();
+    assert!(committed == scenario_yaml(name).unwrap(), "snapshots/{name}.yaml is stale: run `cargo xtask snapshots`");
+    let dir = tempfile::tempdir().unwrap();
+    let from_file = read_file(&snapshot_path(name)).unwrap();
+    let server = serve(scenario(name).unwrap(), &[]);
+    let mut from_live = live(&server, dir.path());
+    assert!(from_live.warnings.is_empty(), "{:?}", from_live.warnings);
+    // The fake server reports its own version; the snapshot its ClusterInfo (same value).
+    assert_eq!(from_live.info.server_version.as_deref(), Some("v1.33.4"));
+    from_live.info = from_file.info.clone();
+    assert_eq!(from_live.objects, from_file.objects, "{name}: live and snapshot reads differ");
+    for json in [false, true] {
+        let written = render(&from_file, json).unwrap();
+        assert_eq!(parse(&written).unwrap(), from_file, "{name}: snapshot output does not read back (json={json})");
     }
 }
 
-#[test]
-fn live_read_equals_snapshot_read_and_round_trips() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, _) in SCENARIOS {
-        let from_file = read_file(&snapshot_path(name)).unwrap();
-        let server = serve(scenario(name).unwrap(), &[]);
-        let mut from_live = live(&server, dir.path());
-        assert!(from_live.warnings.is_empty(), "{:?}", from_live.warnings);
-        // The fake server reports its own version; the snapshot its ClusterInfo (same value).
-        assert_eq!(from_live.info.server_version.as_deref(), Some("v1.33.4"));
-        from_live.info = from_file.info.clone();
-        assert_eq!(from_live.objects, from_file.objects, "{name}: live and snapshot reads differ");
-        for json in [false, true] {
-            let written = render(&from_file, json).unwrap();
-            assert_eq!(parse(&written).unwrap(), from_file, "{name}: snapshot output does not read back (json={json})");
+/// One scenario's `status`: install method, version, and the text pinned.
+fn scenario_status(name: &str, method: Method, version: &str) {
+    let state = read_file(&snapshot_path(name)).unwrap();
+    let status = trainer_audit::cluster::status::status(&state);
+    assert_eq!(status.install.method, method, "{name}: {:?}", status.install.evidence);
+    assert_eq!(status.version.as_ref().unwrap().version, version, "{name}");
+    insta::assert_snapshot!(format!("status_{name}"), trainer_audit::report::status::text(&status));
+}
+
+macro_rules! scenario_tests {
+    ($($test:ident: $name:literal, $method:expr, $version:literal;)*) => {
+        $(
+            mod $test {
+                use super::*;
+
+                #[test]
+                fn round_trip() {
+                    scenario_round_trip($name);
+                }
+
+                #[test]
+                fn status() {
+                    scenario_status($name, $method, $version);
+                }
+            }
+        )*
+
+        #[test]
+        fn every_scenario_has_its_tests() {
+            let tested = [$($name),*];
+            let all: Vec<&str> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+            assert_eq!(all, tested, "add the new scenario to scenario_tests!");
         }
-    }
+    };
+}
+
+scenario_tests! {
+    helm_2_2_1: "helm-2.2.1", Method::Helm, "2.2.1";
+    helm_2_1_0: "helm-2.1.0", Method::Helm, "2.1.0";
+    kustomize_2_2_0: "kustomize-2.2.0", Method::Kubectl, "2.2.0";
+    helm_2_3_0: "helm-2.3.0", Method::Helm, "2.3.0";
+    argocd_2_2_1: "argocd-2.2.1", Method::ArgoCd, "2.2.1";
 }
 
 #[test]
@@ -143,24 +181,6 @@ fn release_records_decode_in_every_encoding_and_bombs_are_refused() {
     let err = release_json(&record).unwrap_err().to_string();
     assert!(err.contains("decompression bomb") && err.contains("sh.helm.release.v1.kubeflow-trainer.v3"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
-}
-
-#[test]
-fn status_of_each_scenario() {
-    let expect = [
-        ("helm-2.2.1", Method::Helm, "2.2.1"),
-        ("helm-2.1.0", Method::Helm, "2.1.0"),
-        ("kustomize-2.2.0", Method::Kubectl, "2.2.0"),
-        ("helm-2.3.0", Method::Helm, "2.3.0"),
-        ("argocd-2.2.1", Method::ArgoCd, "2.2.1"),
-    ];
-    for (name, method, version) in expect {
-        let state = read_file(&snapshot_path(name)).unwrap();
-        let status = trainer_audit::cluster::status::status(&state);
-        assert_eq!(status.install.method, method, "{name}: {:?}", status.install.evidence);
-        assert_eq!(status.version.as_ref().unwrap().version, version, "{name}");
-        insta::assert_snapshot!(format!("status_{name}"), trainer_audit::report::status::text(&status));
-    }
 }
 
 #[test]

@@ -32,11 +32,9 @@ impl Drop for CorpusRegistry {
 }
 
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn corpus_versions_and_pulls() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let registry = CorpusRegistry::start(&corpus);
     let repo = format!("oci://127.0.0.1:{}/kubeflow/charts/kubeflow-trainer", registry.port);
     let home = tempfile::tempdir().unwrap();
@@ -70,11 +68,9 @@ fn corpus_versions_and_pulls() {
 
 /// `diff --from V --to V` resolves both versions in the repository (pulled through the cache).
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn corpus_diff_between_repository_versions() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let registry = CorpusRegistry::start(&corpus);
     let repo = format!("oci://127.0.0.1:{}/kubeflow/charts/kubeflow-trainer", registry.port);
     let home = tempfile::tempdir().unwrap();

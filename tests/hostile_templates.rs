@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use trainer_audit::helm::snippet::render_snippet;
+use testkit::snippet::render_snippet;
 
 const VALUES: &str = "a: 1\nm: {x: 1, y: [1, 2]}\nl: [3, 1, 2]\ns: hello\nn: null\n";
 
@@ -39,13 +39,12 @@ fn include_recursion_reports_helms_limit() {
 /// standard library's sort panic inside `toYaml` (and the YAML emitter generally).
 #[test]
 fn non_transitive_key_order_does_not_panic() {
-    trainer_audit::fuzzing::yaml(include_bytes!("fixtures/fuzz/yaml-nontransitive-key-sort.bin"));
+    testkit::fuzz::yaml(include_bytes!("fixtures/fuzz/yaml-nontransitive-key-sort.bin"));
     let mut keys: Vec<String> = Vec::new();
     for i in 0..200 {
         keys.push(format!("a{}{}", i % 17, if i % 3 == 0 { "b" } else { "" }));
     }
     let values = keys.iter().map(|k| format!("{k}: 1")).collect::<Vec<_>>().join("\n");
-    let out =
-        trainer_audit::helm::snippet::render_snippet_limited(&values, "{{ toYaml .Values }}", trainer_audit::fuzzing::limits()).unwrap();
+    let out = testkit::snippet::render_snippet_limited(&values, "{{ toYaml .Values }}", testkit::fuzz::limits()).unwrap();
     assert_eq!(out.lines().count(), keys.iter().collect::<std::collections::BTreeSet<_>>().len());
 }

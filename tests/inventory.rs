@@ -35,7 +35,7 @@ fn ids(report: &trainer_audit::audit::hooks::HooksReport, subject_suffix: &str) 
 fn hook_review_reports_lifecycle_and_risks() {
     let inv = inventory("upgrade-to");
     let argocd = semver::Version::new(3, 2, 0);
-    let report = review(&inv, Engine::Argocd, Some(&argocd));
+    let report = review(&rules(), &inv, Engine::Argocd, Some(&argocd), "widgets", "apps");
     let installer = report.hooks.iter().find(|h| h.hook.identity.name == "demo-installer").unwrap();
     assert_eq!(installer.hook.events, ["post-install", "post-upgrade"]);
     assert_eq!(installer.hook.delete_policies, ["before-hook-creation", "hook-succeeded"]);
@@ -60,16 +60,16 @@ fn hook_review_reports_lifecycle_and_risks() {
     insta::assert_snapshot!("hooks_fixture_argocd_text", trainer_audit::report::hooks::text(&report));
     insta::assert_snapshot!(
         "hooks_fixture_argocd_sarif",
-        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings)).unwrap()
+        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings, &rules())).unwrap()
     );
     // kustomize applies the pre-delete hook at install: an error there.
-    let kustomize = review(&inv, Engine::Kustomize, None);
+    let kustomize = review(&rules(), &inv, Engine::Kustomize, None, "widgets", "apps");
     assert!(kustomize
         .findings
         .iter()
         .any(|f| f.id == "TA-HOOK-008" && f.severity.as_str() == "error" && f.subject.ends_with("demo-cleanup")));
     // Argo CD 3.3 runs PreDelete.
-    let newer = review(&inv, Engine::Argocd, Some(&semver::Version::new(3, 3, 0)));
+    let newer = review(&rules(), &inv, Engine::Argocd, Some(&semver::Version::new(3, 3, 0)), "widgets", "apps");
     assert!(newer.findings.iter().any(|f| f.id == "TA-HOOK-008" && f.severity.as_str() == "info"));
 }
 
@@ -117,4 +117,8 @@ fn cli_formats_and_exit_codes() {
     let out = run(home.path(), &["diff", "/nonexistent/chart", to]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/chart"), "{}", stderr(&out));
+}
+
+fn rules() -> Vec<trainer_audit::audit::rules::Rule> {
+    trainer_audit::audit::rules::load(None).unwrap()
 }

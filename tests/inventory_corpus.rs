@@ -10,8 +10,8 @@ use trainer_audit::audit::hooks::review;
 use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
-use trainer_audit::inventory::object::Origin;
 use trainer_audit::inventory::Inventory;
+use trainer_audit::kube::Origin;
 
 fn inventory(corpus: &Path, version: &str, values: Option<&str>) -> Inventory {
     let chart = Chart::load_archive_file(&corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"))).unwrap();
@@ -25,13 +25,11 @@ fn inventory(corpus: &Path, version: &str, values: Option<&str>) -> Inventory {
 }
 
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn hooks_of_2_3_0_with_every_runtime() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let inv = inventory(&corpus, "2.3.0", Some("runtimes-all.yaml"));
-    let report = review(&inv, Engine::Helm, None);
+    let report = review(&rules(), &inv, Engine::Helm, None, "kubeflow-trainer", "kubeflow-system");
     let hook = |name: &str| report.hooks.iter().find(|h| h.hook.identity.name == name).unwrap();
     let installer = hook("kubeflow-trainer-runtimes-installer");
     let cleanup = hook("kubeflow-trainer-runtimes-installer-cleanup");
@@ -71,26 +69,23 @@ fn hooks_of_2_3_0_with_every_runtime() {
     insta::assert_snapshot!("hooks_2_3_0_runtimes_all_json", serde_json::to_string_pretty(&report).unwrap());
     insta::assert_snapshot!(
         "hooks_2_3_0_runtimes_all_sarif",
-        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings)).unwrap()
+        serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings, &rules())).unwrap()
     );
-    // kustomize: the cleanup Job would run at install.
-    let kustomize = review(&inv, Engine::Kustomize, None);
-    assert!(kustomize
-        .findings
-        .iter()
-        .any(|f| f.id == "TA-HOOK-008" && f.subject.ends_with("cleanup") && f.message.contains("runs at install")));
+    // kustomize: the cleanup Job runs once, when first applied: at install.
+    let kustomize = review(&rules(), &inv, Engine::Kustomize, None, "kubeflow-trainer", "kubeflow-system");
+    assert!(kustomize.findings.iter().any(|f| f.id == "TA-HOOK-008"
+        && f.subject.ends_with("cleanup")
+        && f.message.contains("runs once when first applied: at install")));
 }
 
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn argocd_counts_crds_from_the_crds_directory() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let inv = inventory(&corpus, "2.2.1", None);
-    let helm = review(&inv, Engine::Helm, None);
+    let helm = review(&rules(), &inv, Engine::Helm, None, "kubeflow-trainer", "kubeflow-system");
     assert!(helm.crds.is_empty(), "Helm never client-side applies crds/");
-    let argocd = review(&inv, Engine::Argocd, None);
+    let argocd = review(&rules(), &inv, Engine::Argocd, None, "kubeflow-trainer", "kubeflow-system");
     let jobset = argocd.crds.iter().find(|c| c.name == "jobsets.jobset.x-k8s.io").unwrap();
     assert_eq!(jobset.origin, Origin::CrdsDir);
     assert!(jobset.over_budget && (350_000..362_000).contains(&jobset.json_size), "{}", jobset.json_size);
@@ -104,16 +99,14 @@ fn crd<'a>(diff: &'a ChartDiff, name: &str) -> &'a trainer_audit::diff::CrdChang
     diff.crds.iter().find(|c| c.name == name).unwrap()
 }
 
-fn paths(list: &[trainer_audit::diff::paths::Collapsed]) -> Vec<&str> {
+fn paths(list: &[trainer_audit::inventory::paths::Collapsed]) -> Vec<&str> {
     list.iter().map(|c| c.path.as_str()).collect()
 }
 
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn diff_2_1_0_to_2_2_0() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let diff = ChartDiff::compute(&inventory(&corpus, "2.1.0", None), &inventory(&corpus, "2.2.0", None));
     let tj = crd(&diff, "trainjobs.trainer.kubeflow.org");
     let removed = paths(&tj.schema_removed);
@@ -138,11 +131,9 @@ fn diff_2_1_0_to_2_2_0() {
 }
 
 #[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn diff_2_2_1_to_2_3_0() {
-    let Some(corpus) = support::corpus() else {
-        eprintln!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
-        return;
-    };
+    let corpus = support::corpus();
     let from = inventory(&corpus, "2.2.1", Some("runtimes-all.yaml"));
     let to = inventory(&corpus, "2.3.0", Some("runtimes-all.yaml"));
     let diff = ChartDiff::compute(&from, &to);
@@ -168,4 +159,8 @@ fn diff_2_2_1_to_2_3_0() {
     insta::assert_snapshot!("diff_2_2_1_2_3_0_text", trainer_audit::report::diff::text(&diff));
     insta::assert_snapshot!("diff_2_2_1_2_3_0_markdown", trainer_audit::report::diff::markdown(&diff));
     insta::assert_snapshot!("diff_2_2_1_2_3_0_json", serde_json::to_string_pretty(&diff).unwrap());
+}
+
+fn rules() -> Vec<trainer_audit::audit::rules::Rule> {
+    trainer_audit::audit::rules::load(None).unwrap()
 }

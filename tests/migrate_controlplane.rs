@@ -194,8 +194,10 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real 2.1.0 and 2.3.0 CRDs) and the control-plane binaries"]
 fn rehearsal_2_1_to_2_3_and_legacy() {
-    let (Some(bin), Some(corpus)) = (bin_dir(), support::corpus()) else {
+    let corpus = support::corpus();
+    let Some(bin) = bin_dir() else {
         eprintln!(
             "SKIPPED: needs etcd, kube-apiserver and kubectl ($TRAINER_AUDIT_CONTROLPLANE_BIN or /tmp/cpbin) and TRAINER_AUDIT_CORPUS"
         );

@@ -2,7 +2,7 @@
 //! written by `cargo xtask conformance --snippets --update-expected` from Helm's own engine)
 //! against our engine, so `cargo test` checks rendering fidelity without Python or Helm.
 
-use trainer_audit::helm::snippet::render_snippet;
+use testkit::snippet::render_snippet;
 
 #[test]
 fn engine_matches_recorded_helm_output() {

@@ -1,4 +1,4 @@
-//! cargo-fuzz target: `trainer_audit::fuzzing::archive` on arbitrary bytes.
+//! cargo-fuzz target: `testkit::fuzz::archive` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| trainer_audit::fuzzing::archive(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::archive(data));

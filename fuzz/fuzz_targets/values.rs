@@ -1,4 +1,4 @@
-//! cargo-fuzz target: `trainer_audit::fuzzing::values` on arbitrary bytes.
+//! cargo-fuzz target: `testkit::fuzz::values` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| trainer_audit::fuzzing::values(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::values(data));

@@ -1,4 +1,4 @@
-//! cargo-fuzz target: `trainer_audit::fuzzing::yaml` on arbitrary bytes.
+//! cargo-fuzz target: `testkit::fuzz::yaml` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| trainer_audit::fuzzing::yaml(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::yaml(data));

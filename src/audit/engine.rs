@@ -1,37 +1,78 @@
-//! Running rules: each rule that applies to the upgrade runs its kind, and every hit becomes a
-//! finding carrying the rule's id, severity, title, source and filled-in fix.
+//! Running rules: each rule that applies runs its kind, and every hit becomes a finding carrying
+//! the rule's id, severity, title, source and filled-in fix (or those of the variant the hit
+//! selects). `check`, `plan` and `runbook` run the upgrade rules; `hooks` runs the review rules
+//! over one chart: one engine for both.
 
 use std::collections::BTreeMap;
 
-use super::finding::{sort_findings, Finding};
-use super::input::CheckInput;
-use super::kinds::kind;
-use super::rules::Rule;
+use super::finding::{sort_findings, Expected, Finding, FixLine};
+use super::input::{ChartInput, CheckInput};
+use super::kinds::Hit;
+use super::rules::{Rule, Scope};
 
+/// Findings of the upgrade rules that apply to this upgrade.
 pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
+    let engine = input.engine();
+    let mut vars: BTreeMap<String, String> = BTreeMap::new();
+    vars.insert("release".into(), input.release_name.clone());
+    vars.insert("namespace".into(), input.namespace.clone());
+    vars.insert("from".into(), input.from.to_string());
+    vars.insert("to".into(), input.to.to_string());
+    vars.insert("repository".into(), input.repository.clone());
+    vars.insert("engine".into(), engine.as_str().to_string());
     let mut findings = Vec::new();
-    for rule in rules.iter().filter(|r| r.applies_to(&input.from, &input.to)) {
-        let Some(spec) = kind(&rule.kind) else { continue };
-        for hit in (spec.run)(rule, input) {
-            let mut vars: BTreeMap<String, String> = BTreeMap::new();
-            vars.insert("release".into(), input.release_name.clone());
-            vars.insert("namespace".into(), input.namespace.clone());
-            vars.insert("from".into(), input.from.to_string());
-            vars.insert("to".into(), input.to.to_string());
-            vars.extend(hit.vars.clone());
-            findings.push(Finding {
-                id: rule.id.clone(),
-                severity: rule.severity,
-                title: rule.title.clone(),
-                subject: hit.subject,
-                location: hit.location,
-                message: hit.message,
-                evidence: hit.evidence,
-                fix: rule.fix_with(&vars),
-                source: rule.source.clone(),
-            });
-        }
+    for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
+        let Some(check) = &rule.check else { continue };
+        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor())));
     }
     sort_findings(&mut findings);
     findings
+}
+
+/// Findings of the review rules for one chart; `vars` names the release it is rendered as.
+pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for rule in rules.iter().filter(|r| r.scope == Scope::Review && r.applies_to_engine(chart.engine)) {
+        let Some(hits) = rule.check.as_ref().and_then(|c| c.review(chart)) else { continue };
+        findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None)));
+    }
+    sort_findings(&mut findings);
+    findings
+}
+
+/// The hit as a finding; `kube_minor` (the cluster's, when known) picks the expected texts that
+/// hold on it.
+fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: Option<u64>) -> Finding {
+    let variant = rule.variant(hit.variant);
+    let mut vars = vars.clone();
+    vars.extend(hit.vars);
+    let fix_lines = Rule::fix_lines(variant.and_then(|v| v.fix.as_deref()).unwrap_or(&rule.fix), &vars);
+    let text = |l: &FixLine| match l {
+        FixLine::Command(c) | FixLine::Text(c) => c.clone(),
+    };
+    Finding {
+        id: rule.id.clone(),
+        severity: hit.severity.or(variant.and_then(|v| v.severity)).unwrap_or(rule.severity),
+        title: variant.and_then(|v| v.title.clone()).unwrap_or_else(|| rule.title.clone()),
+        subject: hit.subject,
+        location: hit.location,
+        message: hit.message,
+        evidence: hit.evidence,
+        fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
+        commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
+        fix_lines,
+        source: variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()),
+        phase: rule.phase,
+        expect: rule
+            .expect
+            .iter()
+            .filter(|e| e.holds_on(kube_minor))
+            .map(|e| Expected {
+                by: e.by.as_str(),
+                text: e.text.clone(),
+                kubernetes: e.kubernetes.as_ref().map(ToString::to_string),
+                helm: e.helm.as_ref().map(ToString::to_string),
+            })
+            .collect(),
+    }
 }

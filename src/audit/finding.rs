@@ -30,6 +30,28 @@ impl Severity {
     }
 }
 
+/// When a finding's fix is done during the change: fixes run in this order (back up before
+/// touching CRDs, CRDs before the objects that use them, objects before the upgrade).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// The cluster and the release must be fit for any change (versions, release state).
+    Prerequisites,
+    /// Copies to take before anything changes.
+    Backup,
+    /// CRDs: ownership, keep policy, schema.
+    Crds,
+    /// Objects that use the CRDs, and objects the release will own.
+    Objects,
+    /// The values the upgrade applies.
+    Values,
+    /// The upgrade command and what it runs (hooks).
+    #[default]
+    Upgrade,
+    /// After the upgrade.
+    After,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Stable rule id, e.g. `TA-HOOK-001`.
@@ -44,9 +66,43 @@ pub struct Finding {
     pub message: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// The fix as text (explanations and commands, one per line).
     pub fix: String,
-    /// What the rule rests on (a file@tag, a document, a URL).
+    /// The fix's command lines alone, each a complete shell command (names quoted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// The fix line by line, each marked command or explanation (how a runbook lays it out).
+    #[serde(skip)]
+    pub fix_lines: Vec<FixLine>,
+    /// What the rule rests on (files at a tag, docs at a version, URLs).
     pub source: String,
+    /// What the predicted failure prints (substrings), for this cluster's Kubernetes version when
+    /// it is known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expected>,
+    /// When during the change the fix is done (orders a runbook's fixes).
+    #[serde(skip)]
+    pub phase: Phase,
+}
+
+/// A text the predicted failure prints, and who prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Expected {
+    pub by: &'static str,
+    pub text: String,
+    /// The Kubernetes versions that print it, when only some do (`>=1.32`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<String>,
+    /// The Helm versions that print it, when only some do (`>=4.0.0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helm: Option<String>,
+}
+
+/// One line of a fix: a shell command, or words around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixLine {
+    Command(String),
+    Text(String),
 }
 
 /// Severity first (errors on top), then id, subject and message: the same input always prints

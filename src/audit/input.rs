@@ -1,13 +1,25 @@
 //! Everything one check looks at: the cluster, the release and its versions, the installed and
-//! target charts as rendered, the values the upgrade will use, and the deployment engine.
+//! target charts as rendered, the values the upgrade will use, and the deployment engine; and
+//! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
 use serde_json::Value as Json;
 
-use super::gitops::Engine;
+use super::gitops::{Engine, EngineContext};
 use crate::cluster::install::{Method, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::inventory::Inventory;
+
+/// One rendered chart under a deployment engine: what the kinds that need no cluster read.
+#[derive(Clone, Copy)]
+pub struct ChartInput<'a> {
+    pub chart: &'a Inventory,
+    pub engine: Engine,
+    /// The Argo CD version, when known (which hook phases it runs).
+    pub argocd: Option<&'a semver::Version>,
+    /// The GitOps file's engine options, in a GitOps review.
+    pub gitops: Option<&'a EngineContext>,
+}
 
 pub struct CheckInput<'a> {
     pub state: &'a ClusterState,
@@ -23,17 +35,30 @@ pub struct CheckInput<'a> {
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
     pub install: &'a Verdict,
+    /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
+    pub repository: String,
+    /// In a GitOps review: the engine the file deploys with and its options (the engine then
+    /// is the file's, not the one detected in the cluster).
+    pub gitops: Option<&'a EngineContext>,
 }
 
 impl CheckInput<'_> {
     /// The engine that will run the upgrade, from the detected install method (a kubectl or
     /// kustomize install is upgraded by moving it to Helm, as `plan` proposes).
     pub fn engine(&self) -> Engine {
+        if let Some(g) = self.gitops {
+            return g.engine;
+        }
         match self.install.method {
             Method::ArgoCd => Engine::Argocd,
             Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
             Method::Kubectl | Method::Helm | Method::Unknown => Engine::Helm,
         }
+    }
+
+    /// The target chart under the upgrade's engine, for the kinds that read only a chart.
+    pub fn chart(&self) -> ChartInput<'_> {
+        ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
     /// Identities (kind, namespace, name) of the current release's objects, from its manifest.

@@ -1,30 +1,118 @@
 //! Rules as data: YAML files in `rules/` (embedded at build time) and any `--rules DIR`, each
-//! rule naming a check kind (code) with its params, a severity, the versions it applies to, and
-//! the words a finding carries (title, why with its source, a fix template). A bad file fails at
-//! load naming the file and line.
+//! rule naming a check kind (code) with typed params, a severity, where it runs (an upgrade, or
+//! the chart review of `hooks`), the versions and engines it applies to, the phase of the change
+//! its fix belongs to, and the words a finding carries (title, why with its source, a fix
+//! template), optionally worded differently per variant the kind reports, and the text Helm, the
+//! API server or a controller prints when the predicted failure happens (`expect`, quoted from the
+//! format strings in their source, so rehearsals can compare it with what the real binaries
+//! print). Everything is checked when the rules load: a bad file, kind, param or range fails
+//! naming the file and line.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::finding::Severity;
-use super::kinds::kind;
-use crate::source::constraint::Constraint;
+use super::finding::{FixLine, Phase, Severity};
+use super::gitops::Engine;
+use super::kinds::{kind, Check, KINDS};
+use crate::version::Constraint;
 
 /// The rule packs shipped with the tool.
-pub const EMBEDDED: &[(&str, &str)] = &[("rules/trainer.yaml", include_str!("../../rules/trainer.yaml"))];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
+    ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
+    ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
+];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Applies {
     /// Installed versions the rule applies to (a Helm constraint, e.g. `>=2.0.0-0, <2.3.0-0`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
+    pub from: Option<Constraint>,
     /// Target versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
+    pub to: Option<Constraint>,
+}
+
+/// Where a rule runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `check`, `plan` and `runbook`: the cluster, the release and the two charts.
+    #[default]
+    Upgrade,
+    /// `hooks`: one rendered chart under a deployment engine.
+    Review,
+}
+
+/// Words (and severity) a rule gives one variant of its kind's hits.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// Who prints an expected text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Printer {
+    /// The `helm` command (its `Error: …` line).
+    Helm,
+    /// The API server, in the response to a request (shown by whoever made it).
+    KubeApiserver,
+    /// An event a controller records (e.g. the Job controller's `FailedCreate`).
+    Event,
+    /// A controller's log or exit (the Trainer manager, Kueue).
+    Controller,
+}
+
+impl Printer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Printer::Helm => "helm",
+            Printer::KubeApiserver => "kube-apiserver",
+            Printer::Event => "event",
+            Printer::Controller => "controller",
+        }
+    }
+}
+
+/// A text the failure a rule predicts prints: a substring of the message, fixed by the format
+/// string in the printer's source (cited in `source`), for the versions it holds for.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub by: Printer,
+    pub text: String,
+    /// Kubernetes versions the text holds for (all when absent), e.g. `>=1.32`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<Constraint>,
+    /// Helm versions the text holds for (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm: Option<Constraint>,
+    /// Where the format string is (file at a tag, with lines).
+    pub source: String,
+}
+
+impl Expect {
+    /// Whether the text holds on a cluster of this minor version (unknown: it may).
+    pub fn holds_on(&self, kube_minor: Option<u64>) -> bool {
+        match (&self.kubernetes, kube_minor) {
+            (Some(c), Some(minor)) => c.matches(&semver::Version::new(1, minor, 0)),
+            _ => true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -34,17 +122,33 @@ pub struct Rule {
     pub kind: String,
     pub severity: Severity,
     #[serde(default)]
-    pub applies: Applies,
+    pub scope: Scope,
     #[serde(default)]
-    pub params: BTreeMap<String, Json>,
+    pub phase: Phase,
+    #[serde(default)]
+    pub applies: Applies,
+    /// Engines the rule applies to (all when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<Engine>,
+    /// The kind's params as written (checked into [`Rule::check`] at load).
+    #[serde(default, skip_serializing_if = "Json::is_null")]
+    pub params: Json,
     pub title: String,
     pub why: String,
     pub source: String,
     /// `{release}`, `{namespace}`, `{from}`, `{to}` and the kind's own variables are filled in.
     pub fix: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, Variant>,
+    /// What the predicted failure prints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expect>,
     /// Where it was loaded from (`rules/trainer.yaml:12`).
     #[serde(skip_deserializing)]
     pub origin: String,
+    /// The kind with these params.
+    #[serde(skip)]
+    pub check: Option<Arc<dyn Check>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,32 +156,48 @@ pub struct Rule {
 pub struct RuleError(pub String);
 
 impl Rule {
-    pub fn param_str(&self, name: &str) -> Option<&str> {
-        self.params.get(name).and_then(Json::as_str)
-    }
-
-    pub fn param_strings(&self, name: &str) -> Vec<String> {
-        match self.params.get(name) {
-            Some(Json::Array(items)) => items.iter().filter_map(Json::as_str).map(str::to_string).collect(),
-            Some(Json::String(s)) => vec![s.clone()],
-            _ => Vec::new(),
-        }
-    }
-
     /// Whether the rule applies to this upgrade.
     pub fn applies_to(&self, from: &semver::Version, to: &semver::Version) -> bool {
-        let ok =
-            |range: &Option<String>, v: &semver::Version| range.as_deref().is_none_or(|r| Constraint::parse(r).is_ok_and(|c| c.matches(v)));
-        ok(&self.applies.from, from) && ok(&self.applies.to, to)
+        self.applies.from.as_ref().is_none_or(|c| c.matches(from)) && self.applies.to.as_ref().is_none_or(|c| c.matches(to))
     }
 
-    /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written).
-    pub fn fix_with(&self, vars: &BTreeMap<String, String>) -> String {
-        let mut out = self.fix.clone();
-        for (k, v) in vars {
-            out = out.replace(&format!("{{{k}}}"), v);
+    pub fn applies_to_engine(&self, engine: Engine) -> bool {
+        self.engines.is_empty() || self.engines.contains(&engine)
+    }
+
+    /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
+    /// line by line: a line starting `$ ` is a command, and values filled into it are
+    /// shell-quoted, except `{commands}`, which a kind fills with whole command lines.
+    pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
+        let mut out = Vec::new();
+        for line in fix.trim_end().lines() {
+            match line.strip_prefix("$ ") {
+                Some(command) if command.trim() == "{commands}" => {
+                    let lines = vars.get("commands").map(String::as_str).unwrap_or("");
+                    out.extend(lines.lines().map(|l| FixLine::Command(l.to_string())));
+                }
+                Some(command) => {
+                    let mut text = command.to_string();
+                    for (k, v) in vars {
+                        text = text.replace(&format!("{{{k}}}"), &crate::shell::quote(v));
+                    }
+                    out.push(FixLine::Command(text));
+                }
+                None => {
+                    let mut text = line.to_string();
+                    for (k, v) in vars {
+                        text = text.replace(&format!("{{{k}}}"), v);
+                    }
+                    out.push(FixLine::Text(text));
+                }
+            }
         }
-        out.trim_end().to_string()
+        out
+    }
+
+    /// The variant a hit selects, when the rule words it.
+    pub fn variant(&self, name: Option<&str>) -> Option<&Variant> {
+        name.and_then(|n| self.variants.get(n))
     }
 }
 
@@ -90,30 +210,27 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
     let mut rules: Vec<Rule> =
         serde_saphyr::from_str(text).map_err(|e| RuleError(format!("{name}: {}", e.to_string().lines().next().unwrap_or(""))))?;
     for rule in rules.iter_mut() {
-        let line = line_of(text, &rule.id);
-        let at = format!("{name}:{line}");
+        let at = format!("{name}:{}", line_of(text, &rule.id));
         let bad = |what: String| RuleError(format!("{at}: rule {}: {what}", rule.id));
-        let Some(spec) = kind(&rule.kind) else {
-            return Err(bad(format!(
-                "unknown kind {:?} (known: {})",
-                rule.kind,
-                super::kinds::KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-            )));
-        };
-        for p in spec.required {
-            if !rule.params.contains_key(*p) {
-                return Err(bad(format!("kind {} needs param {p:?}", rule.kind)));
-            }
-        }
-        if let Some(unknown) = rule.params.keys().find(|k| !spec.required.contains(&k.as_str()) && !spec.optional.contains(&k.as_str())) {
-            return Err(bad(format!("kind {} has no param {unknown:?}", rule.kind)));
-        }
-        for range in [&rule.applies.from, &rule.applies.to].into_iter().flatten() {
-            Constraint::parse(range).map_err(|e| bad(format!("applies: {e}")))?;
-        }
         if !rule.id.starts_with("TA-") {
             return Err(bad("ids start with TA-".into()));
         }
+        let Some(spec) = kind(&rule.kind) else {
+            let known: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+            return Err(bad(format!("unknown kind {:?} (known: {})", rule.kind, known.join(", "))));
+        };
+        if rule.scope == Scope::Review && !spec.reviews {
+            return Err(bad(format!("kind {} reads the cluster, so it cannot run in a chart review (scope: review)", rule.kind)));
+        }
+        if let Some(unknown) = rule.variants.keys().find(|v| !spec.variants.contains(&v.as_str())) {
+            let known = if spec.variants.is_empty() { "none".to_string() } else { spec.variants.join(", ") };
+            return Err(bad(format!("kind {} has no variant {unknown:?} (its variants: {known})", rule.kind)));
+        }
+        if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
+            return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
+        }
+        let check = spec.build(rule.params.clone()).map_err(|e| bad(format!("params of kind {}: {e}", rule.kind)))?;
+        rule.check = Some(Arc::from(check));
         rule.origin = at;
     }
     Ok(rules)
@@ -144,4 +261,47 @@ pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
         }
     }
     Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str =
+        "- id: TA-T-001\n  kind: finalizer\n  severity: warning\n  params: {finalizer: x/y}\n  title: t\n  why: w\n  source: s\n  fix: f\n";
+
+    #[test]
+    fn embedded_rules_load() {
+        let rules = load(None).unwrap();
+        assert!(rules.iter().all(|r| r.check.is_some()));
+        assert!(rules.iter().any(|r| r.scope == Scope::Review));
+    }
+
+    #[test]
+    fn bad_params_fail_at_load_with_file_and_line() {
+        assert!(parse_rules("x.yaml", GOOD).is_ok());
+        let missing = GOOD.replace("  params: {finalizer: x/y}\n", "");
+        let err = parse_rules("x.yaml", &format!("# c\n{missing}")).unwrap_err().0;
+        assert!(err.starts_with("x.yaml:2: rule TA-T-001: params of kind finalizer: missing field `finalizer`"), "{err}");
+        let unknown = GOOD.replace("{finalizer: x/y}", "{finalizer: x/y, finaliser: z}");
+        let err = parse_rules("x.yaml", &unknown).unwrap_err().0;
+        assert!(err.contains("unknown field `finaliser`"), "{err}");
+        let typed = GOOD.replace("{finalizer: x/y}", "{finalizer: [x]}");
+        assert!(parse_rules("x.yaml", &typed).unwrap_err().0.contains("params of kind finalizer"));
+        let range = GOOD.replace("  params:", "  applies: {to: \">=2.x.y\"}\n  params:");
+        assert!(parse_rules("x.yaml", &range).unwrap_err().0.contains("x.yaml"), "applies parsed at load");
+        let gate = GOOD.replace("kind: finalizer", "kind: upgrade-gate").replace("{finalizer: x/y}", "{via: \"not a range\"}");
+        assert!(parse_rules("x.yaml", &gate).unwrap_err().0.contains("is not a version or version range"));
+        let scope = GOOD.replace("  severity:", "  scope: review\n  severity:");
+        assert!(parse_rules("x.yaml", &scope).unwrap_err().0.contains("cannot run in a chart review"));
+        let variant = GOOD.replace("  fix: f\n", "  fix: f\n  variants: {nope: {severity: info}}\n");
+        assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
+        let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
+        let good = parse_rules("x.yaml", &expect("{by: helm, text: 'in progress', kubernetes: '>=1.32', source: s}")).unwrap();
+        assert!(good[0].expect[0].holds_on(Some(32)) && !good[0].expect[0].holds_on(Some(31)) && good[0].expect[0].holds_on(None));
+        assert!(parse_rules("x.yaml", &expect("{by: kubelet, text: t, source: s}")).unwrap_err().0.contains("unknown variant"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: t}")).unwrap_err().0.contains("source"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: '', source: s}")).unwrap_err().0.contains("needs a text"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: s, kubernetes: 'one'}")).is_err());
+    }
 }

@@ -2,7 +2,7 @@
 //! does), defaults (`apiVersion` v1 when missing), and Helm's validation messages.
 
 use crate::gotmpl::{Map, Value};
-use crate::helm::yaml::read_first;
+use crate::yaml::read_first;
 
 #[derive(Debug, Clone, Default)]
 pub struct Maintainer {
@@ -149,7 +149,7 @@ impl Metadata {
         if self.version.is_empty() {
             return fail("chart.metadata.version is required");
         }
-        if crate::source::constraint::parse_lenient(&self.version).is_none() {
+        if crate::version::parse_lenient(&self.version).is_none() {
             return fail(&format!("chart.metadata.version {:?} is invalid", self.version));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {

@@ -150,7 +150,7 @@ impl Chart {
 
 /// values.yaml: every document deep-merged, later documents winning.
 pub fn parse_values(text: &str) -> Result<Value, LoadError> {
-    let docs = crate::helm::yaml::read_documents(text).map_err(|e| {
+    let docs = crate::yaml::read_documents(text).map_err(|e| {
         LoadError::Invalid(format!("cannot load values.yaml: cannot unmarshal yaml document: error converting YAML to JSON: {}", e.0))
     })?;
     let mut merged = crate::gotmpl::Map::new();

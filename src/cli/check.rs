@@ -4,14 +4,10 @@
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
-use super::upgrade_args::{Prepared, UpgradeArgs};
+use super::args::UpgradeArgs;
 use super::{fails_at, print_json, CliError};
-use crate::audit::engine::run as run_rules;
-use crate::audit::finding::{Finding, Severity};
-use crate::audit::input::CheckInput;
-use crate::cluster::install::Method;
+use crate::audit::finding::Severity;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum CheckFormat {
@@ -32,74 +28,13 @@ pub struct CheckArgs {
     pub fail_on: Severity,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
-    pub release: String,
-    pub namespace: String,
-    pub method: Method,
-    pub from: String,
-    pub to: String,
-    pub notes: Vec<String>,
-    pub warnings: Vec<String>,
-    pub findings: Vec<Finding>,
-}
-
-/// Findings for one hop `from` → `to` (charts: `from_chart`/`to_chart` local paths or pulled).
-pub fn hop(
-    args: &UpgradeArgs,
-    prepared: &Prepared,
-    from: &semver::Version,
-    to: &semver::Version,
-    from_chart: Option<&str>,
-    to_chart: Option<&str>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Finding>, CliError> {
-    let installed = match args.inventory(prepared, from, from_chart) {
-        Ok(inv) => Some(inv),
-        Err(e) => {
-            notes.push(format!("the installed chart {from} could not be rendered ({e}); checks that compare the two charts were skipped"));
-            None
-        }
-    };
-    let target = args.inventory(prepared, to, to_chart)?;
-    let input = CheckInput {
-        state: &prepared.state,
-        release: prepared.release(),
-        release_name: prepared.release_name.clone(),
-        namespace: prepared.namespace.clone(),
-        from: from.clone(),
-        to: to.clone(),
-        installed: installed.as_ref(),
-        target: &target,
-        user_values: prepared.user_values_json(),
-        install: &prepared.install,
-    };
-    Ok(run_rules(&prepared.rules, &input))
-}
-
-pub fn report(args: &UpgradeArgs) -> Result<CheckReport, CliError> {
-    let prepared = args.prepare()?;
-    let to = args.target_version(&prepared)?;
-    let mut notes = prepared.notes.clone();
-    let findings = hop(args, &prepared, &prepared.from, &to, args.from_chart.as_deref(), args.chart.as_deref(), &mut notes)?;
-    Ok(CheckReport {
-        release: prepared.release_name.clone(),
-        namespace: prepared.namespace.clone(),
-        method: prepared.install.method,
-        from: prepared.from.to_string(),
-        to: to.to_string(),
-        notes,
-        warnings: prepared.state.warnings.clone(),
-        findings,
-    })
-}
-
 pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
-    let report = report(&args.upgrade)?;
+    let upgrade = args.upgrade.prepare()?;
+    let report = upgrade.check()?;
     match args.format {
         CheckFormat::Text => print!("{}", crate::report::check::text(&report)),
         CheckFormat::Json => print_json(&report)?,
-        CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings))?,
+        CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &upgrade.rules))?,
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
     }
     Ok(fails_at(&report.findings, Some(args.fail_on)))

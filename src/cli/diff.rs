@@ -4,11 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::hooks::{inventory_of, RenderTarget};
-use super::registry_args::RegistryArgs;
-use super::render::ValuesArgs;
+use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
 use super::{oci_reference, print_json, CliError};
 use crate::diff::ChartDiff;
+use crate::upgrade::store::{inventory_of, load_reference};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum DiffFormat {
@@ -45,14 +44,14 @@ pub struct DiffArgs {
 }
 
 fn side(reference: Option<&str>, version: Option<&str>, args: &DiffArgs) -> Result<crate::inventory::Inventory, CliError> {
-    match (reference, version) {
-        (Some(r), _) => inventory_of(r, None, &args.values, &args.target, &args.registry),
-        (None, Some(v)) => {
-            let repo = oci_reference(args.repo.as_deref(), "diff --from/--to")?;
-            inventory_of(&repo.repository_ref().to_string(), Some(v), &args.values, &args.target, &args.registry)
-        }
-        (None, None) => Err(CliError::Usage("diff needs FROM and TO charts, or --from V and --to V".into())),
-    }
+    let (reference, version) = match (reference, version) {
+        (Some(r), _) => (r.to_string(), None),
+        (None, Some(v)) => (oci_reference(args.repo.as_deref(), "diff --from/--to")?.repository_ref().to_string(), Some(v)),
+        (None, None) => return Err(CliError::Usage("diff needs FROM and TO charts, or --from V and --to V".into())),
+    };
+    let chart = load_reference(&reference, version, &args.registry.client_options()?)?;
+    let values = args.values.read()?;
+    Ok(inventory_of(&reference, &chart, values.merged(), &args.target.release, &args.target.namespace)?)
 }
 
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {

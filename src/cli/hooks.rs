@@ -4,14 +4,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::registry_args::RegistryArgs;
-use super::render::{load_chart, ValuesArgs};
+use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
 use super::{fails_at, print_json, CliError};
 use crate::audit::finding::Severity;
 use crate::audit::gitops::Engine;
 use crate::audit::hooks::review;
-use crate::helm::render::{render_chart, RenderOptions};
-use crate::inventory::Inventory;
+use crate::upgrade::store::{inventory_of, load_reference};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum HooksFormat {
@@ -43,51 +41,30 @@ pub struct HooksArgs {
     /// Exit 1 when a finding is at or above this severity (default: never)
     #[arg(long, value_enum)]
     pub fail_on: Option<Severity>,
+    /// More rule files (*.yaml) besides the built-in ones
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
-}
-
-/// Release name and namespace a chart is rendered into for review.
-#[derive(Debug, Args, Clone)]
-pub struct RenderTarget {
-    /// Release name the chart is rendered as
-    #[arg(long, default_value = "kubeflow-trainer")]
-    pub release: String,
-    /// Release namespace
-    #[arg(long, short = 'n', default_value = "kubeflow-system")]
-    pub namespace: String,
-}
-
-/// Loads and renders a chart reference and builds its inventory.
-pub fn inventory_of(
-    reference: &str,
-    version: Option<&str>,
-    values: &ValuesArgs,
-    target: &RenderTarget,
-    registry: &RegistryArgs,
-) -> Result<Inventory, CliError> {
-    let chart = load_chart(reference, version, registry)?;
-    let mut options = RenderOptions { values: values.merged()?, ..RenderOptions::default() };
-    options.release.name = target.release.clone();
-    options.release.namespace = target.namespace.clone();
-    let rendered = render_chart(&chart, &options).map_err(|e| CliError::Render(format!("cannot render {reference}: {}", e.0)))?;
-    Ok(Inventory::build(&chart, &rendered, &target.namespace))
 }
 
 pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     let argocd = match &args.argocd_version {
         Some(v) => Some(
-            crate::source::constraint::parse_lenient(v.trim_start_matches('v'))
+            crate::version::parse_lenient(v.trim_start_matches('v'))
                 .ok_or_else(|| CliError::Usage(format!("invalid --argocd-version {v:?}: expected a version like 3.2.1")))?,
         ),
         None => None,
     };
-    let inventory = inventory_of(&args.chart, args.version.as_deref(), &args.values, &args.target, &args.registry)?;
-    let report = review(&inventory, args.gitops, argocd.as_ref());
+    let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
+    let values = args.values.read()?;
+    let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;
+    let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+    let report = review(&rules, &inventory, args.gitops, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
         HooksFormat::Text => print!("{}", crate::report::hooks::text(&report)),
         HooksFormat::Json => print_json(&report)?,
-        HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings))?,
+        HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &rules))?,
     }
     Ok(fails_at(&report.findings, args.fail_on))
 }

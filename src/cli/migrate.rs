@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::cluster_args::ClusterArgs;
+use super::args::ClusterArgs;
 use super::CliError;
-use crate::cluster::snapshot::write_atomically;
+use crate::atomic_write::write_atomically;
 use crate::cluster::ClusterState;
 use crate::migrate::output::{self, shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, Unvalidated, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
@@ -94,7 +94,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::Io(format!("cannot write the converted objects: {e}")))?
     };
     match &args.output {
-        Some(path) => write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?,
+        Some(path) => write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?,
         None => print!("{text}"),
     }
     let next = NextSteps {

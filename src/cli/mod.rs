@@ -1,8 +1,8 @@
 //! The command line: clap types, one small module per subcommand (glue only), and the mapping
 //! of outcomes to exit codes (0 clean, 1 findings at or above `--fail-on`, 2 the run failed).
 
-pub mod check;
-mod cluster_args;
+mod args;
+mod check;
 mod diff;
 mod gitops;
 mod hooks;
@@ -10,13 +10,11 @@ mod migrate;
 mod plan;
 mod pull;
 mod rbac;
-mod registry_args;
-pub mod render;
+mod render;
 mod rules;
 mod runbook;
 mod snapshot;
 mod status;
-mod upgrade_args;
 mod versions;
 
 use std::process::ExitCode;
@@ -71,7 +69,7 @@ pub enum Command {
     Explain(rules::ExplainArgs),
     /// Convert objects the target Trainer API would reject or strip (2.1 → 2.2+, or --legacy PyTorchJobs)
     Migrate(Box<migrate::MigrateArgs>),
-    /// List the Kubeflow Trainer references in a GitOps tree, and what changed against a base
+    /// Audit the Kubeflow Trainer references of a GitOps tree (with a base: what a change adds or changes)
     Gitops(Box<gitops::GitopsArgs>),
 }
 
@@ -101,6 +99,10 @@ pub enum CliError {
     /// The cluster could not be read.
     #[error("{0}")]
     Cluster(String),
+    #[error(transparent)]
+    Upgrade(#[from] crate::upgrade::UpgradeError),
+    #[error(transparent)]
+    Values(#[from] crate::upgrade::values::ValuesError),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::registry_args::RegistryArgs;
+use super::args::RegistryArgs;
 use super::{oci_reference, print_json, runtime, CliError, Format};
 use crate::source::cache::Cache;
 use crate::source::pull::{save_chart, Puller};

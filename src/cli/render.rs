@@ -6,18 +6,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::registry_args::RegistryArgs;
-use super::{runtime, CliError};
+use super::args::{RegistryArgs, ValuesArgs};
+use super::CliError;
 use crate::chart::Chart;
-use crate::gotmpl::{Map, Value};
 use crate::helm::manifest::split_manifests;
 use crate::helm::objects::KubeVersion;
 use crate::helm::render::{render_chart, RenderOptions, Rendered};
-use crate::helm::strvals::{parse_into, parse_literal, set_path, Mode};
-use crate::helm::values::{merge_maps, read_values_file};
-use crate::source::cache::Cache;
-use crate::source::pull::Puller;
-use crate::source::ChartRef;
+use crate::upgrade::store::load_reference;
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -63,99 +58,20 @@ pub struct RenderArgs {
     pub registry: RegistryArgs,
 }
 
-/// Values files bigger than this are refused before reading (Helm has no limit; 32 MiB is far
-/// beyond any real values file and keeps a hostile one from exhausting memory).
-pub const MAX_VALUES_FILE_BYTES: u64 = 32 * 1024 * 1024;
-
-/// Helm's value flags, shared by every command that renders.
-#[derive(Debug, Args, Default, Clone)]
-pub struct ValuesArgs {
-    /// Values file (repeatable; later files win)
-    #[arg(long = "values", short = 'f', value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// Set values (a.b=v,c[0]=x,d={x,y})
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Set values as strings
-    #[arg(long = "set-string", value_name = "KEY=VALUE")]
-    pub set_string: Vec<String>,
-    /// Set values from JSON
-    #[arg(long = "set-json", value_name = "KEY=JSON")]
-    pub set_json: Vec<String>,
-    /// Set values from files' contents
-    #[arg(long = "set-file", value_name = "KEY=PATH")]
-    pub set_file: Vec<String>,
-    /// Set one literal string value (no splitting on commas)
-    #[arg(long = "set-literal", value_name = "KEY=VALUE")]
-    pub set_literal: Vec<String>,
-}
-
-impl ValuesArgs {
-    /// Helm's `MergeValues`: files first, then --set-json, --set, --set-string, --set-file,
-    /// --set-literal, each group in command-line order.
-    pub fn merged(&self) -> Result<Map, CliError> {
-        let mut base = Map::new();
-        for file in &self.files {
-            let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-            if size > MAX_VALUES_FILE_BYTES {
-                return Err(CliError::Usage(format!(
-                    "values file {} is larger than {} MiB: refused (values files are configuration, not data)",
-                    file.display(),
-                    MAX_VALUES_FILE_BYTES / (1024 * 1024)
-                )));
-            }
-            let text =
-                std::fs::read_to_string(file).map_err(|e| CliError::Io(format!("cannot read values file {}: {e}", file.display())))?;
-            let values = read_values_file(&text).map_err(|e| CliError::Usage(format!("failed to parse {}: {e}", file.display())))?;
-            merge_maps(&mut base, &values);
-        }
-        let bad = |flag: &str, e: String| CliError::Usage(format!("failed parsing {flag} data: {e}"));
-        for s in &self.set_json {
-            parse_into(s, &mut base, Mode::Json).map_err(|e| bad("--set-json", e))?;
-        }
-        for s in &self.set {
-            parse_into(s, &mut base, Mode::Typed).map_err(|e| bad("--set", e))?;
-        }
-        for s in &self.set_string {
-            parse_into(s, &mut base, Mode::Strings).map_err(|e| bad("--set-string", e))?;
-        }
-        for s in &self.set_file {
-            let (key, path) = s.split_once('=').ok_or_else(|| bad("--set-file", format!("key {s:?} has no value")))?;
-            let content = std::fs::read_to_string(path).map_err(|e| CliError::Io(format!("cannot read --set-file {path}: {e}")))?;
-            let parts: Vec<&str> = key.split('.').collect();
-            set_path(&mut base, &parts, Value::string(content));
-        }
-        for s in &self.set_literal {
-            parse_literal(s, &mut base).map_err(|e| bad("--set-literal", e))?;
-        }
-        Ok(base)
-    }
-}
-
-/// Loads a chart from any reference (pulling oci:// through the cache).
-pub fn load_chart(reference: &str, version: Option<&str>, registry: &RegistryArgs) -> Result<Chart, CliError> {
-    let load_err = |e: crate::chart::LoadError| CliError::Usage(format!("cannot load chart {reference}: {e}"));
-    match ChartRef::parse(reference)? {
-        ChartRef::Archive(path) => Chart::load_archive_file(&path).map_err(load_err),
-        ChartRef::Directory(path) => Chart::load_dir(&path).map_err(load_err),
-        ChartRef::Oci(oci) => {
-            let puller = Puller { client_options: registry.client_options()?, cache: Cache::from_env(), offline: false, progress: false };
-            let pulled = runtime()?.block_on(puller.pull(&oci, version))?;
-            Chart::from_archive_bytes(&pulled.bytes).map_err(load_err)
-        }
-    }
-}
-
 pub fn run(args: RenderArgs) -> Result<ExitCode, CliError> {
-    let chart = load_chart(&args.chart, args.version.as_deref(), &args.registry)?;
+    let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
     let kube_version = match &args.kube_version {
         Some(v) => Some(
             KubeVersion::parse(v).ok_or_else(|| CliError::Usage(format!("invalid kube version {v:?}: expected MAJOR.MINOR[.PATCH]")))?,
         ),
         None => None,
     };
-    let mut options =
-        RenderOptions { values: args.values.merged()?, kube_version, api_versions: args.api_versions.clone(), ..RenderOptions::default() };
+    let mut options = RenderOptions {
+        values: args.values.read()?.merged().clone(),
+        kube_version,
+        api_versions: args.api_versions.clone(),
+        ..RenderOptions::default()
+    };
     options.release.name = args.release.clone();
     options.release.namespace = args.namespace.clone();
     options.release.is_upgrade = args.is_upgrade;

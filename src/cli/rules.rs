@@ -29,11 +29,7 @@ pub fn list(args: RulesArgs) -> Result<ExitCode, CliError> {
     let rules = load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
     match args.format {
         Format::Json => print_json(&rules)?,
-        Format::Text => {
-            for r in &rules {
-                println!("{:<12} {:<8} {:<20} {}", r.id, r.severity.as_str(), r.kind, r.title);
-            }
-        }
+        Format::Text => print!("{}", crate::report::rules::list(&rules)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -43,24 +39,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let Some(r) = rules.iter().find(|r| r.id.eq_ignore_ascii_case(&args.id)) else {
         return Err(CliError::Usage(format!("no rule {} (see `trainer-audit rules`)", args.id)));
     };
-    let kind = crate::audit::kinds::kind(&r.kind).map(|k| k.summary).unwrap_or("");
-    let applies = match (&r.applies.from, &r.applies.to) {
-        (None, None) => "every upgrade".to_string(),
-        (f, t) => format!("from {} to {}", f.as_deref().unwrap_or("any"), t.as_deref().unwrap_or("any")),
-    };
-    print!(
-        "{} — {}\n\nseverity: {}\nkind:     {} ({kind})\napplies:  {applies}\ndefined:  {}\n\nWhy: {}\n\nFix: {}\n\nSource: {}\n",
-        r.id,
-        r.title,
-        r.severity.as_str(),
-        r.kind,
-        r.origin,
-        r.why,
-        r.fix,
-        r.source
-    );
-    if !r.params.is_empty() {
-        println!("\nParams: {}", serde_json::to_string(&r.params).unwrap_or_default());
-    }
+    print!("{}", crate::report::rules::explain(r));
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::upgrade_args::UpgradeArgs;
+use super::args::UpgradeArgs;
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -18,11 +18,11 @@ pub struct RunbookArgs {
 }
 
 pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
-    let (plan, notes) = super::plan::build(&args.upgrade)?;
+    let (plan, notes) = args.upgrade.prepare()?.plan()?;
     let text = crate::report::runbook::markdown(&plan, &notes);
     match &args.output {
         Some(path) => {
-            crate::cluster::snapshot::write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?;
+            crate::atomic_write::write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),

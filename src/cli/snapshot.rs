@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::cluster_args::ClusterArgs;
+use super::args::ClusterArgs;
 use super::CliError;
+use crate::atomic_write::write_atomically;
 use crate::cluster::release::redacted_record;
-use crate::cluster::snapshot::{render, write_atomically};
-use crate::inventory::object::str_at;
+use crate::cluster::snapshot::render;
+use crate::kube::str_at;
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
@@ -43,7 +44,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let text = render(&state, json).map_err(|e| CliError::Io(e.to_string()))?;
     match &args.output {
         Some(path) => {
-            write_atomically(path, &text).map_err(|e| CliError::Io(e.to_string()))?;
+            write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
             eprintln!("wrote {} ({} objects)", path.display(), state.objects.len());
         }
         None => print!("{text}"),

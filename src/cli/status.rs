@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::cluster_args::ClusterArgs;
+use super::args::ClusterArgs;
 use super::{print_json, CliError, Format};
 
 #[derive(Debug, Args)]

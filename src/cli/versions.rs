@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::registry_args::RegistryArgs;
+use super::args::RegistryArgs;
 use super::{oci_reference, print_json, runtime, CliError, Format};
 use crate::source::oci::RegistryClient;
 use crate::source::versions::{chart_versions, visible};

@@ -2,7 +2,9 @@
 //! per object from ownership labels, annotations and field managers (Helm, Argo CD, Flux,
 //! kubectl/kustomize), overall from the controller Deployment and the Trainer CRDs; the version
 //! from the Helm release, else the controller image tag, else `kubeflow-trainer-public`.
-//! Source: `../shared/docs/trainer-upgrade.md` §8.
+//! Sources: Helm's ownership metadata (helm v4.2.3 `pkg/action/validate.go`), the Trainer
+//! kustomize manifests (kubeflow/trainer v2.3.0 `manifests/base/`), the `kubeflow-trainer-public`
+//! ConfigMap (v2.3.0 `charts/kubeflow-trainer/templates/manager/public-configmap.yaml`).
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -10,7 +12,7 @@ use serde_json::Value as Json;
 use super::catalog::{CONTROLLER_DEPLOYMENT, TRAINER_GROUP};
 use super::release::Release;
 use super::ClusterState;
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -170,8 +172,8 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
         });
     }
     for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
-        for c in crate::inventory::workload::containers(d) {
-            let image = crate::inventory::workload::ImageRef::parse(&c.image);
+        for c in crate::kube::workload::containers(d) {
+            let image = crate::kube::workload::ImageRef::parse(&c.image);
             if image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty() {
                 let version = image.tag.trim_start_matches('v').to_string();
                 return Some(InstalledVersion { version, evidence: format!("controller image {}", c.image) });

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 
 mod page;
 use page::Page;

@@ -4,20 +4,16 @@
 //! (TrainJob status, managedFields bodies, last-applied copies).
 
 pub mod catalog;
-#[doc(hidden)]
-pub mod fake_api;
 pub mod install;
 pub mod live;
 pub mod release;
-#[doc(hidden)]
-pub mod scenario;
 pub mod snapshot;
 pub mod status;
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
 
 pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";
@@ -142,7 +138,7 @@ impl ClusterState {
     /// The server's minor version (`33` of `v1.33.2`).
     pub fn server_minor(&self) -> Option<u64> {
         let v = self.info.server_version.as_deref()?.trim_start_matches('v');
-        crate::source::constraint::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
+        crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
     }
 }
 

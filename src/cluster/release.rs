@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::ClusterError;
-use crate::inventory::object::{objects_in, str_at, Object, Origin};
+use crate::kube::{objects_in, str_at, Object, Origin};
 
 /// A decoded record is refused past this size (real ones are a few MB at most).
 pub const MAX_RELEASE_BYTES: u64 = 64 * 1024 * 1024;
@@ -45,10 +45,11 @@ impl ReleaseRecord {
         objects_in(&self.manifest, "release manifest", Origin::Template, &self.namespace)
     }
 
-    /// `pending-install`, `pending-upgrade`, `pending-rollback`, `failed`, `uninstalling`:
-    /// a state an upgrade must resolve first.
+    /// `pending-install`, `pending-upgrade`, `pending-rollback`: the only states in which Helm
+    /// refuses an upgrade (Helm v4.2.3 `pkg/release/common/status.go` `IsPending`, checked in
+    /// `pkg/action/upgrade.go`); a `failed` last revision upgrades normally.
     pub fn is_stuck(&self) -> bool {
-        self.status.starts_with("pending-") || matches!(self.status.as_str(), "failed" | "uninstalling")
+        matches!(self.status.as_str(), "pending-install" | "pending-upgrade" | "pending-rollback")
     }
 }
 
@@ -191,30 +192,4 @@ pub fn redacted_record(object: &Json) -> Result<Json, ClusterError> {
     let mut out = object.clone();
     out["data"]["release"] = Json::String(stored);
     Ok(out)
-}
-
-/// Encodes a release JSON as a Secret record (for tests and fixtures): Helm's layout exactly.
-pub fn encode_secret(release: &Json, gzip: bool) -> Json {
-    let json = serde_json::to_vec(release).unwrap_or_default();
-    let bytes = if gzip {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        let _ = std::io::Write::write_all(&mut gz, &json);
-        gz.finish().unwrap_or_default()
-    } else {
-        json
-    };
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let name = str_at(release, &["name"]);
-    let revision = release.get("version").and_then(Json::as_i64).unwrap_or(1);
-    serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "helm.sh/release.v1",
-        "metadata": {
-            "name": format!("sh.helm.release.v1.{name}.v{revision}"),
-            "namespace": str_at(release, &["namespace"]),
-            "labels": {"owner": "helm", "name": name, "status": str_at(release, &["info", "status"]), "version": revision.to_string()},
-        },
-        "data": {"release": b64.encode(b64.encode(bytes))},
-    })
 }

@@ -3,13 +3,12 @@
 //! (`trainer-audit.dev/v1alpha1`) carrying the server version and capture time. Writing goes
 //! through a temporary file and a rename, so a failed write leaves nothing behind.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::Value as Json;
 
 use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 
 mod fast;
 
@@ -221,15 +220,5 @@ pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> 
         let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
         return Ok(format!("{text}\n"));
     }
-    crate::inventory::object::yaml_of(&list).map_err(ClusterError::Snapshot)
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory.
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), ClusterError> {
-    let shown = path.display();
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {e}")))?;
-    tmp.write_all(text.as_bytes()).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {e}")))?;
-    tmp.persist(path).map_err(|e| ClusterError::Snapshot(format!("cannot write {shown}: {}", e.error)))?;
-    Ok(())
+    crate::kube::yaml_of(&list).map_err(ClusterError::Snapshot)
 }

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::install::{installed_version, object_method, overall, InstalledVersion, Verdict};
 use super::release::redact;
 use super::ClusterState;
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseSummary {

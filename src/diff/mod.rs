@@ -3,18 +3,17 @@
 //! and delivery), default values, RBAC grants, images, hooks and subcharts. Every list is
 //! sorted, so the same two charts always give the same diff.
 
-pub mod paths;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::inventory::crd::{Crd, SchemaField};
-use crate::inventory::object::Origin;
+use crate::inventory::crd::Crd;
+use crate::inventory::paths::{collapse, Collapsed};
 use crate::inventory::runtime::Runtime;
+use crate::inventory::schema_compare::{compare, FieldChange};
 use crate::inventory::{ChartSummary, Inventory};
-use paths::{collapse, Collapsed};
+use crate::kube::Origin;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ChartDiff {
@@ -212,16 +211,14 @@ fn changed<T: PartialEq + Clone>(a: T, b: T) -> Option<Change<T>> {
 
 fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
     let empty = BTreeMap::new();
-    let (sa, sb) = (a.storage_schema().unwrap_or(&empty), b.storage_schema().unwrap_or(&empty));
-    let (pa, pb): (BTreeSet<String>, BTreeSet<String>) = (sa.keys().cloned().collect(), sb.keys().cloned().collect());
-    let added: BTreeSet<String> = pb.difference(&pa).cloned().collect();
-    let removed: BTreeSet<String> = pa.difference(&pb).cloned().collect();
+    let schemas = compare(a.storage_schema().unwrap_or(&empty), b.storage_schema().unwrap_or(&empty));
+    let (pa, pb) = (schemas.old_paths(), schemas.new_paths());
     let mut types = Vec::new();
     let mut enums = Vec::new();
     let mut validation = Vec::new();
     let mut required = Vec::new();
-    for path in pa.intersection(&pb) {
-        let (fa, fb): (&SchemaField, &SchemaField) = (&sa[path], &sb[path]);
+    for FieldChange { path, old: fa, new: fb } in &schemas.changed {
+        let path = path.to_string();
         if fa.kind != fb.kind {
             types.push(PathChange { path: path.clone(), from: Json::from(fa.kind.clone()), to: Json::from(fb.kind.clone()) });
         }
@@ -233,7 +230,7 @@ fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
             validation.push(PathChange { path: path.clone(), from: to_json(&fa.validation), to: to_json(&fb.validation) });
         }
         if fa.required != fb.required {
-            required.push(PathChange { path: path.clone(), from: Json::from(fa.required), to: Json::from(fb.required) });
+            required.push(PathChange { path, from: Json::from(fa.required), to: Json::from(fb.required) });
         }
     }
     CrdChange {
@@ -245,8 +242,8 @@ fn compare_crds(a: &Crd, b: &Crd) -> CrdChange {
         storage: changed(storage(a), storage(b)),
         keep: changed(a.keeps_on_delete(), b.keeps_on_delete()),
         json_size: changed(a.json_size, b.json_size),
-        schema_added: collapse(&added, &pa),
-        schema_removed: collapse(&removed, &pb),
+        schema_added: collapse(&schemas.added, &pa),
+        schema_removed: collapse(&schemas.removed, &pb),
         types,
         enums,
         validation,
@@ -266,7 +263,7 @@ fn runtime_yaml(r: &Runtime) -> String {
             }
         }
     }
-    crate::inventory::object::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
+    crate::kube::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
 }
 
 fn runtime_changes(from: &Inventory, to: &Inventory) -> Vec<RuntimeChange> {

@@ -172,20 +172,29 @@ pub struct Env<'a> {
     pub root_name: &'a str,
 }
 
-/// What functions see of the running engine (for `include` and `tpl`).
+/// What functions see of the running engine: a host's template functions (Helm's `include` and
+/// `tpl`) are built on these primitives and word their own errors.
 pub struct Context<'a, 'b> {
     pub env: &'a Env<'b>,
 }
 
+/// Why [`Context::execute_text`] failed: the text did not parse, or its execution failed.
+#[derive(Debug)]
+pub enum TextError {
+    Parse(ParseError),
+    Exec(GoError),
+}
+
 impl Context<'_, '_> {
-    /// Helm's `include`: execute a named template into a string, bounded per name.
-    pub fn include(&mut self, name: &str, data: Value) -> Result<String, FnError> {
+    /// Executes the named template (Go's `ExecuteTemplate`) while counting how deep executions
+    /// of that name are nested; `None` when the count would pass `Limits::max_include_depth`.
+    pub fn execute_named_bounded(&mut self, name: &str, data: Value) -> Option<Result<String, GoError>> {
         let budget = self.env.budget;
         {
             let mut included = budget.included.borrow_mut();
             let count = included.entry(name.to_string()).or_insert(0);
             if *count > budget.limits.max_include_depth {
-                return Err(FnError::new(format!("rendering template has a nested reference name: {name}: unable to execute template")));
+                return None;
             }
             *count += 1;
         }
@@ -193,34 +202,17 @@ impl Context<'_, '_> {
         if let Some(count) = budget.included.borrow_mut().get_mut(name) {
             *count -= 1;
         }
-        result.map_err(|e| FnError { message: e.text.clone(), wrapped: Some(e) })
+        Some(result)
     }
 
-    /// Helm's `tpl`: parse `text` in a layer over the current templates and execute it.
-    pub fn tpl(&mut self, text: &str, data: Value) -> Result<String, FnError> {
+    /// Parses `text` under the root template's name in a layer over the current templates (its
+    /// `define`s see and shadow them, and vanish afterwards) and executes it with `data`.
+    pub fn execute_text(&mut self, text: &str, data: Value) -> Result<String, TextError> {
         let mut layer = Scope::child(self.env.scope);
         let root = self.env.root_name;
-        let tree = match layer.parse(root, text, self.env.funcs) {
-            Ok(tree) => tree,
-            Err(e) => {
-                return Err(FnError {
-                    message: format!("cannot parse template {}: {}", go_quote(text), e.message),
-                    wrapped: Some(GoError {
-                        text: format!("cannot parse template {}: {}", go_quote(text), e.message),
-                        exec: false,
-                        cause: None,
-                    }),
-                })
-            }
-        };
+        let tree = layer.parse(root, text, self.env.funcs).map_err(TextError::Parse)?;
         let env = Env { funcs: self.env.funcs, scope: &layer, budget: self.env.budget, root_name: root };
-        match execute_tree(&env, &tree, data) {
-            Ok(out) => Ok(out.replace("<no value>", "")),
-            Err(e) => {
-                let text = format!("error during tpl function execution for {}: {}", go_quote(text), e.text);
-                Err(FnError { message: text.clone(), wrapped: Some(GoError { text, exec: false, cause: Some(Box::new(e)) }) })
-            }
-        }
+        execute_tree(&env, &tree, data).map_err(TextError::Exec)
     }
 }
 

@@ -22,6 +22,25 @@ fn exp_suffix(exp: i32, upper: bool) -> String {
     format!("{}{sign}{:02}", if upper { 'E' } else { 'e' }, exp.abs())
 }
 
+/// Go's `encoding/json` float form: shortest digits, `'e'` form below 1e-6 or from 1e21, exponent
+/// cleaned. None for NaN and infinities, which JSON cannot hold.
+pub fn format_float_json(f: f64) -> Option<String> {
+    if !f.is_finite() {
+        return None;
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let text = format!("{f:e}");
+        let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        return Some(format!("{mantissa}e{sign}{:02}", exp.abs()).replace("e-0", "e-").replace("e+0", "e+"));
+    }
+    // Fixed notation with the shortest round-trip digits.
+    let text = format!("{f}");
+    Some(if text == "-0" { "-0".into() } else { text })
+}
+
 /// `strconv.FormatFloat(f, 'g', -1, 64)`: shortest digits; exponent form when the decimal
 /// exponent is below -4 or at least 6 (Go's threshold for shortest `%g`/`%v`).
 pub fn format_float_shortest(f: f64) -> String {

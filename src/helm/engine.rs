@@ -21,6 +21,8 @@ pub struct TemplateFile<'a> {
     pub base_path: String,
 }
 
+/// Why a chart did not render, worded exactly as Helm words it (the whole message is Helm's, so
+/// callers print it as it is and tests compare it with Helm's).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct RenderError(pub String);

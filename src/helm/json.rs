@@ -24,22 +24,9 @@ pub fn to_json(v: &Value, style: &JsonStyle) -> Result<String, JsonError> {
     Ok(out)
 }
 
-/// Go's float encoding: shortest digits, `'e'` form below 1e-6 or from 1e21, exponent cleaned.
+/// Go's float encoding ([`crate::gotmpl::fmt::format_float_json`]); NaN and infinities are errors.
 pub fn format_json_float(f: f64) -> Result<String, JsonError> {
-    if !f.is_finite() {
-        return Err(JsonError(format!("json: unsupported value: {}", format_float_shortest(f))));
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let text = format!("{f:e}");
-        let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let sign = if exp < 0 { '-' } else { '+' };
-        return Ok(format!("{mantissa}e{sign}{:02}", exp.abs()).replace("e-0", "e-").replace("e+0", "e+"));
-    }
-    // Fixed notation with the shortest round-trip digits.
-    let text = format!("{f}");
-    Ok(if text == "-0" { "-0".into() } else { text })
+    crate::gotmpl::fmt::format_float_json(f).ok_or_else(|| JsonError(format!("json: unsupported value: {}", format_float_shortest(f))))
 }
 
 fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {

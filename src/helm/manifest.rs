@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::gotmpl::Value;
-use crate::helm::yaml::read_first_head;
+use crate::yaml::read_first_head;
 
 /// A rendered object that is part of the release.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,5 @@ pub mod manifest;
 pub mod objects;
 pub mod render;
 pub mod schema;
-pub mod snippet;
 pub mod strvals;
 pub mod values;
-pub mod yaml;

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use base64::Engine;
 
 use crate::gotmpl::{ListKind, Map, Object, Value};
-use crate::helm::yaml::to_yaml;
+use crate::yaml::to_yaml;
 
 /// Helm v4.2.3's default API versions for client-only rendering, in scheme priority order.
 pub const DEFAULT_API_VERSIONS: &[&str] = &[

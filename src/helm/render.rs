@@ -12,7 +12,7 @@ use crate::helm::engine::{render, TemplateFile};
 use crate::helm::manifest::{sort_manifests, source_block, Hook, Manifest};
 use crate::helm::objects::{Capabilities, Files, KubeVersion};
 use crate::helm::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
-use crate::source::constraint::Constraint;
+use crate::version::Constraint;
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -76,9 +76,8 @@ impl Rendered {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct RenderError(pub String);
+/// The one render error (defined beside the engine, which raises most of them).
+pub use super::engine::RenderError;
 
 /// What Helm's engine returns (`engine.Render`, the oracle's `Chart.render`): every template's
 /// output, before documents are split, sorted and hooks set aside.
@@ -121,7 +120,7 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
             .ok()
-            .zip(crate::source::constraint::parse_lenient(&caps.kube_version.normalized))
+            .zip(crate::version::parse_lenient(&caps.kube_version.normalized))
             .is_some_and(|(c, v)| c.matches(&v));
         if !ok {
             return Err(RenderError(format!(
@@ -141,7 +140,7 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     let mut files = Vec::new();
     let mut crds = Vec::new();
     collect(&chart, chart.name(), true, Value::map(values.clone()), &options.release, &caps, &mut files, &mut crds);
-    let templates = render(&files, options.limits.unwrap_or_default()).map_err(|e| RenderError(e.0))?;
+    let templates = render(&files, options.limits.unwrap_or_default())?;
     Ok(RenderedTemplates { templates, crds, values, warnings: warnings.0 })
 }
 

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use crate::chart::{Chart, Dependency};
 use crate::gotmpl::{Map, Value};
-use crate::source::constraint::{parse_lenient, Constraint};
+use crate::version::{parse_lenient, Constraint};
 
 /// `MergeMaps`: maps merged recursively, everything else replaced; `src` wins.
 pub fn merge_maps(dst: &mut Map, src: &Map) {
@@ -433,7 +433,7 @@ fn process_conditions(deps: &mut [Dependency], cvals: &Map, path: &str) {
 
 /// A `-f` values file, read as Helm's `ReadValues` does (first document, must be a map).
 pub fn read_values_file(text: &str) -> Result<Map, String> {
-    match crate::helm::yaml::read_first(text).map_err(|e| format!("error converting YAML to JSON: {}", e.0))? {
+    match crate::yaml::read_first(text).map_err(|e| format!("error converting YAML to JSON: {}", e.0))? {
         Value::Map(m) => Ok(m.entries.borrow().clone()),
         Value::Nil | Value::Invalid => Ok(Map::new()),
         other => Err(format!(
@@ -457,7 +457,7 @@ mod tests {
     }
 
     fn yaml(m: &Map) -> String {
-        crate::helm::yaml::to_yaml(&Value::map(m.clone())).unwrap()
+        crate::yaml::to_yaml(&Value::map(m.clone())).unwrap()
     }
 
     fn user(json: &str) -> Map {

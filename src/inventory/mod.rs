@@ -3,10 +3,10 @@
 
 pub mod crd;
 pub mod hook;
-pub mod object;
+pub mod paths;
 pub mod rbac;
 pub mod runtime;
-pub mod workload;
+pub mod schema_compare;
 
 use std::collections::BTreeMap;
 
@@ -15,12 +15,12 @@ use serde_json::Value as Json;
 
 use crate::chart::Chart;
 use crate::helm::render::Rendered;
+use crate::kube::workload::{containers, ImageRef};
+use crate::kube::{objects_in, Object, Origin};
 use crd::Crd;
 use hook::HookInfo;
-use object::{objects_in, Object, Origin};
 use rbac::Role;
 use runtime::Runtime;
-use workload::{containers, ImageRef};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ChartSummary {
@@ -79,7 +79,7 @@ impl Inventory {
         let crds = everything.iter().filter_map(|o| Crd::from_object(o)).collect();
         let images = image_uses(&everything, &runtimes);
         let mut values = BTreeMap::new();
-        flatten_values(&object::to_serde(&chart.values), "", &mut values);
+        flatten_values(&crate::kube::to_serde(&chart.values), "", &mut values);
         let subcharts = chart.dependencies.iter().map(|d| (d.name().to_string(), d.metadata.version.clone())).collect();
         Inventory {
             chart: ChartSummary {

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::object::{objects_in, Object, Origin};
-use super::workload::{containers, ImageRef};
+use crate::kube::workload::{containers, ImageRef};
+use crate::kube::{objects_in, Object, Origin};
 
 pub const RUNTIME_KINDS: &[&str] = &["ClusterTrainingRuntime", "TrainingRuntime"];
 

@@ -23,7 +23,7 @@ mod trainjob;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::inventory::object::str_at;
+use crate::kube::str_at;
 pub use schema::{SchemaVerdict, TargetSchema, Unvalidated};
 
 /// The Trainer API group and version every converted object uses.

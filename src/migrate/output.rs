@@ -56,7 +56,7 @@ pub fn list(m: &Migration) -> Json {
 
 /// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
 pub fn yaml(value: &Json) -> Result<String, String> {
-    crate::inventory::object::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })
+    crate::kube::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })
 }
 
 pub fn json_text(value: &Json) -> Result<String, String> {

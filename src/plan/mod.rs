@@ -8,7 +8,6 @@ use serde::Serialize;
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
-use crate::source::constraint::Constraint;
 
 /// The versions to upgrade through, ending with `to`. `available` are the repository's
 /// release versions; an empty list means only the target is known (a local chart).
@@ -21,10 +20,9 @@ pub fn path(
     let mut stops = Vec::new();
     let mut current = from.clone();
     for _ in 0..8 {
-        let gate = rules.iter().filter(|r| r.kind == "upgrade-gate").find(|r| r.applies_to(&current, to));
-        let Some(gate) = gate else { break };
-        let via = gate.param_str("via").unwrap_or("");
-        let constraint = Constraint::parse(via).map_err(|e| format!("rule {}: {e}", gate.id))?;
+        let gate = rules.iter().filter(|r| r.applies_to(&current, to)).find_map(|r| Some((r, r.check.as_ref()?.gate()?)));
+        let Some((gate, constraint)) = gate else { break };
+        let via = constraint.to_string();
         let stop = available.iter().filter(|v| v.pre.is_empty() && constraint.matches(v) && *v > &current && *v < to).max().cloned();
         let Some(stop) = stop else {
             return Err(format!("{} → {to} must pass through {via} ({}), and the repository has no such release", current, gate.id));
@@ -41,9 +39,15 @@ pub struct Step {
     pub number: usize,
     pub from: String,
     pub to: String,
-    /// Findings at warning or above for this hop, to settle first.
+    /// Findings at warning or above for this hop, to settle first, in the order their fixes are
+    /// done (the rules' phases: back up, CRDs, objects, values, upgrade).
     pub preconditions: Vec<Finding>,
+    /// What a person does that is not a command (edit a GitOps object, remove a kustomization).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub manual: Vec<String>,
+    /// Shell commands, each complete and quoted.
     pub upgrade: Vec<String>,
+    /// Shell commands that check the step worked.
     pub verify: Vec<String>,
     pub rollback: String,
     pub rollback_dangerous: bool,
@@ -65,25 +69,42 @@ pub struct StepContext<'a> {
     pub namespace: &'a str,
     pub method: Method,
     pub repository: &'a str,
-    pub values_flags: &'a str,
+    pub values: &'a crate::upgrade::values::UserValues,
 }
 
 /// The step's commands for this deployment method.
 pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
-    let (release, ns, repo) = (ctx.release, ctx.namespace, ctx.repository);
+    let q = crate::shell::quote;
+    let (release, ns, repo, version) = (q(ctx.release), q(ctx.namespace), q(ctx.repository), q(&to.to_string()));
     let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
     let take = if adopt { " --take-ownership" } else { "" };
-    let upgrade = match ctx.method {
-        Method::ArgoCd => vec![
-            format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {repo}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)"),
-            "Sync the Application and wait for Healthy".to_string(),
-        ],
-        Method::FluxHelm => vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {ns}/{release} (helm-controller ≥ 1.2 takes ownership of existing objects by default) and commit"), format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
-        Method::Kubectl | Method::FluxKustomize | Method::Unknown => vec![
-            format!("helm upgrade --install {release} {repo} --version {to} -n {ns}{} --take-ownership --wait --timeout 10m", ctx.values_flags),
-            "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
-        ],
-        Method::Helm => vec![format!("helm upgrade {release} {repo} --version {to} -n {ns} --reset-then-reuse-values{}{take} --wait --timeout 10m", ctx.values_flags)],
+    let values = ctx.values.shell_flags();
+    let (manual, upgrade) = match ctx.method {
+        Method::ArgoCd => (
+            vec![
+                format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)", ctx.repository),
+                "Sync the Application and wait for Healthy".to_string(),
+            ],
+            Vec::new(),
+        ),
+        Method::FluxHelm => (
+            vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)", ctx.namespace, ctx.release)],
+            vec![format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
+        ),
+        // Helm 4 installs a missing release with server-side apply, and the objects kubectl or
+        // kustomize applied have fields other managers own: taking them over needs
+        // --force-conflicts (Helm ≥ 4.0.0; Helm 3 applies client-side and has no such flag).
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown => (
+            vec![
+                "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
+                "The command is for Helm ≥ 4.0.0 (server-side apply; --force-conflicts takes the fields kubectl or kustomize own); with Helm 3 (≥ 3.17 for --take-ownership) leave --force-conflicts out".to_string(),
+            ],
+            vec![format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership --force-conflicts --wait --timeout 10m")],
+        ),
+        Method::Helm => (
+            Vec::new(),
+            vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
+        ),
     };
     let mut verify = vec![
         format!("helm status {release} -n {ns}"),
@@ -93,16 +114,37 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         "kubectl get clustertrainingruntimes".to_string(),
     ];
     if to.major == 2 && to.minor >= 3 {
-        verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer   # the installer hook Job (deleted once it succeeds)"));
+        // The installer hook Job (Helm deletes it once it succeeds).
+        verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
     }
-    let crds_move = from.major == 2 && from.minor < 3 && (to.minor >= 3 || to.major > 2);
-    let (rollback, dangerous) = if crds_move {
-        (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade and never use --atomic/--rollback-on-failure"), true)
-    } else {
-        (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs are not downgraded"), false)
+    let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
+    let crds_move = !templated(from) && templated(to);
+    // Helm reads the live object before deleting on upgrade and rollback (v4.2.3
+    // pkg/kube/client.go, Update): the live keep annotation protects those, not uninstall.
+    let (rollback, dangerous) = match ctx.method {
+        // Nothing of the old install is a Helm revision: the first Helm revision is the target.
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown if crds_move => (format!("there is no {from} Helm revision to roll back to; helm uninstall {release} -n {ns} would DELETE the CRDs (release objects in {to}) and with them every TrainJob and runtime, whatever the live CRDs' keep annotation says (uninstall reads the stored manifest) — go back by re-applying the {from} manifests over the release's objects"), true),
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown => (format!("there is no {from} Helm revision to roll back to: go back by re-applying the {from} manifests"), false),
+        Method::FluxHelm if crds_move => (format!("setting the HelmRelease version back to {from} makes helm-controller upgrade to it, which DELETES the CRDs (release objects in {to}, not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep"), true),
+        Method::FluxHelm => (format!("set the HelmRelease version back to {from}; helm-controller applies the older chart"), false),
+        Method::ArgoCd => (format!("set the Application's targetRevision back to {from} and sync; review what Argo CD would prune first (argocd app diff)"), false),
+        Method::Helm if crds_move => (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade, and use no --atomic/--rollback-on-failure until they carry it"), true),
+        Method::Helm if templated(from) => (format!("helm rollback {release} -n {ns} restores the previous revision's objects, its CRD templates (older schemas) included"), false),
+        Method::Helm => (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs from crds/ are not downgraded"), false),
     };
-    let preconditions = findings.into_iter().filter(|f| f.severity <= Severity::Warning).collect();
-    Step { number, from: from.to_string(), to: to.to_string(), preconditions, upgrade, verify, rollback, rollback_dangerous: dangerous }
+    let mut preconditions: Vec<Finding> = findings.into_iter().filter(|f| f.severity <= Severity::Warning).collect();
+    preconditions.sort_by(|a, b| (a.phase, a.severity, &a.id, &a.subject).cmp(&(b.phase, b.severity, &b.id, &b.subject)));
+    Step {
+        number,
+        from: from.to_string(),
+        to: to.to_string(),
+        preconditions,
+        manual,
+        upgrade,
+        verify,
+        rollback,
+        rollback_dangerous: dangerous,
+    }
 }
 
 #[cfg(test)]

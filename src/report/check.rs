@@ -1,6 +1,21 @@
-//! `check` as text and Markdown.
+//! The `check` report: its data (JSON is its serde form) and its text and Markdown renderings.
 
-use crate::cli::check::CheckReport;
+use serde::Serialize;
+
+use crate::audit::finding::Finding;
+use crate::cluster::install::Method;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub release: String,
+    pub namespace: String,
+    pub method: Method,
+    pub from: String,
+    pub to: String,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+    pub findings: Vec<Finding>,
+}
 
 pub fn text(r: &CheckReport) -> String {
     let mut out = format!("Upgrade check: {}/{} {} → {} (installed with {})\n", r.namespace, r.release, r.from, r.to, r.method.describe());

@@ -1,6 +1,6 @@
 //! Findings as text blocks and as a Markdown table, shared by every report that has findings.
 
-use crate::audit::finding::{Finding, Severity};
+use crate::audit::finding::{Finding, FixLine, Severity};
 
 /// `N findings: a error, b warning, c info`.
 pub fn summary(findings: &[Finding]) -> String {
@@ -15,7 +15,37 @@ pub fn summary(findings: &[Finding]) -> String {
     )
 }
 
+/// Per rule, in report order: severity, id, how many findings, and their subjects (at most three
+/// named).
+pub fn summary_lines(findings: &[Finding]) -> Vec<String> {
+    let mut rules: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in findings {
+        match rules.iter_mut().find(|(first, _)| first.id == f.id && first.severity == f.severity) {
+            Some((_, subjects)) => subjects.push(&f.subject),
+            None => rules.push((f, vec![&f.subject])),
+        }
+    }
+    rules
+        .into_iter()
+        .map(|(f, mut subjects)| {
+            let count = subjects.len();
+            subjects.sort_unstable();
+            subjects.dedup();
+            let shown = subjects.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            let more = if subjects.len() > 3 { format!(" and {} more", subjects.len() - 3) } else { String::new() };
+            format!("{:<7} {:<12} {:>3}  {shown}{more}", f.severity.as_str(), f.id, count)
+        })
+        .collect()
+}
+
 pub fn text(findings: &[Finding], out: &mut String) {
+    if !findings.is_empty() {
+        out.push_str(&format!("Summary: {}\n", summary(findings)));
+        for line in summary_lines(findings) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out.push('\n');
+    }
     for f in findings {
         out.push_str(&format!("{:<7} {}  {}\n", f.severity.as_str(), f.id, f.title));
         out.push_str(&format!("        subject:  {}\n", f.subject));
@@ -25,6 +55,14 @@ pub fn text(findings: &[Finding], out: &mut String) {
         out.push_str(&format!("        {}\n", f.message));
         for e in &f.evidence {
             out.push_str(&format!("        evidence: {e}\n"));
+        }
+        for e in &f.expect {
+            let versions: Vec<String> = [("Kubernetes", &e.kubernetes), ("Helm", &e.helm)]
+                .into_iter()
+                .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
+                .collect();
+            let versions = if versions.is_empty() { String::new() } else { format!(" ({})", versions.join(", ")) };
+            out.push_str(&format!("        fails:    {}{versions} prints: {}\n", e.by, e.text));
         }
         out.push_str(&format!("        fix:      {}\n", f.fix.replace('\n', "\n                  ")));
         out.push_str(&format!("        source:   {}\n", f.source));
@@ -54,4 +92,42 @@ pub fn markdown(findings: &[Finding], out: &mut String) {
         ));
     }
     out.push_str(&format!("\n{}\n", summary(findings)));
+}
+
+/// A finding's fix in Markdown: explanations as text, runs of commands as `sh` blocks that
+/// hold commands only, every line indented by `indent`.
+pub fn fix_markdown(f: &Finding, indent: &str, out: &mut String) {
+    let mut in_block = false;
+    for line in &f.fix_lines {
+        match line {
+            FixLine::Command(c) => {
+                if !in_block {
+                    out.push_str(&format!("{indent}```sh\n"));
+                    in_block = true;
+                }
+                out.push_str(&format!("{indent}{c}\n"));
+            }
+            FixLine::Text(t) => {
+                if in_block {
+                    out.push_str(&format!("{indent}```\n\n"));
+                    in_block = false;
+                }
+                out.push_str(&format!("{indent}{t}\n\n"));
+            }
+        }
+    }
+    if in_block {
+        out.push_str(&format!("{indent}```\n\n"));
+    }
+}
+
+/// A finding's fix as shell text: commands as they are, explanations as `#` comments.
+pub fn fix_shell(f: &Finding) -> Vec<String> {
+    f.fix_lines
+        .iter()
+        .map(|l| match l {
+            FixLine::Command(c) => c.clone(),
+            FixLine::Text(t) => format!("# {t}"),
+        })
+        .collect()
 }

@@ -58,7 +58,7 @@ pub fn text(report: &HooksReport) -> String {
         out.push_str(&format!("CRDs (size as compact JSON; client-side apply budget {ANNOTATION_BUDGET} bytes)\n"));
         for c in &report.crds {
             let origin = match c.origin {
-                crate::inventory::object::Origin::CrdsDir => "crds/",
+                crate::kube::Origin::CrdsDir => "crds/",
                 _ => "templates",
             };
             out.push_str(&format!(

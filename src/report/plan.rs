@@ -3,9 +3,7 @@
 use crate::plan::Plan;
 
 pub fn text(p: &Plan, notes: &[String]) -> String {
-    let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
-    let mut out =
-        format!("Upgrade plan: {}/{} {} → {} via {} ({})\n", p.namespace, p.release, p.from, p.to, route.join(" → "), p.method.describe());
+    let mut out = format!("Upgrade plan: {}/{} {} → {}{} ({})\n", p.namespace, p.release, p.from, p.to, via(p), p.method.describe());
     for n in notes {
         out.push_str(&format!("note: {n}\n"));
     }
@@ -17,12 +15,15 @@ pub fn text(p: &Plan, notes: &[String]) -> String {
             out.push_str("  Before:\n");
             for f in &s.preconditions {
                 out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
-                for line in f.fix.lines() {
+                for line in super::findings::fix_shell(f) {
                     out.push_str(&format!("        {line}\n"));
                 }
             }
         }
         out.push_str("  Upgrade:\n");
+        for m in &s.manual {
+            out.push_str(&format!("    # {m}\n"));
+        }
         for c in &s.upgrade {
             out.push_str(&format!("    {c}\n"));
         }
@@ -54,15 +55,32 @@ pub fn markdown(p: &Plan, notes: &[String]) -> String {
     for s in &p.steps {
         out.push_str(&format!("\n### Step {}: {} → {}\n\n", s.number, s.from, s.to));
         super::findings::markdown(&s.preconditions, &mut out);
-        out.push_str("\nUpgrade:\n\n```sh\n");
-        for c in &s.upgrade {
-            out.push_str(&format!("{c}\n"));
+        out.push_str("\nUpgrade:\n\n");
+        for m in &s.manual {
+            out.push_str(&format!("- {m}\n"));
         }
-        out.push_str("```\n\nVerify:\n\n```sh\n");
+        if !s.upgrade.is_empty() {
+            out.push_str("\n```sh\n");
+            for c in &s.upgrade {
+                out.push_str(&format!("{c}\n"));
+            }
+            out.push_str("```\n");
+        }
+        out.push_str("\nVerify:\n\n```sh\n");
         for c in &s.verify {
             out.push_str(&format!("{c}\n"));
         }
         out.push_str(&format!("```\n\nRollback{}: {}\n", if s.rollback_dangerous { " (**dangerous**)" } else { "" }, s.rollback));
     }
     out
+}
+
+/// ` via 2.3.1` when the route has stops before the target; nothing for one hop.
+fn via(p: &Plan) -> String {
+    let stops: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).filter(|v| *v != p.to).collect();
+    if stops.is_empty() {
+        String::new()
+    } else {
+        format!(" via {}", stops.join(" → "))
+    }
 }

@@ -1,29 +1,18 @@
 //! SARIF 2.1.0 for code scanning (GitHub, GitLab): one run, the rules that fired as the tool's
-//! rules, one result per finding located at the template that produced it.
+//! rules (their metadata from the rule definitions, not from any one finding), one result per
+//! finding located at the template that produced it.
 
 use std::collections::BTreeMap;
 
 use serde_json::json;
 
 use crate::audit::finding::Finding;
+use crate::audit::rules::Rule;
 
-pub fn sarif(findings: &[Finding]) -> serde_json::Value {
-    let mut rules: BTreeMap<&str, &Finding> = BTreeMap::new();
-    for f in findings {
-        rules.entry(f.id.as_str()).or_insert(f);
-    }
-    let rule_index: BTreeMap<&str, usize> = rules.keys().enumerate().map(|(i, id)| (*id, i)).collect();
-    let rules_json: Vec<serde_json::Value> = rules
-        .values()
-        .map(|f| {
-            json!({
-                "id": f.id,
-                "shortDescription": {"text": f.title},
-                "help": {"text": format!("{}\nSource: {}", f.fix, f.source)},
-                "defaultConfiguration": {"level": f.severity.sarif_level()},
-            })
-        })
-        .collect();
+/// `rules` are the loaded rules the findings' ids name (a finding whose rule is missing still
+/// gets an entry, from its own words).
+pub fn sarif(findings: &[Finding], rules: &[Rule]) -> serde_json::Value {
+    let (rules_json, rule_index) = descriptors(findings.iter(), rules);
     let results: Vec<serde_json::Value> = findings
         .iter()
         .map(|f| {
@@ -39,17 +28,51 @@ pub fn sarif(findings: &[Finding]) -> serde_json::Value {
             result
         })
         .collect();
+    log(rules_json, results, None)
+}
+
+/// The rules that fired as SARIF reporting descriptors (sorted by id), and each id's index.
+pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rule]) -> (Vec<serde_json::Value>, BTreeMap<&'a str, usize>) {
+    let findings: Vec<&Finding> = findings.collect();
+    let fired: BTreeMap<&str, &Finding> = findings.iter().map(|f| (f.id.as_str(), *f)).rev().collect();
+    let rule_index: BTreeMap<&str, usize> = fired.keys().enumerate().map(|(i, id)| (*id, i)).collect();
+    let rules_json: Vec<serde_json::Value> = fired
+        .iter()
+        .map(|(id, f)| match rules.iter().find(|r| r.id == *id) {
+            Some(r) => json!({
+                "id": r.id,
+                "shortDescription": {"text": r.title},
+                "fullDescription": {"text": r.why},
+                "help": {"text": format!("{}\nSource: {}", r.fix, r.source)},
+                "defaultConfiguration": {"level": r.severity.sarif_level()},
+            }),
+            None => json!({
+                "id": f.id,
+                "shortDescription": {"text": f.title},
+                "defaultConfiguration": {"level": f.severity.sarif_level()},
+            }),
+        })
+        .collect();
+    (rules_json, rule_index)
+}
+
+/// A SARIF 2.1.0 log of one run; `base_ids` are its `originalUriBaseIds`.
+pub fn log(rules: Vec<serde_json::Value>, results: Vec<serde_json::Value>, base_ids: Option<serde_json::Value>) -> serde_json::Value {
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "trainer-audit",
+            "version": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://github.com/kubeflow/trainer",
+            "rules": rules,
+        }},
+        "results": results,
+    });
+    if let Some(ids) = base_ids {
+        run["originalUriBaseIds"] = ids;
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "trainer-audit",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/kubeflow/trainer",
-                "rules": rules_json,
-            }},
-            "results": results,
-        }],
+        "runs": [run],
     })
 }

@@ -3,7 +3,6 @@
 //! digest so that repeat and `--offline` pulls need no network. Lives in
 //! `$TRAINER_AUDIT_CACHE_DIR`, else `$XDG_CACHE_HOME/trainer-audit`, else `~/.cache/trainer-audit`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::oci::sha256_digest;
@@ -53,7 +52,7 @@ impl Cache {
 
     pub fn put_blob(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
         let path = self.blob_path(digest).ok_or_else(|| std::io::Error::other("not a sha256 digest"))?;
-        write_atomically(&path, bytes)
+        create_and_write(&path, bytes)
     }
 
     fn tag_dir(&self, reference: &OciRef) -> PathBuf {
@@ -62,7 +61,7 @@ impl Cache {
     }
 
     pub fn record_tag(&self, reference: &OciRef, wire_tag: &str, manifest_digest: &str) -> std::io::Result<()> {
-        write_atomically(&self.tag_dir(reference).join(wire_tag), manifest_digest.as_bytes())
+        create_and_write(&self.tag_dir(reference).join(wire_tag), manifest_digest.as_bytes())
     }
 
     pub fn tag_digest(&self, reference: &OciRef, wire_tag: &str) -> Option<String> {
@@ -85,16 +84,13 @@ impl Cache {
     }
 }
 
-/// Writes through a temporary file in the same directory and renames it into place, so readers
-/// never see half a file and a failure leaves nothing behind.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("path has no directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+/// [`crate::atomic_write::write_atomically`], creating the directory first (cache directories
+/// and `pull --output-dir` appear on demand).
+pub fn create_and_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    crate::atomic_write::write_atomically(path, bytes).map_err(|e| e.source)
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 pub mod archive;
 pub mod cache;
-pub mod constraint;
 pub mod oci;
 pub mod progress;
 pub mod pull;

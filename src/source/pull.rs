@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::cache::{write_atomically, Cache};
+use super::cache::{create_and_write, Cache};
 use super::oci::{
     sha256_digest, ChartManifest, ClientOptions, Descriptor, RegistryClient, RegistryError, MAX_CONFIG_BYTES, MAX_LAYER_BYTES,
 };
@@ -56,6 +56,17 @@ pub struct Puller {
 
 impl Puller {
     pub async fn pull(&self, reference: &OciRef, version: Option<&str>) -> Result<PulledChart, PullError> {
+        self.pull_using(None, reference, version).await
+    }
+
+    /// As [`Puller::pull`], through `client` when given (a run that pulls several charts from one
+    /// registry keeps one client and its tokens).
+    pub async fn pull_using(
+        &self,
+        client: Option<&RegistryClient>,
+        reference: &OciRef,
+        version: Option<&str>,
+    ) -> Result<PulledChart, PullError> {
         if let (Some(version), Some(tag)) = (version, &reference.tag) {
             if version != tag {
                 return Err(PullError::TagMismatch { version: version.into(), tag: tag.clone() });
@@ -70,7 +81,14 @@ impl Puller {
         if self.offline {
             return self.pull_offline(reference, &request);
         }
-        let client = RegistryClient::new(&reference.registry, self.client_options.clone())?;
+        let owned;
+        let client = match client {
+            Some(client) => client,
+            None => {
+                owned = RegistryClient::new(&reference.registry, self.client_options.clone())?;
+                &owned
+            }
+        };
         let target = match (&request, &reference.digest) {
             (VersionRequest::Latest, Some(digest)) => OciRef { digest: Some(digest.clone()), ..repository.clone() },
             (VersionRequest::Exact(tag), digest) => OciRef { digest: digest.clone(), ..repository.with_tag(tag) },
@@ -115,7 +133,7 @@ impl Puller {
             });
             warn_cache(cache, stored);
         }
-        self.finish(&client, &target, manifest).await
+        self.finish(client, &target, manifest).await
     }
 
     async fn finish(&self, client: &RegistryClient, target: &OciRef, manifest: ChartManifest) -> Result<PulledChart, PullError> {
@@ -224,6 +242,6 @@ fn warn_cache(cache: &Cache, result: std::io::Result<()>) {
 /// Saves `<name>-<version>.tgz` in `dir` (created if needed) atomically; returns its path.
 pub fn save_chart(dir: &Path, chart: &PulledChart) -> Result<PathBuf, PullError> {
     let path = dir.join(format!("{}-{}.tgz", chart.name, chart.version));
-    write_atomically(&path, &chart.bytes).map_err(|e| PullError::Write { path: path.display().to_string(), reason: e.to_string() })?;
+    create_and_write(&path, &chart.bytes).map_err(|e| PullError::Write { path: path.display().to_string(), reason: e.to_string() })?;
     Ok(path)
 }

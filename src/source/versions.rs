@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 
 use semver::Version;
 
-use super::constraint::{parse_strict, precedence, Constraint, ConstraintError};
 use super::reference::{tag_from_wire, validate_tag};
+use crate::version::{parse_strict, precedence, Constraint, ConstraintError};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ChartVersion {

@@ -1,2 +1,13 @@
 //! Test doubles, generators and harnesses shared by trainer-audit's tests, benches, fuzz targets
 //! and xtask. The product crate never depends on this one.
+
+pub mod apiserver;
+pub mod controlplane;
+pub mod crdcorpus;
+pub mod dockerfile;
+pub mod fake_api;
+pub mod fuzz;
+pub mod release;
+pub mod scenario;
+pub mod snippet;
+pub mod standin;

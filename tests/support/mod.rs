@@ -120,16 +120,18 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The corpus directory when `TRAINER_AUDIT_CORPUS` is set; a set-but-broken value fails loudly.
-pub fn corpus() -> Option<PathBuf> {
-    let value = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|v| !v.is_empty())?;
+/// The corpus directory (`TRAINER_AUDIT_CORPUS`). Tests that call this are `#[ignore]`d, so they
+/// run only when asked for, and then a missing or broken corpus fails them: never a silent pass.
+pub fn corpus() -> PathBuf {
+    let value = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|v| !v.is_empty());
+    let Some(value) = value else { panic!("TRAINER_AUDIT_CORPUS is not set: this test reads the chart corpus") };
     let dir = PathBuf::from(value);
     assert!(
         dir.join("charts").is_dir() && dir.join("values").is_dir(),
         "TRAINER_AUDIT_CORPUS={} does not hold charts/ and values/",
         dir.display()
     );
-    Some(dir)
+    dir
 }
 
 /// True in CI, where a missing tool must fail the test instead of skipping it.

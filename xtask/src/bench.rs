@@ -200,14 +200,14 @@ fn start(runs: usize) -> Result<()> {
 /// namespaces, written as a YAML snapshot (`cluster-50k.yaml`) in `dir` and served by the fake
 /// API server (whose kubeconfig is written as `kubeconfig`). Returns the snapshot path and the
 /// running server.
-fn cluster_fixture(dir: &Path) -> Result<(PathBuf, trainer_audit::cluster::fake_api::FakeApiServer)> {
-    use trainer_audit::cluster::scenario::{list_yaml, scenario, trainjobs};
+fn cluster_fixture(dir: &Path) -> Result<(PathBuf, testkit::fake_api::FakeApiServer)> {
+    use testkit::scenario::{list_yaml, scenario, trainjobs};
     let mut objects: Vec<serde_json::Value> = scenario("helm-2.2.1").context("scenario")?;
     objects.extend(trainjobs(50_000, 200, &["torch-distributed", "deepspeed-distributed"], true));
     let snapshot = dir.join("cluster-50k.yaml");
     std::fs::write(&snapshot, list_yaml(objects.clone()))?;
     let served: Vec<serde_json::Value> = objects.into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
-    let server = trainer_audit::cluster::fake_api::FakeApiServer::start(served, &[], "v1.33.4")?;
+    let server = testkit::fake_api::FakeApiServer::start(served, &[], "v1.33.4")?;
     std::fs::write(dir.join("kubeconfig"), server.kubeconfig())?;
     Ok((snapshot, server))
 }

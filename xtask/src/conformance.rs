@@ -73,7 +73,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let (mut passed, mut failed) = (0, 0);
     for case in &cases {
-        let ours = match trainer_audit::helm::snippet::render_snippet(&case.values, &case.template) {
+        let ours = match testkit::snippet::render_snippet(&case.values, &case.template) {
             Ok(out) => serde_json::json!({ "ok": out }),
             Err(e) => serde_json::json!({ "err": e }),
         };

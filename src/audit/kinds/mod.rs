@@ -1,17 +1,48 @@
-//! Check kinds: the code behind rules. Each kind reads the [`CheckInput`] and returns hits; the
-//! rule that names it supplies id, severity and words. Kinds are generic (ownership of whatever
-//! the target owns, fields removed between whatever two CRD schemas), so rules stay data.
+//! Check kinds: the code behind rules (kube-linter's templates, cargo-deny's check modules).
+//! Each kind lives in its own file with a typed params struct (`deny_unknown_fields`) that is
+//! checked when rules load, reads the [`CheckInput`] (or, for kinds that need no cluster, the
+//! [`ChartInput`] of a chart review) and returns hits; the rule that names it supplies id,
+//! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
+//! between whatever two CRD schemas), so rules stay data.
 
-mod chart;
+mod adopt_refused;
+mod crd_keep;
+mod crd_present;
+mod crd_size;
+mod crds_not_applied;
+mod feature_gates;
+mod field_removed;
+mod finalizer;
+mod hook_argocd_unsupported;
+mod hook_delete_event;
+mod hook_deletes;
+mod hook_downloads;
+mod hook_force_conflicts;
+mod hook_image_pin;
+mod hook_rbac_delete;
+mod hook_security_context;
+mod hook_unbounded;
+mod hooks_skipped;
+mod immutable_field;
+mod kube_version;
+mod label_bypass;
 mod ownership;
-mod runtimes;
-mod schema;
-mod versions;
+mod release_stuck;
+mod replace_runtime_fields;
+mod runtime_drift;
+mod runtime_handoff;
+mod stale_crd;
+mod support;
+mod upgrade_gate;
+mod values_unknown_key;
 
 use std::collections::BTreeMap;
 
-use super::input::CheckInput;
-use super::rules::Rule;
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use super::finding::Severity;
+use super::input::{ChartInput, CheckInput};
 
 /// One thing a kind found.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +53,11 @@ pub struct Hit {
     pub evidence: Vec<String>,
     /// Filled into the rule's fix template (`{commands}`, `{object}`, …).
     pub vars: BTreeMap<String, String>,
+    /// The rule variant this hit selects (a kind's [`KindSpec::variants`]); the rule's own
+    /// words and severity when the rule defines no such variant.
+    pub variant: Option<&'static str>,
+    /// A severity the kind computed from what it saw, over the rule's (and variant's).
+    pub severity: Option<Severity>,
 }
 
 impl Hit {
@@ -38,129 +74,189 @@ impl Hit {
         self.vars.insert(k.to_string(), v.into());
         self
     }
+
+    pub fn located(mut self, location: impl Into<String>) -> Hit {
+        self.location = location.into();
+        self
+    }
+
+    pub fn variant(mut self, variant: &'static str) -> Hit {
+        self.variant = Some(variant);
+        self
+    }
+}
+
+/// A kind instantiated with a rule's params (regexes and the like prepared once, at load).
+pub trait Check: std::fmt::Debug + Send + Sync {
+    /// Hits for an upgrade (`check`, `plan`, `runbook`).
+    fn check(&self, input: &CheckInput) -> Vec<Hit>;
+
+    /// Hits for a chart review (`hooks`); `None` when the kind needs the cluster.
+    fn review(&self, _chart: &ChartInput) -> Option<Vec<Hit>> {
+        None
+    }
+
+    /// For `upgrade-gate`: the versions every upgrade across the rule's range lands on first.
+    fn gate(&self) -> Option<&crate::version::Constraint> {
+        None
+    }
+
+    /// Whether its hits depend on the cluster (read, or unknown without one); a GitOps review
+    /// without a cluster runs only the kinds that say no.
+    fn reads_cluster(&self) -> bool {
+        true
+    }
+}
+
+/// A kind that reads one chart and nothing else: it runs the same in a chart review and, on the
+/// target chart under the upgrade's engine, in an upgrade.
+pub trait ChartKind: std::fmt::Debug + Send + Sync {
+    fn hits(&self, chart: &ChartInput) -> Vec<Hit>;
+}
+
+impl<T: ChartKind> Check for T {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        self.hits(&input.chart())
+    }
+
+    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+        Some(self.hits(chart))
+    }
+
+    fn reads_cluster(&self) -> bool {
+        false
+    }
 }
 
 pub struct KindSpec {
     pub name: &'static str,
     pub summary: &'static str,
-    pub required: &'static [&'static str],
-    pub optional: &'static [&'static str],
-    pub run: fn(&Rule, &CheckInput) -> Vec<Hit>,
+    /// Variant names the kind's hits may select (rules may word each differently).
+    pub variants: &'static [&'static str],
+    /// Whether the kind can run in a chart review (it needs no cluster).
+    pub reviews: bool,
+    build: fn(Json) -> Result<Box<dyn Check>, String>,
+}
+
+impl KindSpec {
+    /// The kind with these params, checked: unknown or missing params and wrong types fail.
+    pub fn build(&self, params: Json) -> Result<Box<dyn Check>, String> {
+        (self.build)(params)
+    }
+}
+
+/// Reads a params struct from the rule's `params` (absent params read as `{}`).
+fn typed<P: DeserializeOwned + Check + 'static>(params: Json) -> Result<Box<dyn Check>, String> {
+    let params = if params.is_null() { Json::Object(Default::default()) } else { params };
+    serde_json::from_value::<P>(params).map(|p| Box::new(p) as Box<dyn Check>).map_err(|e| e.to_string())
+}
+
+macro_rules! kind {
+    ($name:literal, $module:ident, $summary:literal) => {
+        kind!($name, $module, $summary, variants: [], reviews: false, typed)
+    };
+    ($name:literal, $module:ident, $summary:literal, variants: [$($v:literal),*], reviews: $reviews:literal, $how:ident) => {
+        KindSpec { name: $name, summary: $summary, variants: &[$($v),*], reviews: $reviews, build: $how::<$module::Params> }
+    };
 }
 
 pub const KINDS: &[KindSpec] = &[
-    KindSpec {
-        name: "upgrade-gate",
-        summary: "the upgrade skips a version every install must pass through",
-        required: &["via"],
-        optional: &[],
-        run: versions::upgrade_gate,
-    },
-    KindSpec {
-        name: "kube-version",
-        summary: "the cluster is older than the target needs",
-        required: &["min"],
-        optional: &[],
-        run: versions::kube_version,
-    },
-    KindSpec {
-        name: "release-stuck",
-        summary: "the Helm release is pending or failed",
-        required: &[],
-        optional: &[],
-        run: versions::release_stuck,
-    },
-    KindSpec {
-        name: "ownership",
-        summary: "live objects the target will own lack this release's Helm metadata",
-        required: &[],
-        optional: &["kinds", "except"],
-        run: ownership::ownership,
-    },
-    KindSpec {
-        name: "immutable-field",
-        summary: "the target changes a field the API server will not update",
-        required: &[],
-        optional: &[],
-        run: ownership::immutable_field,
-    },
-    KindSpec {
-        name: "field-removed",
-        summary: "live objects use fields the target CRD schemas drop or retype",
-        required: &[],
-        optional: &["kinds"],
-        run: schema::field_removed,
-    },
-    KindSpec {
-        name: "stale-crd",
-        summary: "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)",
-        required: &[],
-        optional: &[],
-        run: schema::stale_crd,
-    },
-    KindSpec {
-        name: "crd-keep",
-        summary: "target CRDs are release objects without the keep policy",
-        required: &[],
-        optional: &[],
-        run: schema::crd_keep,
-    },
-    KindSpec {
-        name: "finalizer",
-        summary: "objects carry a finalizer (stuck when also deleting)",
-        required: &["finalizer"],
-        optional: &[],
-        run: runtimes::finalizer,
-    },
-    KindSpec {
-        name: "runtime-handoff",
-        summary: "runtimes the release owns that the target no longer renders (Helm deletes them)",
-        required: &[],
-        optional: &[],
-        run: runtimes::handoff,
-    },
-    KindSpec {
-        name: "runtime-drift",
-        summary: "live runtimes differ from what the target's installer will force-apply",
-        required: &[],
-        optional: &[],
-        run: runtimes::drift,
-    },
-    KindSpec {
-        name: "label-bypass",
-        summary: "user objects carry a label that skips validation",
-        required: &["label"],
-        optional: &[],
-        run: runtimes::label_bypass,
-    },
-    KindSpec {
-        name: "crd-present",
-        summary: "CRDs of a group (and version) exist in the cluster",
-        required: &["group"],
-        optional: &["version"],
-        run: chart::crd_present,
-    },
-    KindSpec {
-        name: "values-unknown-key",
-        summary: "user values the target chart does not know (Helm ignores them)",
-        required: &[],
-        optional: &[],
-        run: chart::values_unknown,
-    },
-    KindSpec {
-        name: "hook-finding",
-        summary: "a `hooks` review finding for the target chart under the detected engine",
-        required: &["hook_rule"],
-        optional: &["namespace_level", "engines"],
-        run: chart::hook_finding,
-    },
-    KindSpec {
-        name: "feature-gates",
-        summary: "feature gates or an older controller image the target's strict config decoding rejects",
-        required: &["known"],
-        optional: &["values_path", "image_tag_path"],
-        run: chart::feature_gates,
-    },
+    kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
+    kind!("kube-version", kube_version, "the cluster is older than the target needs"),
+    kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
+    kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
+    kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
+    kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
+    kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
+    kind!(
+        "crd-keep",
+        crd_keep,
+        "templated CRDs without the keep policy (in the chart, and on the live CRD when there is a cluster)",
+        variants: [],
+        reviews: true,
+        typed
+    ),
+    kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
+    kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
+    kind!(
+        "runtime-drift",
+        runtime_drift,
+        "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
+    ),
+    kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
+    kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
+    kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
+    kind!(
+        "crd-size",
+        crd_size,
+        "CRDs too large for client-side apply under the engine",
+        variants: ["argocd", "kustomize"],
+        reviews: true,
+        typed
+    ),
+    kind!(
+        "hook-downloads",
+        hook_downloads,
+        "hooks that install or download software at run time",
+        variants: [],
+        reviews: true,
+        typed
+    ),
+    kind!(
+        "hook-force-conflicts",
+        hook_force_conflicts,
+        "hooks that server-side apply with --force-conflicts",
+        variants: [],
+        reviews: true,
+        typed
+    ),
+    kind!("hook-deletes", hook_deletes, "hooks whose script deletes objects", variants: ["loop"], reviews: true, typed),
+    kind!(
+        "hook-security-context",
+        hook_security_context,
+        "hooks without a securityContext, or that may run as root",
+        variants: ["may-run-as-root"],
+        reviews: true,
+        typed
+    ),
+    kind!("hook-unbounded", hook_unbounded, "hook Jobs without backoffLimit or activeDeadlineSeconds", variants: [], reviews: true, typed),
+    kind!("hook-image-pin", hook_image_pin, "hook images not pinned by digest", variants: ["tag"], reviews: true, typed),
+    kind!("hook-rbac-delete", hook_rbac_delete, "hooks whose service account may delete objects", variants: [], reviews: true, typed),
+    kind!(
+        "hook-delete-event",
+        hook_delete_event,
+        "delete hooks, and what the engine does with them",
+        variants: ["argocd", "argocd-supported", "kustomize"],
+        reviews: true,
+        typed
+    ),
+    kind!(
+        "hook-argocd-unsupported",
+        hook_argocd_unsupported,
+        "hooks with only events Argo CD never runs",
+        variants: [],
+        reviews: true,
+        typed
+    ),
+    kind!(
+        "crds-not-applied",
+        crds_not_applied,
+        "in a GitOps review: crds/ CRDs the engine's options leave uncreated or stale while the target's copy changed",
+        variants: ["not-created", "used"],
+        reviews: false,
+        typed
+    ),
+    kind!("adopt-refused", adopt_refused, "in a GitOps review: objects the upgrade must adopt while the engine's options refuse to"),
+    kind!("hooks-skipped", hooks_skipped, "in a GitOps review: install or upgrade hooks the engine's options switch off"),
+    kind!(
+        "replace-runtime-fields",
+        replace_runtime_fields,
+        "under Argo CD Replace=true: objects the chart renders empty for a controller to fill, wiped on every sync",
+        variants: [],
+        reviews: true,
+        typed
+    ),
 ];
 
 pub fn kind(name: &str) -> Option<&'static KindSpec> {

@@ -1,128 +1,114 @@
-//! Helm ownership of what the target will own, and fields the API server will not change.
+//! `ownership`: live objects the target will own that lack this release's Helm metadata (Helm
+//! refuses to adopt them), with the `kubectl` commands that give it to them.
 
-use serde_json::Value as Json;
+use serde::Deserialize;
 
-use super::Hit;
+use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
-use crate::inventory::object::{str_at, Object, Origin};
+use crate::kube::{str_at, Object, Origin};
 
-/// `kubectl` commands that give an object this release's ownership metadata.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Only these kinds (all when empty).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Never these kinds.
+    #[serde(default)]
+    pub except: Vec<String>,
+}
+
+/// `kubectl` commands that give an object this release's ownership metadata, names quoted.
 fn adopt_commands(o: &Object, release: &str, namespace: &str) -> String {
     let resource = if o.identity.group.is_empty() {
         o.identity.kind.to_ascii_lowercase()
     } else {
         format!("{}.{}", o.identity.kind.to_ascii_lowercase(), o.identity.group)
     };
-    let ns = if o.identity.namespace.is_empty() { String::new() } else { format!(" -n {}", o.identity.namespace) };
+    let q = crate::shell::quote;
+    let ns = if o.identity.namespace.is_empty() { String::new() } else { format!(" -n {}", q(&o.identity.namespace)) };
+    let (resource, name) = (q(&resource), q(&o.identity.name));
+    let release_name = q(&format!("meta.helm.sh/release-name={release}"));
+    let release_namespace = q(&format!("meta.helm.sh/release-namespace={namespace}"));
     format!(
-        "kubectl label {resource} {name}{ns} app.kubernetes.io/managed-by=Helm --overwrite\nkubectl annotate {resource} {name}{ns} meta.helm.sh/release-name={release} meta.helm.sh/release-namespace={namespace} --overwrite",
-        name = o.identity.name
+        "kubectl label {resource} {name}{ns} app.kubernetes.io/managed-by=Helm --overwrite\nkubectl annotate {resource} {name}{ns} {release_name} {release_namespace} --overwrite"
     )
 }
 
-pub fn ownership(rule: &Rule, input: &CheckInput) -> Vec<Hit> {
-    // Argo CD applies the rendered objects itself and Flux helm-controller (≥ 1.2) takes
-    // ownership by default: Helm's adoption check only stops plain Helm.
-    if matches!(input.install.method, Method::ArgoCd | Method::FluxHelm | Method::FluxKustomize) {
-        return Vec::new();
-    }
-    let kinds = rule.param_strings("kinds");
-    let except = rule.param_strings("except");
-    let owned = input.release_objects();
-    let mut targets: Vec<&Object> = input
-        .target
-        .objects
-        .iter()
-        .filter(|o| {
-            o.origin == Origin::Template && (kinds.is_empty() || kinds.contains(&o.identity.kind)) && !except.contains(&o.identity.kind)
-        })
-        .collect();
-    // CRDs first: Helm creates them before anything that uses them.
-    targets.sort_by_key(|o| (o.identity.kind != "CustomResourceDefinition", o.identity.kind.clone(), o.identity.name.clone()));
-    let mut hits = Vec::new();
-    for o in targets {
-        let id = &o.identity;
-        if owned.iter().any(|(k, ns, n)| k == &id.kind && ns == &id.namespace && n == &id.name) {
-            continue;
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        // Argo CD applies the rendered objects itself and Flux helm-controller takes ownership
+        // by default from v1.1.0 (internal/action/upgrade.go sets TakeOwnership): Helm's
+        // adoption check only stops plain Helm.
+        if matches!(input.install.method, Method::ArgoCd | Method::FluxHelm | Method::FluxKustomize) {
+            return Vec::new();
         }
-        let Some(live) = input.live(&id.kind, &id.namespace, &id.name) else { continue };
-        let label = str_at(live, &["metadata", "labels", "app.kubernetes.io/managed-by"]);
-        let rel = str_at(live, &["metadata", "annotations", "meta.helm.sh/release-name"]);
-        let rel_ns = str_at(live, &["metadata", "annotations", "meta.helm.sh/release-namespace"]);
-        let mut problems = Vec::new();
-        if label != "Helm" {
-            problems.push(format!("label app.kubernetes.io/managed-by is {:?}, must be \"Helm\"", label));
-        }
-        if rel != input.release_name {
-            problems.push(format!("annotation meta.helm.sh/release-name is {:?}, must be {:?}", rel, input.release_name));
-        }
-        if rel_ns != input.namespace {
-            problems.push(format!("annotation meta.helm.sh/release-namespace is {:?}, must be {:?}", rel_ns, input.namespace));
-        }
-        if problems.is_empty() {
-            continue;
-        }
-        let other = if !rel.is_empty() && (rel != input.release_name || rel_ns != input.namespace) {
-            format!(" (it belongs to release {rel_ns}/{rel})")
-        } else {
-            String::new()
-        };
-        hits.push(
-            Hit {
-                subject: id.to_string(),
-                location: o.source.clone(),
-                message: format!(
-                    "{id} exists and is not part of the release{other}: Helm refuses to adopt it (\"invalid ownership metadata\")"
-                ),
-                evidence: problems,
-                ..Hit::default()
-            }
-            .var("commands", adopt_commands(o, &input.release_name, &input.namespace))
-            .var("object", id.to_string()),
-        );
-    }
-    hits
-}
-
-/// Deployment selectors are immutable: a target selector that differs from the live one fails
-/// the upgrade.
-pub fn immutable_field(_rule: &Rule, input: &CheckInput) -> Vec<Hit> {
-    let mut hits = Vec::new();
-    for o in input.target.objects.iter().filter(|o| matches!(o.identity.kind.as_str(), "Deployment" | "StatefulSet" | "DaemonSet")) {
-        let Some(live) = input.live(&o.identity.kind, &o.identity.namespace, &o.identity.name) else { continue };
-        let (want, have) = (o.body.pointer("/spec/selector"), live.pointer("/spec/selector"));
-        let norm = |v: Option<&Json>| {
-            v.cloned().map(|mut v| {
-                v.sort_all_objects();
-                v
+        let (kinds, except) = (&self.kinds, &self.except);
+        let owned = input.release_objects();
+        let mut targets: Vec<&Object> = input
+            .target
+            .objects
+            .iter()
+            .filter(|o| {
+                o.origin == Origin::Template && (kinds.is_empty() || kinds.contains(&o.identity.kind)) && !except.contains(&o.identity.kind)
             })
-        };
-        if norm(want) != norm(have) {
+            .collect();
+        // CRDs first: Helm creates them before anything that uses them.
+        targets.sort_by_key(|o| (o.identity.kind != "CustomResourceDefinition", o.identity.kind.clone(), o.identity.name.clone()));
+        let mut hits = Vec::new();
+        for o in targets {
+            let id = &o.identity;
+            if owned.iter().any(|(k, ns, n)| k == &id.kind && ns == &id.namespace && n == &id.name) {
+                continue;
+            }
+            let Some(live) = input.live(&id.kind, &id.namespace, &id.name) else { continue };
+            let label = str_at(live, &["metadata", "labels", "app.kubernetes.io/managed-by"]);
+            let rel = str_at(live, &["metadata", "annotations", "meta.helm.sh/release-name"]);
+            let rel_ns = str_at(live, &["metadata", "annotations", "meta.helm.sh/release-namespace"]);
+            let mut problems = Vec::new();
+            if label != "Helm" {
+                problems.push(format!("label app.kubernetes.io/managed-by is {:?}, must be \"Helm\"", label));
+            }
+            if rel != input.release_name {
+                problems.push(format!("annotation meta.helm.sh/release-name is {:?}, must be {:?}", rel, input.release_name));
+            }
+            if rel_ns != input.namespace {
+                problems.push(format!("annotation meta.helm.sh/release-namespace is {:?}, must be {:?}", rel_ns, input.namespace));
+            }
+            if problems.is_empty() {
+                continue;
+            }
+            // A workload whose selector differs cannot be adopted at all: the update is refused.
+            let selector = |v: &serde_json::Value| {
+                let mut s = v.pointer("/spec/selector").cloned();
+                if let Some(s) = s.as_mut() {
+                    s.sort_all_objects();
+                }
+                s
+            };
+            if id.kind == "Deployment" && selector(&o.body) != selector(live) {
+                problems.push("its spec.selector differs from the target's, so it cannot be adopted, only re-created (TA-IMM-001)".into());
+            }
+            let other = if !rel.is_empty() && (rel != input.release_name || rel_ns != input.namespace) {
+                format!(" (it belongs to release {rel_ns}/{rel})")
+            } else {
+                String::new()
+            };
             hits.push(
                 Hit {
-                    subject: o.identity.to_string(),
+                    subject: id.to_string(),
                     location: o.source.clone(),
                     message: format!(
-                        "{} has selector {} live; the target renders {}: spec.selector is immutable, so the upgrade fails",
-                        o.identity,
-                        compact(have),
-                        compact(want)
+                        "{id} exists and is not part of the release{other}: Helm refuses to adopt it (\"invalid ownership metadata\")"
                     ),
-                    evidence: vec![format!("live: {}", compact(have)), format!("target: {}", compact(want))],
+                    evidence: problems,
                     ..Hit::default()
                 }
-                .var("object", o.identity.to_string())
-                .var("kind", o.identity.kind.to_ascii_lowercase())
-                .var("name", o.identity.name.clone())
-                .var("object_namespace", o.identity.namespace.clone()),
+                .var("commands", adopt_commands(o, &input.release_name, &input.namespace))
+                .var("object", id.to_string()),
             );
         }
+        hits
     }
-    hits
-}
-
-fn compact(v: Option<&Json>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_else(|| "<none>".into())
 }

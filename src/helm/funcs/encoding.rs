@@ -4,7 +4,7 @@
 use super::strings::s;
 use crate::gotmpl::{FnError, FuncMap, Map, Param, Value};
 use crate::helm::json::{from_json, to_json, JsonStyle, COMPACT};
-use crate::helm::yaml::{read_first, to_yaml};
+use crate::yaml::{read_first, to_yaml};
 
 const PRETTY: JsonStyle = JsonStyle { escape_html: true, indent: Some("  ") };
 const RAW: JsonStyle = JsonStyle { escape_html: false, indent: None };
@@ -58,7 +58,7 @@ pub(super) fn add(map: &mut FuncMap) {
     use Param::*;
     map.add("toYaml", &[Any], None, |_, a| Ok(Value::string(to_yaml(&a[0]).unwrap_or_default())));
     map.add("mustToYaml", &[Any], None, |_, a| to_yaml(&a[0]).map(Value::string).map_err(FnError::new));
-    map.add("toYamlPretty", &[Any], None, |_, a| Ok(Value::string(crate::helm::yaml::emit::to_yaml_pretty(&a[0]).unwrap_or_default())));
+    map.add("toYamlPretty", &[Any], None, |_, a| Ok(Value::string(crate::yaml::emit::to_yaml_pretty(&a[0]).unwrap_or_default())));
     map.add("fromYaml", &[Str], None, |_, a| Ok(yaml_into(s(&a[0]), false).unwrap_or_else(error_map)));
     map.add("fromYamlArray", &[Str], None, |_, a| Ok(yaml_into(s(&a[0]), true).unwrap_or_else(|e| Value::list(vec![Value::string(e)]))));
     map.add("toJson", &[Any], None, |_, a| Ok(Value::string(to_json(&a[0], &COMPACT).unwrap_or_default())));

@@ -9,7 +9,7 @@ use super::convert::strval;
 use super::strings::{int, s, string_list};
 use crate::gotmpl::fmt::go_quote;
 use crate::gotmpl::{FnError, FuncMap, Map, Object, Param, Value};
-use crate::source::constraint::{parse_lenient, Constraint};
+use crate::version::{parse_lenient, Constraint};
 
 type R = Result<Value, FnError>;
 
@@ -24,8 +24,8 @@ fn empty(v: &Value) -> bool {
 pub(super) fn add(map: &mut FuncMap) {
     use Param::{Any, Bool, Int, Str};
     // Helm.
-    map.add("include", &[Str, Any], None, |ctx, a| ctx.include(s(&a[0]), a[1].clone()).map(Value::string));
-    map.add("tpl", &[Str, Any], None, |ctx, a| ctx.tpl(s(&a[0]), a[1].clone()).map(Value::string));
+    map.add("include", &[Str, Any], None, |ctx, a| super::templates::include(ctx, s(&a[0]), a[1].clone()).map(Value::string));
+    map.add("tpl", &[Str, Any], None, |ctx, a| super::templates::tpl(ctx, s(&a[0]), a[1].clone()).map(Value::string));
     map.add("required", &[Str, Any], None, |_, a| {
         if a[1].is_nil() || a[1].as_str() == Some("") {
             return Err(FnError::new(format!("{WARN_START}{}{WARN_END}", s(&a[0]))));

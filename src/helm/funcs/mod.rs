@@ -12,6 +12,7 @@ mod lists;
 mod math;
 mod misc;
 mod strings;
+mod templates;
 
 pub use convert::{strval, to_float64, to_int64};
 pub use misc::{WARN_END, WARN_START};

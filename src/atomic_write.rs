@@ -1,0 +1,61 @@
+//! Writing a file so that a reader (or a crash) sees the old content or the new, never a part:
+//! the bytes go to a temporary file beside the target, are flushed to disk, and the temporary
+//! file is renamed over the target; the directory is flushed too, so the rename itself survives
+//! a crash. Used by the chart cache and by every command that writes a file the user named.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Writes `bytes` to `path` atomically. The directory must exist.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let fail = |source: std::io::Error| WriteError { path: path.to_path_buf(), source };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(fail)?;
+    temp.write_all(bytes).map_err(fail)?;
+    temp.as_file().sync_all().map_err(fail)?;
+    temp.persist(path).map_err(|e| fail(e.error))?;
+    sync_dir(dir).map_err(fail)
+}
+
+/// Flushes a directory's entries (the rename) to disk. Only Unix can open a directory for this;
+/// elsewhere the rename is as durable as the platform makes it.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_file_whole_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        write_atomically(&path, b"first").unwrap();
+        write_atomically(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["out.txt"]);
+    }
+
+    #[test]
+    fn a_missing_directory_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no/such/out.txt");
+        let err = write_atomically(&path, b"x").unwrap_err();
+        assert!(err.to_string().starts_with(&format!("cannot write {}: ", path.display())), "{err}");
+        assert!(!path.exists());
+    }
+}

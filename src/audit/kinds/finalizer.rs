@@ -1,0 +1,65 @@
+//! `finalizer`: runtimes carrying a finalizer (stuck Terminating when deleted until a
+//! controller removes it), with the command that removes just that finalizer: a JSON patch that
+//! first tests the list entry, so it fails instead of removing another finalizer if the list
+//! changed.
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use super::support::{name_of, trainjobs_using};
+use super::{Check, Hit};
+use crate::audit::input::CheckInput;
+use crate::kube::str_at;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    pub finalizer: String,
+}
+
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        let finalizer = self.finalizer.as_str();
+        input
+        .state
+        .runtimes()
+        .filter(|o| o.pointer("/metadata/finalizers").and_then(Json::as_array).is_some_and(|f| f.iter().any(|x| x.as_str() == Some(finalizer))))
+        .map(|o| {
+            let deleting = o.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null());
+            let (kind, name) = (str_at(o, &["kind"]), str_at(o, &["metadata", "name"]));
+            let users = trainjobs_using(input, kind, name);
+            let index = o
+                .pointer("/metadata/finalizers")
+                .and_then(Json::as_array)
+                .and_then(|f| f.iter().position(|x| x.as_str() == Some(finalizer)))
+                .unwrap_or(0);
+            let patch = serde_json::json!([
+                {"op": "test", "path": format!("/metadata/finalizers/{index}"), "value": finalizer},
+                {"op": "remove", "path": format!("/metadata/finalizers/{index}")}
+            ]);
+            let q = crate::shell::quote;
+            let namespace = match str_at(o, &["metadata", "namespace"]) {
+                "" => String::new(),
+                ns => format!(" -n {}", q(ns)),
+            };
+            let command = format!(
+                "kubectl patch {} {}{namespace} --type=json -p {}",
+                q(&kind.to_ascii_lowercase()),
+                q(name),
+                q(&patch.to_string())
+            );
+            let message = if deleting {
+                format!("{} is being deleted and stuck on {finalizer} ({users} TrainJob(s) use it)", name_of(o))
+            } else {
+                format!("{} carries {finalizer} ({users} TrainJob(s) use it): deleting it leaves it Terminating until a controller removes the finalizer", name_of(o))
+            };
+            Hit::new(name_of(o), message)
+                .evidence(format!("finalizers: {finalizer}{}", if deleting { ", deletionTimestamp set" } else { "" }))
+                .var("kind", kind.to_ascii_lowercase())
+                .var("name", name)
+                .var("finalizer", finalizer)
+                .var("commands", command)
+        })
+        .collect()
+    }
+}

@@ -1,0 +1,80 @@
+//! `hook-security-context`: hooks that set no securityContext (they run as the image's user and
+//! the `restricted` Pod Security level rejects them) or that may run as root. With
+//! `namespace_enforces`, an upgrade reports them only when the release namespace enforces that
+//! Pod Security level.
+
+use serde::Deserialize;
+
+use super::support::hook_hit;
+use super::{Check, Hit};
+use crate::audit::input::{ChartInput, CheckInput};
+use crate::kube::str_at;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Report only when the release namespace's `pod-security.kubernetes.io/enforce` label is
+    /// this level (an upgrade reads it from the cluster; a chart review has none, so it stays
+    /// quiet).
+    #[serde(default)]
+    pub namespace_enforces: Option<PodSecurityLevel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PodSecurityLevel {
+    Privileged,
+    Baseline,
+    Restricted,
+}
+
+impl PodSecurityLevel {
+    fn as_str(self) -> &'static str {
+        match self {
+            PodSecurityLevel::Privileged => "privileged",
+            PodSecurityLevel::Baseline => "baseline",
+            PodSecurityLevel::Restricted => "restricted",
+        }
+    }
+}
+
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        if let Some(level) = self.namespace_enforces {
+            let ns = input.state.of_kind("Namespace").find(|n| str_at(n, &["metadata", "name"]) == input.namespace);
+            let enforced = ns.map(|n| str_at(n, &["metadata", "labels", "pod-security.kubernetes.io/enforce"])).unwrap_or("");
+            if enforced != level.as_str() {
+                return Vec::new();
+            }
+        }
+        hits(&input.chart())
+    }
+
+    fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
+        Some(if self.namespace_enforces.is_some() { Vec::new() } else { hits(chart) })
+    }
+}
+
+fn hits(chart: &ChartInput) -> Vec<Hit> {
+    let mut out = Vec::new();
+    for hook in &chart.chart.hooks {
+        let name = &hook.identity.name;
+        if !hook.has_security_context() {
+            out.push(hook_hit(
+                hook,
+                format!("{name} sets no securityContext: it runs as the image's user (root for most base images) and is rejected in namespaces enforcing the `restricted` Pod Security level"),
+                vec!["securityContext: <none> (pod and containers)".into()],
+            ));
+        } else if !hook.runs_as_non_root() {
+            out.push(
+                hook_hit(
+                    hook,
+                    format!("{name} does not set runAsNonRoot or a non-zero runAsUser; the `restricted` Pod Security level rejects it"),
+                    vec!["runAsNonRoot: <unset>".into()],
+                )
+                .variant("may-run-as-root"),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,55 @@
+//! Small readers several kinds share: object names as findings print them, TrainJobs using a
+//! runtime, script lines matching a pattern, example lists, and a hook as a hit's subject.
+
+use serde_json::Value as Json;
+
+use super::Hit;
+use crate::audit::input::CheckInput;
+use crate::inventory::hook::HookInfo;
+use crate::kube::str_at;
+
+/// `Kind/name`, or `Kind/namespace/name` when namespaced: how every finding names an object.
+pub fn name_of(o: &Json) -> String {
+    match str_at(o, &["metadata", "namespace"]) {
+        "" => format!("{}/{}", str_at(o, &["kind"]), str_at(o, &["metadata", "name"])),
+        ns => format!("{}/{ns}/{}", str_at(o, &["kind"]), str_at(o, &["metadata", "name"])),
+    }
+}
+
+pub fn trainjobs_using(input: &CheckInput, kind: &str, name: &str) -> usize {
+    input
+        .state
+        .trainjobs()
+        .filter(|t| str_at(t, &["spec", "runtimeRef", "name"]) == name && str_at(t, &["spec", "runtimeRef", "kind"]) == kind)
+        .count()
+}
+
+/// Lines of a script matching `pattern`, trimmed, comments left out.
+pub fn lines_matching(script: &str, pattern: &regex::Regex) -> Vec<String> {
+    script.lines().map(str::trim).filter(|l| !l.starts_with('#') && pattern.is_match(l)).map(str::to_string).collect()
+}
+
+/// At most five names, then how many more.
+pub fn examples(names: &[String]) -> String {
+    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+    if names.len() > shown.len() {
+        format!("{} and {} more", shown.join(", "), names.len() - shown.len())
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// A hit about a hook, located at its template.
+pub fn hook_hit(hook: &HookInfo, message: String, evidence: Vec<String>) -> Hit {
+    Hit { subject: hook.identity.to_string(), location: hook.source.clone(), message, evidence, ..Hit::default() }
+}
+
+/// A static pattern, compiled on first use.
+macro_rules! pattern {
+    ($re:literal) => {{
+        static PATTERN: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new($re).unwrap_or_else(|e| panic!("static pattern {}: {e}", $re)));
+        &*PATTERN
+    }};
+}
+pub(crate) use pattern;

@@ -1,0 +1,227 @@
+//! Flags several subcommands share, and what they turn into: the registry client's options,
+//! the cluster state (a snapshot file or a live context, read-only), Helm's value flags, the
+//! release a chart is rendered as, and an upgrade [`Request`].
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{oci_reference, runtime, CliError};
+use crate::cluster::live::{read, LiveOptions};
+use crate::cluster::snapshot::read_file;
+use crate::cluster::ClusterState;
+use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
+use crate::source::oci::{ClientOptions, CredentialSource};
+use crate::upgrade::values::{UserValues, ValueFlags};
+use crate::upgrade::Request;
+
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Use plain HTTP for the registry (never done silently)
+    #[arg(long)]
+    pub plain_http: bool,
+    /// Registry user name (the password comes from --password-stdin)
+    #[arg(long, requires = "password_stdin", value_name = "USER")]
+    pub username: Option<String>,
+    /// Read the registry password or token from standard input
+    #[arg(long, requires = "username")]
+    pub password_stdin: bool,
+    /// Seconds one registry request may take
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    /// The options once built: standard input can be read only once, and `check` talks to the
+    /// registry several times.
+    #[arg(skip)]
+    pub built: std::sync::OnceLock<ClientOptions>,
+}
+
+impl RegistryArgs {
+    pub fn client_options(&self) -> Result<ClientOptions, CliError> {
+        if let Some(built) = self.built.get() {
+            return Ok(built.clone());
+        }
+        let options = self.build_options()?;
+        Ok(self.built.get_or_init(|| options).clone())
+    }
+
+    fn build_options(&self) -> Result<ClientOptions, CliError> {
+        let credentials = match &self.username {
+            Some(username) => {
+                let mut password = String::new();
+                std::io::stdin()
+                    .take(64 * 1024)
+                    .read_to_string(&mut password)
+                    .map_err(|e| CliError::Io(format!("cannot read the password from standard input: {e}")))?;
+                let password = password.trim_end_matches(['\n', '\r']).to_string();
+                if password.is_empty() {
+                    return Err(CliError::Usage("--password-stdin read an empty password from standard input".into()));
+                }
+                CredentialSource::Given(FoundCredential {
+                    credential: Credential::Password { username: username.clone(), password: Secret::new(password) },
+                    origin: "--username/--password-stdin".into(),
+                })
+            }
+            None => CredentialSource::Stores(CredentialStores::from_env()),
+        };
+        Ok(ClientOptions {
+            plain_http: self.plain_http,
+            timeout: Duration::from_secs(self.timeout),
+            credentials,
+            ..ClientOptions::default()
+        })
+    }
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ClusterArgs {
+    /// Read this snapshot file (kubectl get -o yaml|json output, or `trainer-audit snapshot`)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["context", "kubeconfig"])]
+    pub snapshot: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context; in a pod, the in-cluster config)
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubernetes version to assume when the snapshot does not record one (e.g. 1.33)
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+}
+
+impl ClusterArgs {
+    pub fn state(&self) -> Result<ClusterState, CliError> {
+        let mut state = match &self.snapshot {
+            Some(path) => read_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
+            None => {
+                let options = LiveOptions {
+                    kubeconfig: self.kubeconfig.clone(),
+                    context: self.context.clone(),
+                    namespaces: Vec::new(),
+                    progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+                };
+                runtime()?.block_on(read(&options)).map_err(|e| CliError::Cluster(e.to_string()))?
+            }
+        };
+        if let Some(v) = &self.kube_version {
+            let trimmed = v.trim_start_matches('v');
+            if crate::version::parse_lenient(trimmed).is_none() {
+                return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
+            }
+            state.info.server_version = Some(format!("v{trimmed}"));
+        }
+        Ok(state)
+    }
+}
+
+/// Helm's value flags, shared by every command that renders.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ValuesArgs {
+    /// Values file (repeatable; later files win)
+    #[arg(long = "values", short = 'f', value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Set values (a.b=v,c[0]=x,d={x,y})
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Set values as strings
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// Set values from JSON
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
+    /// Set values from files' contents
+    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    pub set_file: Vec<String>,
+    /// Set one literal string value (no splitting on commas)
+    #[arg(long = "set-literal", value_name = "KEY=VALUE")]
+    pub set_literal: Vec<String>,
+}
+
+impl ValuesArgs {
+    /// The flags read and merged as Helm merges them.
+    pub fn read(&self) -> Result<UserValues, CliError> {
+        let flags = ValueFlags {
+            files: self.files.clone(),
+            set_json: self.set_json.clone(),
+            set: self.set.clone(),
+            set_string: self.set_string.clone(),
+            set_file: self.set_file.clone(),
+            set_literal: self.set_literal.clone(),
+        };
+        Ok(UserValues::read(&flags)?)
+    }
+}
+
+/// Release name and namespace a chart is rendered into for review.
+#[derive(Debug, Args, Clone)]
+pub struct RenderTarget {
+    /// Release name the chart is rendered as
+    #[arg(long, default_value = "kubeflow-trainer")]
+    pub release: String,
+    /// Release namespace
+    #[arg(long, short = 'n', default_value = "kubeflow-system")]
+    pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Target chart version or range (resolved in the repository)
+    #[arg(long, value_name = "V")]
+    pub to: Option<String>,
+    /// Chart repository (default: $TRAINER_AUDIT_REPO or oci://ghcr.io/kubeflow/charts/kubeflow-trainer)
+    #[arg(long, value_name = "oci://REF")]
+    pub repo: Option<String>,
+    /// Target chart as a local .tgz or directory instead of --to
+    #[arg(long, value_name = "PATH", conflicts_with = "to")]
+    pub chart: Option<String>,
+    /// Installed chart version, when the cluster does not tell
+    #[arg(long, value_name = "V")]
+    pub from: Option<String>,
+    /// Installed chart as a local .tgz or directory (default: pulled from the repository)
+    #[arg(long, value_name = "PATH")]
+    pub from_chart: Option<String>,
+    /// Release name (when there are several, or none yet)
+    #[arg(long)]
+    pub release: Option<String>,
+    /// Release namespace
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub values: ValuesArgs,
+    /// More rule files (*.yaml) besides the built-in ones
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+impl UpgradeArgs {
+    /// The upgrade the flags ask for (the repository resolved from --repo, the environment or
+    /// the default; values read).
+    pub fn request(&self) -> Result<Request, CliError> {
+        let repository = if self.chart.is_some() { None } else { Some(oci_reference(self.repo.as_deref(), "check")?.repository_ref()) };
+        Ok(Request {
+            to: self.to.clone(),
+            repository,
+            chart: self.chart.clone(),
+            from: self.from.clone(),
+            from_chart: self.from_chart.clone(),
+            release: self.release.clone(),
+            namespace: self.namespace.clone(),
+            values: self.values.read()?,
+            rules: self.rules.clone(),
+            registry: self.registry.client_options()?,
+            ..Request::default()
+        })
+    }
+
+    /// The upgrade prepared against the cluster.
+    pub fn prepare(&self) -> Result<crate::upgrade::Upgrade, CliError> {
+        let request = self.request()?;
+        let state = self.cluster.state()?;
+        Ok(crate::upgrade::Upgrade::prepare(request, state)?)
+    }
+}

@@ -1,0 +1,334 @@
+//! The upgrade a run audits, in the library: what the user asked for ([`Request`]), prepared
+//! once against the cluster ([`Upgrade::prepare`]: the release, the installed and target
+//! versions, the values the upgrade will use, the rules), then checked one hop at a time over a
+//! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
+//! upgrade gates require). The command line only turns flags into a [`Request`].
+
+pub mod store;
+pub mod target;
+pub mod values;
+
+use std::path::PathBuf;
+
+use serde_json::Value as Json;
+
+use crate::audit::engine::run as run_rules;
+use crate::audit::finding::Finding;
+use crate::audit::gitops::EngineContext;
+use crate::audit::input::CheckInput;
+use crate::audit::rules::{load, Rule};
+use crate::cluster::install::{installed_version, overall, Verdict};
+use crate::cluster::release::Release;
+use crate::cluster::ClusterState;
+use crate::gotmpl::{Map, Value};
+use crate::kube::str_at;
+use crate::plan::{path, step, Plan, StepContext};
+use crate::report::check::CheckReport;
+use crate::source::oci::{ClientOptions, RegistryError};
+use crate::source::pull::PullError;
+use crate::source::reference::{OciRef, ReferenceError};
+use store::{ChartSource, ChartStore, RenderFor};
+use values::{UserValues, ValuesError};
+
+/// Why an upgrade could not be audited.
+#[derive(Debug, thiserror::Error)]
+pub enum UpgradeError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Cluster(String),
+    /// A render failure, worded as Helm words it.
+    #[error("{0}")]
+    Render(String),
+    /// The version or range asked for is not among the chart source's versions.
+    #[error("{0}")]
+    NoVersion(String),
+    #[error("{0}")]
+    Io(String),
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Pull(#[from] PullError),
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Target version or range, resolved in `repository`.
+    pub to: Option<String>,
+    pub repository: Option<OciRef>,
+    /// Target chart as a local `.tgz` or directory instead of `to`.
+    pub chart: Option<String>,
+    /// Installed version, when the cluster does not tell.
+    pub from: Option<String>,
+    /// Installed chart as a local `.tgz` or directory.
+    pub from_chart: Option<String>,
+    pub release: Option<String>,
+    pub namespace: Option<String>,
+    pub values: UserValues,
+    /// More rule files.
+    pub rules: Option<PathBuf>,
+    pub registry: ClientOptions,
+    /// Values a GitOps file hands to Helm: they replace the release's user-supplied values
+    /// (the file is what the engine will apply), and the value flags go on top.
+    pub file_values: Option<Json>,
+    /// The GitOps engine and options the upgrade runs under (instead of the detected method).
+    pub gitops: Option<EngineContext>,
+    /// A directory of chart archives or directories to take versions from instead of pulling
+    /// them from `repository` (which commands still name).
+    pub charts_dir: Option<PathBuf>,
+    /// With no installed version (a GitOps reference just added), review the target as if
+    /// installed: `from` is the target.
+    pub from_target: bool,
+    /// There is no cluster (the state is empty): run only the rules whose kinds do not read it.
+    pub without_cluster: bool,
+}
+
+/// Everything gathered before any check runs.
+pub struct Upgrade {
+    pub state: ClusterState,
+    pub releases: Vec<Release>,
+    pub release_name: String,
+    pub namespace: String,
+    pub from: semver::Version,
+    pub to: semver::Version,
+    pub install: Verdict,
+    /// The values the user passed on this run (printed back in generated commands).
+    pub flags: UserValues,
+    /// The release's user-supplied values merged with the flags (what the upgrade applies).
+    pub user_values: Map,
+    pub rules: Vec<Rule>,
+    pub notes: Vec<String>,
+    request: Request,
+    store: ChartStore,
+}
+
+fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
+    crate::version::parse_lenient(text.trim_start_matches('v'))
+        .ok_or_else(|| UpgradeError::Usage(format!("invalid {what} version {text:?}")))
+}
+
+/// `--from` as a version, or (a GitOps base that names a range) as a range resolved among the
+/// repository's versions the way `--to` is.
+fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, UpgradeError> {
+    match version(text, "--from") {
+        Ok(v) => Ok(v),
+        Err(e) if crate::version::Constraint::parse(text).is_err() => Err(e),
+        Err(_) => target::pick_in(text, &store.versions()?, &store.origin()),
+    }
+}
+
+fn json_to_map(v: &Json) -> Map {
+    match crate::kube::from_serde(v) {
+        Value::Map(m) => m.entries.borrow().clone(),
+        _ => Map::new(),
+    }
+}
+
+impl Upgrade {
+    pub fn prepare(request: Request, state: ClusterState) -> Result<Upgrade, UpgradeError> {
+        let rules = load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
+        let (releases, errors) = state.releases();
+        if let Some(e) = errors.first() {
+            return Err(UpgradeError::Cluster(format!("cannot read the Helm release: {e}")));
+        }
+        let trainer: Vec<&Release> = releases
+            .iter()
+            .filter(|r| r.current.chart_name == "kubeflow-trainer")
+            .filter(|r| request.release.as_deref().is_none_or(|n| n == r.current.name))
+            .filter(|r| request.namespace.as_deref().is_none_or(|n| n == r.current.namespace))
+            .collect();
+        if trainer.len() > 1 {
+            let names: Vec<String> = trainer.iter().map(|r| format!("{}/{}", r.current.namespace, r.current.name)).collect();
+            return Err(UpgradeError::Usage(format!(
+                "several Trainer releases ({}): pick one with --release and --namespace",
+                names.join(", ")
+            )));
+        }
+        let release = trainer.first().copied();
+        let controller_ns = state
+            .of_kind("Deployment")
+            .find(|d| str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
+            .map(|d| str_at(d, &["metadata", "namespace"]).to_string());
+        let release_name = request.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
+        let namespace = request
+            .namespace
+            .clone()
+            .or(release.map(|r| r.current.namespace.clone()))
+            .or(controller_ns)
+            .unwrap_or_else(|| crate::cluster::live::DEFAULT_NAMESPACE.into());
+        let install = overall(&state, &releases);
+        let found = installed_version(&state, &releases);
+        let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
+        let store = match &request.charts_dir {
+            Some(dir) => ChartStore::with_directory(repository, dir.clone()),
+            None => ChartStore::new(repository, request.registry.clone()),
+        };
+        let from = match (&request.from, &found) {
+            (Some(v), _) => Some(installed_from(v, &store)?),
+            (None, Some(found)) => Some(version(&found.version, "installed")?),
+            (None, None) if request.from_target => None,
+            (None, None) => {
+                return Err(UpgradeError::Usage("cannot tell the installed Trainer version from the cluster: pass --from V".into()))
+            }
+        };
+        let mut user_values = match &request.file_values {
+            Some(file) => json_to_map(file),
+            None => release.map(|r| json_to_map(&r.current.config)).unwrap_or_default(),
+        };
+        crate::helm::values::merge_maps(&mut user_values, request.values.merged());
+        let to = target::resolve(&request, &store)?;
+        let from = from.unwrap_or_else(|| to.clone());
+        let flags = if request.values.is_empty() { "" } else { ", then -f/--set" };
+        let mut notes = vec![match &request.file_values {
+            Some(_) => format!("values: the target chart's defaults, then the values the GitOps file hands to Helm{flags}"),
+            None => format!(
+                "values: the target chart's defaults, then the release's user-supplied values{flags}, as helm upgrade --reset-then-reuse-values applies them"
+            ),
+        }];
+        let evidence = match (&request.from, found) {
+            (Some(_), _) => "from --from".to_string(),
+            (None, Some(v)) => v.evidence,
+            (None, None) => "none installed: the target is reviewed as installed".to_string(),
+        };
+        notes.push(format!("installed version {from} ({evidence})"));
+        let flags = request.values.clone();
+        Ok(Upgrade { state, releases, release_name, namespace, from, to, install, flags, user_values, rules, notes, request, store })
+    }
+
+    pub fn release(&self) -> Option<&Release> {
+        self.releases.iter().find(|r| r.current.name == self.release_name && r.current.namespace == self.namespace)
+    }
+
+    pub fn user_values_json(&self) -> Json {
+        crate::kube::to_serde(&Value::map(self.user_values.clone()))
+    }
+
+    /// The repository the upgrade pulls from (None with a local target chart).
+    pub fn repository(&self) -> Option<&OciRef> {
+        self.store.repository()
+    }
+
+    /// The repository as commands name it, or the local target chart.
+    fn repository_text(&self) -> String {
+        self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default()
+    }
+
+    fn render_for(&self) -> RenderFor {
+        RenderFor { release: self.release_name.clone(), namespace: self.namespace.clone(), values: self.user_values.clone() }
+    }
+
+    fn source(&self, version: &semver::Version, installed: bool) -> ChartSource {
+        let local = if installed && *version == self.from {
+            self.request.from_chart.clone()
+        } else if !installed && *version == self.to {
+            self.request.chart.clone()
+        } else {
+            None
+        };
+        local.map(ChartSource::Local).unwrap_or_else(|| ChartSource::Version(version.clone()))
+    }
+
+    /// Findings for one hop `from` → `to`.
+    pub fn hop(&self, from: &semver::Version, to: &semver::Version, notes: &mut Vec<String>) -> Result<Vec<Finding>, UpgradeError> {
+        let render = self.render_for();
+        let installed = match self.store.inventory(&self.source(from, true), &render) {
+            Ok(inv) => Some(inv),
+            Err(e) => {
+                notes.push(format!(
+                    "the installed chart {from} could not be rendered ({e}); checks that compare the two charts were skipped"
+                ));
+                None
+            }
+        };
+        let target = self.store.inventory(&self.source(to, false), &render)?;
+        let input = CheckInput {
+            state: &self.state,
+            release: self.release(),
+            release_name: self.release_name.clone(),
+            namespace: self.namespace.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            installed: installed.as_deref(),
+            target: &target,
+            user_values: self.user_values_json(),
+            install: &self.install,
+            repository: self.repository_text(),
+            gitops: self.request.gitops.as_ref(),
+        };
+        if self.request.without_cluster {
+            let chart_side: Vec<Rule> =
+                self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
+            return Ok(run_rules(&chart_side, &input));
+        }
+        Ok(run_rules(&self.rules, &input))
+    }
+
+    /// The chart of `version` rendered for this upgrade (`installed`: as the installed chart,
+    /// which may be a local `--from-chart`).
+    pub fn inventory(&self, version: &semver::Version, installed: bool) -> Result<std::rc::Rc<crate::inventory::Inventory>, UpgradeError> {
+        self.store.inventory(&self.source(version, installed), &self.render_for())
+    }
+
+    /// The versions from `from` to `to` through every stop the upgrade gates require.
+    pub fn route(&self) -> Result<Vec<semver::Version>, UpgradeError> {
+        let releases: Vec<semver::Version> = self.store.versions()?.iter().filter(|v| !v.prerelease).map(|v| v.parsed.clone()).collect();
+        path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)
+    }
+
+    /// The readiness gate: findings for the direct upgrade to the target.
+    pub fn check(&self) -> Result<CheckReport, UpgradeError> {
+        let mut notes = self.notes.clone();
+        let findings = self.hop(&self.from, &self.to, &mut notes)?;
+        Ok(CheckReport {
+            release: self.release_name.clone(),
+            namespace: self.namespace.clone(),
+            method: self.install.method,
+            from: self.from.to_string(),
+            to: self.to.to_string(),
+            notes,
+            warnings: self.state.warnings.clone(),
+            findings,
+        })
+    }
+
+    /// The stepwise route with each step's findings and commands, and the notes.
+    pub fn plan(&self) -> Result<(Plan, Vec<String>), UpgradeError> {
+        let stops = self.route()?;
+        let repository = self.repository_text();
+        let ctx = StepContext {
+            release: &self.release_name,
+            namespace: &self.namespace,
+            method: self.install.method,
+            repository: &repository,
+            values: &self.flags,
+        };
+        let mut notes = self.notes.clone();
+        let mut steps = Vec::new();
+        let mut current = self.from.clone();
+        for (i, stop) in stops.iter().enumerate() {
+            let findings = self.hop(&current, stop, &mut notes)?;
+            steps.push(step(&ctx, i + 1, &current, stop, findings));
+            current = stop.clone();
+        }
+        if steps.len() > 1 {
+            notes.push(
+                "steps after the first are checked against the cluster as it is now: run `trainer-audit check` again before each".into(),
+            );
+        }
+        let plan = Plan {
+            release: self.release_name.clone(),
+            namespace: self.namespace.clone(),
+            method: self.install.method,
+            from: self.from.to_string(),
+            to: self.to.to_string(),
+            repository,
+            steps,
+        };
+        Ok((plan, notes))
+    }
+}

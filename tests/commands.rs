@@ -1,0 +1,246 @@
+//! Every command the tool prints runs as printed: the `helm upgrade` line carries all the user's
+//! value flags, quoted, with absolute paths (checked by letting bash split it), and every `sh`
+//! block of every scenario's runbook and every command of its plan passes `bash -n` and
+//! `shellcheck`. The scenarios run against the small fixture charts, so no corpus is needed.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use support::{stderr, stdout};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    root().join("tests/fixtures/charts").join(name).to_string_lossy().into_owned()
+}
+
+fn snapshot(name: &str) -> String {
+    root().join("snapshots").join(format!("{name}.yaml")).to_string_lossy().into_owned()
+}
+
+/// `trainer-audit ARGS` run in `cwd` with an isolated home.
+fn run_in(cwd: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TRAINER_AUDIT_CACHE_DIR", home.join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The argv bash makes of a command line (the line's words, one per line).
+fn bash_words(line: &str) -> Vec<String> {
+    let out = Command::new("bash").arg("-c").arg(format!("printf '%s\\n' {line}")).output().unwrap();
+    assert!(out.status.success(), "bash could not run: {line}\n{}", stderr(&out));
+    stdout(&out).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn printed_helm_upgrade_carries_every_value_flag_quoted_and_absolute() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("my values.yaml"), "extra: 1\n").unwrap();
+    std::fs::write(work.path().join("it's.txt"), "note").unwrap();
+    let args = [
+        "plan",
+        "--snapshot",
+        &snapshot("helm-2.2.1"),
+        "--chart",
+        &fixture("upgrade-to"),
+        "--from-chart",
+        &fixture("upgrade-from"),
+        "-f",
+        "my values.yaml",
+        "--set",
+        "a=two words,b=$HOME",
+        "--set-string",
+        "c=007",
+        "--set-json",
+        r#"d={"x":[1,"y z"]}"#,
+        "--set-file",
+        "e=it's.txt",
+        "--set-literal",
+        "f=a,b",
+        "--format",
+        "json",
+    ];
+    let out = run_in(work.path(), home.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let line = plan["plan"]["steps"][0]["upgrade"][0].as_str().unwrap();
+    let dir = std::fs::canonicalize(work.path()).unwrap_or_else(|_| work.path().to_path_buf());
+    let abs = |name: &str| {
+        let given = work.path().join(name);
+        if given.exists() && dir != work.path() {
+            // The tool makes paths absolute without resolving links; accept either spelling.
+            given.to_string_lossy().into_owned()
+        } else {
+            dir.join(name).to_string_lossy().into_owned()
+        }
+    };
+    let words = bash_words(line);
+    let expected: Vec<String> = [
+        "helm",
+        "upgrade",
+        "kubeflow-trainer",
+        &fixture("upgrade-to"),
+        "--version",
+        "2.0.0",
+        "-n",
+        "kubeflow-system",
+        "--reset-then-reuse-values",
+        "-f",
+        &abs("my values.yaml"),
+        "--set-json",
+        r#"d={"x":[1,"y z"]}"#,
+        "--set",
+        "a=two words,b=$HOME",
+        "--set-string",
+        "c=007",
+        "--set-file",
+        &format!("e={}", abs("it's.txt")),
+        "--set-literal",
+        "f=a,b",
+        "--wait",
+        "--timeout",
+        "10m",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(words, expected, "printed: {line}");
+}
+
+/// `sh` blocks of a Markdown text, each as its lines (indentation removed).
+fn sh_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        match (&mut current, trimmed) {
+            (None, "```sh") => current = Some(Vec::new()),
+            (Some(lines), "```") => {
+                blocks.push(lines.join("\n") + "\n");
+                current = None;
+            }
+            (Some(lines), _) => lines.push(trimmed.to_string()),
+            _ => {}
+        }
+    }
+    assert!(current.is_none(), "unclosed sh block");
+    blocks
+}
+
+fn shellcheck() -> Option<PathBuf> {
+    let found = Command::new("shellcheck").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !found {
+        assert!(!support::in_ci(), "shellcheck is required in CI (`cargo xtask test` installs it)");
+        eprintln!("SKIPPED: shellcheck is not installed (run `cargo xtask test`, which installs it)");
+    }
+    found.then(|| PathBuf::from("shellcheck"))
+}
+
+/// `bash -n` and `shellcheck` on one piece of shell.
+fn check_shell(what: &str, script: &str, shellcheck: Option<&Path>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("block.sh");
+    std::fs::write(&file, format!("#!/usr/bin/env bash\n{script}")).unwrap();
+    let out = Command::new("bash").arg("-n").arg(&file).output().unwrap();
+    assert!(out.status.success(), "{what}: bash -n fails:\n{script}\n{}", stderr(&out));
+    if let Some(sc) = shellcheck {
+        let out = Command::new(sc).args(["--shell=bash", "--severity=style"]).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{what}: shellcheck:\n{script}\n{}", stdout(&out));
+    }
+}
+
+/// Every command the runbook and the plan print for one scenario.
+fn commands_of(scenario: &str) {
+    commands_with(scenario, &fixture("upgrade-from"), &fixture("upgrade-to"));
+}
+
+/// The same against the real charts: the scenario's installed version to 2.3.0.
+fn commands_with_corpus(scenario: &str, installed: &str) {
+    let corpus = support::corpus();
+    let chart = |v: &str| corpus.join(format!("charts/kubeflow-trainer-{v}.tgz")).to_string_lossy().into_owned();
+    commands_with(scenario, &chart(installed), &chart("2.3.0"));
+}
+
+fn commands_with(scenario: &str, from: &str, to: &str) {
+    let shellcheck = shellcheck();
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = ["--snapshot", &snapshot(scenario), "--chart", to, "--from-chart", from];
+    let runbook: Vec<&str> = ["runbook"].into_iter().chain(base.iter().copied()).collect();
+    let out = run_in(work.path(), home.path(), &runbook);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let book = stdout(&out);
+    let blocks = sh_blocks(&book);
+    assert!(blocks.len() >= 3, "{book}");
+    for (i, block) in blocks.iter().enumerate() {
+        check_shell(&format!("{scenario} runbook block {i}"), block, shellcheck.as_deref());
+    }
+    let plan: Vec<&str> = ["plan", "--format", "json"].into_iter().chain(base.iter().copied()).collect();
+    let out = run_in(work.path(), home.path(), &plan);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for step in plan["plan"]["steps"].as_array().unwrap() {
+        let mut commands: Vec<&str> = Vec::new();
+        for key in ["upgrade", "verify"] {
+            commands.extend(step[key].as_array().unwrap().iter().map(|c| c.as_str().unwrap()));
+        }
+        for f in step["preconditions"].as_array().unwrap() {
+            commands.extend(f["commands"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap()));
+        }
+        for c in commands {
+            assert!(!c.contains('\n') || c.lines().count() == 1, "one command per entry: {c}");
+            check_shell(&format!("{scenario} plan command"), &format!("{c}\n"), shellcheck.as_deref());
+        }
+    }
+}
+
+macro_rules! scenario_commands {
+    ($($test:ident: $name:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                commands_of($name);
+            }
+        )*
+    };
+}
+
+scenario_commands! {
+    commands_of_helm_2_2_1: "helm-2.2.1";
+    commands_of_helm_2_1_0: "helm-2.1.0";
+    commands_of_kustomize_2_2_0: "kustomize-2.2.0";
+    commands_of_helm_2_3_0: "helm-2.3.0";
+    commands_of_argocd_2_2_1: "argocd-2.2.1";
+}
+
+macro_rules! corpus_commands {
+    ($($test:ident: $name:literal, $installed:literal;)*) => {
+        $(
+            #[test]
+            #[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+            fn $test() {
+                commands_with_corpus($name, $installed);
+            }
+        )*
+    };
+}
+
+corpus_commands! {
+    corpus_commands_of_helm_2_2_1: "helm-2.2.1", "2.2.1";
+    corpus_commands_of_helm_2_1_0: "helm-2.1.0", "2.1.0";
+    corpus_commands_of_kustomize_2_2_0: "kustomize-2.2.0", "2.2.0";
+    corpus_commands_of_helm_2_3_0: "helm-2.3.0", "2.3.0";
+    corpus_commands_of_argocd_2_2_1: "argocd-2.2.1", "2.2.1";
+}

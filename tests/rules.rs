@@ -1,0 +1,136 @@
+//! Every rule beside its fixture (ruff's layout): `tests/rules/<ID>/case.txt` names a command
+//! line where the rule fires and one where it must stay quiet, run in that directory against
+//! its tiny cluster snapshots and the small charts in `tests/rules/charts/` (2.2.0, 2.3.0,
+//! 2.4.0 stand-ins of the Trainer chart). The findings the rule yields are pinned by one insta
+//! snapshot per rule; `explain` must know the rule. No corpus needed.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use support::{stderr, stdout};
+
+fn rules_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rules")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    let home = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TRAINER_AUDIT_CACHE_DIR", home.path().join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The findings of rule `id` from one `case.txt` command line (run with `--format json`).
+fn findings(id: &str, line: &str) -> Vec<serde_json::Value> {
+    let dir = rules_dir().join(id);
+    let mut args: Vec<&str> = line.split_whitespace().collect();
+    args.extend(["--format", "json"]);
+    let out = run_in(&dir, &args);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{id}: `{line}` failed:\n{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{id}: {e}\n{}", stdout(&out)));
+    report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == id).cloned().collect()
+}
+
+/// The `fires:` and `quiet:` command lines of a rule's `case.txt` (one or more of each: a rule
+/// whose kind raises the severity has a case per severity, and a correction that narrows a rule
+/// adds the case it no longer reports).
+fn case(id: &str) -> (Vec<String>, Vec<String>) {
+    let path = rules_dir().join(id).join("case.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("rule {id} has no fixture: write {}", path.display()));
+    let all = |key: &str| text.lines().filter_map(|l| l.strip_prefix(key)).map(|s| s.trim().to_string()).collect::<Vec<_>>();
+    let (fires, quiet) = (all("fires:"), all("quiet:"));
+    assert!(!fires.is_empty(), "{id}: case.txt has no `fires:` line");
+    assert!(!quiet.is_empty(), "{id}: case.txt has no `quiet:` line");
+    (fires, quiet)
+}
+
+/// One rule: it fires on each `fires:` case (findings pinned: the first as `<ID>`, the others as
+/// `<ID>-2`, `<ID>-3`, …) and stays quiet on each `quiet:` case.
+fn rule_case(id: &str) {
+    let (fires, quiet) = case(id);
+    for (i, fires) in fires.iter().enumerate() {
+        let found = findings(id, fires);
+        assert!(!found.is_empty(), "{id} does not fire on `{fires}`");
+        let text = serde_json::to_string_pretty(&found).unwrap().replace(&*rules_dir().to_string_lossy(), "$RULES");
+        let name = if i == 0 { id.to_string() } else { format!("{id}-{}", i + 1) };
+        insta::assert_snapshot!(name, text);
+    }
+    for quiet in &quiet {
+        let quiet_found = findings(id, quiet);
+        assert!(quiet_found.is_empty(), "{id} fires on its quiet case `{quiet}`: {quiet_found:?}");
+    }
+    let explain = run_in(&rules_dir(), &["explain", id]);
+    assert!(explain.status.success() && stdout(&explain).starts_with(id), "explain {id}: {}", stderr(&explain));
+}
+
+macro_rules! rule_tests {
+    ($($test:ident: $id:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                rule_case($id);
+            }
+        )*
+
+        /// Every loaded rule has a test here (and so a fixture).
+        #[test]
+        fn every_rule_has_a_fixture() {
+            let tested = [$($id),*];
+            let out = run_in(&rules_dir(), &["rules", "--format", "json"]);
+            let rules: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
+            for rule in &rules {
+                let id = rule["id"].as_str().unwrap();
+                assert!(tested.contains(&id), "rule {id} has no fixture test: add tests/rules/{id}/case.txt and a line to rule_tests!");
+            }
+        }
+    };
+}
+
+rule_tests! {
+    gate_001: "TA-GATE-001";
+    k8s_001: "TA-K8S-001";
+    rel_001: "TA-REL-001";
+    rel_002: "TA-REL-002";
+    own_001: "TA-OWN-001";
+    own_002: "TA-OWN-002";
+    imm_001: "TA-IMM-001";
+    fld_001: "TA-FLD-001";
+    crd_001: "TA-CRD-001";
+    crd_002: "TA-CRD-002";
+    crd_010: "TA-CRD-010";
+    crd_011: "TA-CRD-011";
+    rt_001: "TA-RT-001";
+    rt_002: "TA-RT-002";
+    rt_003: "TA-RT-003";
+    rt_004: "TA-RT-004";
+    hook_001: "TA-HOOK-001";
+    hook_002: "TA-HOOK-002";
+    hook_003: "TA-HOOK-003";
+    hook_004: "TA-HOOK-004";
+    hook_005: "TA-HOOK-005";
+    hook_006: "TA-HOOK-006";
+    hook_007: "TA-HOOK-007";
+    hook_008: "TA-HOOK-008";
+    hook_009: "TA-HOOK-009";
+    hook_101: "TA-HOOK-101";
+    hook_102: "TA-HOOK-102";
+    hook_103: "TA-HOOK-103";
+    hook_104: "TA-HOOK-104";
+    val_001: "TA-VAL-001";
+    cfg_001: "TA-CFG-001";
+    leg_001: "TA-LEG-001";
+    leg_002: "TA-LEG-002";
+    git_001: "TA-GIT-001";
+    git_002: "TA-GIT-002";
+    git_003: "TA-GIT-003";
+    git_004: "TA-GIT-004";
+}

@@ -1,0 +1,194 @@
+//! `cargo xtask controlplane`: builds the tests' control plane — etcd, kube-apiserver, kubectl and
+//! the helm CLI — from the Go module in `tests/controlplane/` once, and caches the binaries under
+//! `target/controlplane/<key>/bin/`. The key hashes everything that decides the bytes (go.mod,
+//! go.sum, the module's own Go files, the link flags, `go version`), so a changed pin rebuilds and
+//! an unchanged one costs nothing. Go's own module and build caches are used as they are, so a
+//! rebuild after a key change compiles only what changed.
+//!
+//! `target/controlplane/current` names the bin directory of the last successful build: the tests'
+//! harness (`testkit::controlplane`) reads it when `TRAINER_AUDIT_CONTROLPLANE_BIN` is unset, so a
+//! plain `cargo test` after one `cargo xtask controlplane` finds the binaries.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+/// Environment variable through which `cargo xtask test` hands the bin directory to the tests.
+pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
+
+/// The binaries and the package each is built from. `go build` without `-ldflags -X` leaves
+/// kube-apiserver at `v0.0.0-master` and Helm at `v4.2`, which breaks every version comparison
+/// (ours and a chart's `kubeVersion`), hence the flags below.
+const BINARIES: [(&str, &str); 4] = [
+    ("etcd", "./cmd/etcd"),
+    ("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
+    ("kubectl", "k8s.io/kubernetes/cmd/kubectl"),
+    ("helm", "helm.sh/helm/v4/cmd/helm"),
+];
+
+const KUBE_VERSION: (&str, &str, &str) = ("v1.36.1", "1", "36");
+const HELM_VERSION: &str = "v4.2.3";
+
+fn ldflags() -> String {
+    let (git, major, minor) = KUBE_VERSION;
+    let mut flags = vec!["-s".to_string(), "-w".to_string()];
+    for pkg in ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"] {
+        for (var, value) in [("gitVersion", git), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean")] {
+            flags.push(format!("-X {pkg}.{var}={value}"));
+        }
+    }
+    flags.push(format!("-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}"));
+    flags.join(" ")
+}
+
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::canonicalize(&root).unwrap_or(root)
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"))
+}
+
+fn module_dir() -> PathBuf {
+    workspace_root().join("tests/controlplane")
+}
+
+/// `cargo xtask controlplane [--force]`.
+pub fn run(args: &[String]) -> Result<()> {
+    let force = match args {
+        [] => false,
+        [flag] if flag == "--force" => true,
+        other => bail!("cargo xtask controlplane: unexpected arguments {other:?} (only --force)"),
+    };
+    let bin = ensure(force)?;
+    println!("{}", bin.display());
+    Ok(())
+}
+
+/// Whether a Go toolchain is on PATH (the tests then skip the control-plane cases outside CI).
+pub fn go_available() -> bool {
+    Command::new("go").arg("version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// Builds (or reuses) the binaries and returns their directory.
+pub fn ensure(force: bool) -> Result<PathBuf> {
+    let module = module_dir();
+    let go_version = go_output(&module, &["version"])
+        .context("the control plane is built with Go, and `go version` failed: install Go (tests/controlplane/go.mod names the version)")?;
+    let flags = ldflags();
+    let key = cache_key(&module, &flags, &go_version)?;
+    let root = target_dir().join("controlplane");
+    let dir = root.join(&key);
+    let bin = dir.join("bin");
+    if !force && bin.join(".complete").is_file() && BINARIES.iter().all(|(name, _)| bin.join(name).is_file()) {
+        eprintln!("xtask: control plane binaries up to date ({})", bin.display());
+        record_current(&root, &bin)?;
+        return Ok(bin);
+    }
+    // Build into a scratch directory and rename it into place: an interrupted build leaves no bin
+    // directory that looks complete.
+    let partial = dir.join("bin.partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).with_context(|| format!("creating {}", partial.display()))?;
+    let started = Instant::now();
+    for (name, package) in BINARIES {
+        let step = Instant::now();
+        eprintln!("xtask: building {name} ({package}) with {}", go_version.trim());
+        let output = Command::new("go")
+            .current_dir(&module)
+            .args(["build", "-trimpath", "-ldflags", &flags, "-o"])
+            .arg(partial.join(name))
+            .arg(package)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running `go build` for {name}"))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+            bail!("building {name} from {package} in {} failed ({}):\n{}", module.display(), output.status, tail.join("\n"));
+        }
+        eprintln!("xtask: built {name} in {:.1} s", step.elapsed().as_secs_f64());
+    }
+    check_versions(&partial)?;
+    std::fs::write(partial.join(".complete"), format!("{key}\n{flags}\n{}", go_version.trim()))?;
+    let _ = std::fs::remove_dir_all(&bin);
+    std::fs::rename(&partial, &bin).with_context(|| format!("moving {} to {}", partial.display(), bin.display()))?;
+    eprintln!("xtask: control plane built in {:.1} s ({})", started.elapsed().as_secs_f64(), bin.display());
+    record_current(&root, &bin)?;
+    Ok(bin)
+}
+
+fn record_current(root: &Path, bin: &Path) -> Result<()> {
+    let absolute = std::fs::canonicalize(bin).with_context(|| format!("resolving {}", bin.display()))?;
+    std::fs::write(root.join("current"), format!("{}\n", absolute.display())).context("writing target/controlplane/current")?;
+    Ok(())
+}
+
+/// The binaries must report the pinned versions: a missing `-X` (a renamed variable upstream)
+/// would otherwise surface much later as a confusing version mismatch inside a test.
+fn check_versions(bin: &Path) -> Result<()> {
+    let (git, _, _) = KUBE_VERSION;
+    let checks: [(&str, &[&str], String); 4] = [
+        ("kube-apiserver", &["--version"], format!("Kubernetes {git}")),
+        ("kubectl", &["version", "--client"], format!("Client Version: {git}")),
+        ("helm", &["version", "--template", "{{.Version}}"], HELM_VERSION.to_string()),
+        ("etcd", &["--version"], "etcd Version: 3.".to_string()),
+    ];
+    for (name, args, expected) in checks {
+        let output = Command::new(bin.join(name)).args(args).output().with_context(|| format!("running the built {name}"))?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() || !text.contains(&expected) {
+            bail!(
+                "the built {name} reports {:?}, expected it to contain {expected:?} (check the -X flags in xtask/src/controlplane.rs)",
+                text.trim()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn go_output(module: &Path, args: &[&str]) -> Result<String> {
+    let output = Command::new("go").current_dir(module).args(args).stdin(Stdio::null()).output()?;
+    if !output.status.success() {
+        bail!("`go {}` failed: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Hash of the inputs that decide the binaries' bytes: go.mod, go.sum, every file of the module
+/// that is not a build output, the link flags and the toolchain.
+fn cache_key(module: &Path, flags: &str, go_version: &str) -> Result<String> {
+    let mut files = Vec::new();
+    collect_files(module, module, &mut files)?;
+    files.sort();
+    let mut hasher = Sha256::new();
+    for rel in &files {
+        let bytes = std::fs::read(module.join(rel)).with_context(|| format!("reading {}", module.join(rel).display()))?;
+        hasher.update(rel.as_bytes());
+        hasher.update([0]);
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    hasher.update(flags.as_bytes());
+    hasher.update([0]);
+    hasher.update(go_version.trim().as_bytes());
+    Ok(hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect_files(root, &path, out)?;
+        } else {
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
