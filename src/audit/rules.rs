@@ -174,6 +174,7 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
 
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name); ids must be unique.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
+    super::compat::embedded().map_err(RuleError)?;
     let mut rules = Vec::new();
     for (name, text) in EMBEDDED {
         rules.extend(parse_rules(name, text)?);

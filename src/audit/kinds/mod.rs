@@ -96,6 +96,11 @@ pub trait Check: std::fmt::Debug + Send + Sync {
     fn gate(&self) -> Option<&crate::version::Constraint> {
         None
     }
+
+    /// The `rules/compat.yaml` tables the kind reads (`explain` prints their rows).
+    fn compat(&self) -> &'static [crate::audit::compat::Table] {
+        &[]
+    }
 }
 
 /// A kind that reads one chart and nothing else: it runs the same in a chart review and, on the
