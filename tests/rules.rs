@@ -129,6 +129,8 @@ rule_tests! {
     cfg_001: "TA-CFG-001";
     leg_001: "TA-LEG-001";
     leg_002: "TA-LEG-002";
+    nb_001: "TA-NB-001";
+    nb_002: "TA-NB-002";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -25,6 +25,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
     ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
     ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
+    ("rules/neighbours.yaml", include_str!("../../rules/neighbours.yaml")),
 ];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

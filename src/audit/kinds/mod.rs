@@ -13,6 +13,7 @@ mod crds_not_applied;
 mod feature_gates;
 mod field_removed;
 mod finalizer;
+mod gang_scheduler;
 mod hook_argocd_unsupported;
 mod hook_delete_event;
 mod hook_deletes;
@@ -25,6 +26,7 @@ mod hook_unbounded;
 mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
+mod kueue_compat;
 mod label_bypass;
 mod ownership;
 mod release_stuck;
@@ -187,6 +189,22 @@ pub const KINDS: &[KindSpec] = &[
         "runtime-drift",
         runtime_drift,
         "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
+    ),
+    kind!(
+        "kueue-compat",
+        kueue_compat,
+        "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
+        variants: ["stale-crd", "untested"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "gang-scheduler",
+        gang_scheduler,
+        "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
+        variants: ["no-scheduler"],
+        reviews: false,
+        typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
