@@ -340,3 +340,39 @@ fn rules_list_explain_and_bad_rule_files() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("mine.yaml") && stderr(&out).contains("line 3"), "{}", stderr(&out));
 }
+
+/// Kueue 0.17 (built for Trainer 2.2) beside Trainer 2.1: upgrading to 2.2.1 leaves the 2.1
+/// TrainJob CRD (2.2 ships it in `crds/`, which Helm never upgrades), so Kueue's runtimePatches
+/// are pruned and TrainJobs stay suspended; the coscheduling runtime has no scheduler-plugins.
+/// Upgrading to 2.3.0 replaces the CRD; no source says Kueue 0.17 works with 2.3 (info).
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn check_neighbours_2_1_0() {
+    let corpus = support::corpus();
+    let home = tempfile::tempdir().unwrap();
+    let (s, from) = (snapshot("neighbours-2.1.0"), chart(&corpus, "2.1.0"));
+    let findings = |to: &str| {
+        let to = chart(&corpus, to);
+        let out = run(home.path(), &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["id"].as_str().unwrap().starts_with("TA-NB-"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let to_22 = findings("2.2.1");
+    let kueue = to_22.iter().find(|f| f["id"] == "TA-NB-001").expect("TA-NB-001 on 2.2.1");
+    assert_eq!(kueue["severity"], "error");
+    assert!(kueue["message"].as_str().unwrap().contains("writes spec.runtimePatches"), "{kueue}");
+    assert!(kueue["evidence"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().contains("kubernetes-sigs/kueue#11931")), "{kueue}");
+    let gang = to_22.iter().find(|f| f["id"] == "TA-NB-002").expect("TA-NB-002");
+    assert_eq!(gang["subject"], "ClusterTrainingRuntime/torch-gang");
+    let to_23 = findings("2.3.0");
+    let kueue = to_23.iter().find(|f| f["id"] == "TA-NB-001").expect("TA-NB-001 on 2.3.0");
+    assert_eq!(kueue["severity"], "info", "{kueue}");
+    insta::assert_snapshot!("check_neighbours_2_1_0", serde_json::to_string_pretty(&to_22).unwrap());
+}
