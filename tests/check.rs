@@ -369,6 +369,8 @@ fn check_neighbours_2_1_0() {
     assert_eq!(kueue["severity"], "error");
     assert!(kueue["message"].as_str().unwrap().contains("writes spec.runtimePatches"), "{kueue}");
     assert!(kueue["evidence"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().contains("kubernetes-sigs/kueue#11931")), "{kueue}");
+    let queues: Vec<&str> = to_22.iter().filter(|f| f["id"] == "TA-NB-003").map(|f| f["subject"].as_str().unwrap()).collect();
+    assert_eq!(queues, ["LocalQueue/team-001/team-queue"], "team-000 has its LocalQueue");
     let gang = to_22.iter().find(|f| f["id"] == "TA-NB-002").expect("TA-NB-002");
     assert_eq!(gang["subject"], "ClusterTrainingRuntime/torch-gang");
     let to_23 = findings("2.3.0");

@@ -131,6 +131,7 @@ rule_tests! {
     leg_002: "TA-LEG-002";
     nb_001: "TA-NB-001";
     nb_002: "TA-NB-002";
+    nb_003: "TA-NB-003";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -305,6 +305,13 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
             for o in objects.iter_mut().filter(|o| o["metadata"]["name"] == "trainjobs.trainer.kubeflow.org") {
                 o["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema.clone();
             }
+            // Queued through Kueue: team-000 has the LocalQueue, team-001 does not.
+            for o in objects
+                .iter_mut()
+                .filter(|o| o["kind"] == "TrainJob" && (o["metadata"]["name"] == "job-00000" || o["metadata"]["name"] == "job-00001"))
+            {
+                o["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-queue"});
+            }
             objects.extend(neighbours_2_1_0());
             objects
         }

@@ -27,6 +27,7 @@ mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
 mod kueue_compat;
+mod kueue_queue;
 mod label_bypass;
 mod ownership;
 mod release_stuck;
@@ -195,6 +196,14 @@ pub const KINDS: &[KindSpec] = &[
         kueue_compat,
         "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
         variants: ["stale-crd", "untested"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kueue-queue",
+        kueue_queue,
+        "TrainJobs name a Kueue queue, but Kueue or that LocalQueue is missing",
+        variants: ["no-queue"],
         reviews: false,
         typed
     ),
