@@ -350,6 +350,18 @@ pub fn legacy_job(kind: &str, namespace: &str, name: &str, state: &str) -> Json 
         "status": {"conditions": [{"type": "Created", "status": "True"}, {"type": state, "status": "True"}]}})
 }
 
+/// `count` Training Operator v1 jobs over `namespaces` namespaces (`team-000`…), a mix of
+/// kinds, every fourth running (for the benchmarks).
+pub fn legacy_jobs(count: usize, namespaces: usize) -> Vec<Json> {
+    const KINDS: &[&str] = &["PyTorchJob", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "JAXJob"];
+    (0..count)
+        .map(|i| {
+            let state = if i % 4 == 0 { "Running" } else { "Succeeded" };
+            legacy_job(KINDS[i % KINDS.len()], &format!("team-{:03}", i % namespaces.max(1)), &format!("legacy-{i:05}"), state)
+        })
+        .collect()
+}
+
 /// Kueue 0.17.0 with a LocalQueue, a coscheduling ClusterTrainingRuntime (scheduler-plugins is
 /// absent), the Training Operator and its jobs: team-000 and team-001 run both kinds of job,
 /// legacy-lab only legacy jobs, archive has only finished ones.
