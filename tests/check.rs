@@ -378,3 +378,28 @@ fn check_neighbours_2_1_0() {
     assert_eq!(kueue["severity"], "info", "{kueue}");
     insta::assert_snapshot!("check_neighbours_2_1_0", serde_json::to_string_pretty(&to_22).unwrap());
 }
+
+/// LWS missing with the data cache on: Helm 2.2.1 → 2.3.0 with `dataCache.enabled=true`; the
+/// LWS CRD is in the bundled subchart's `crds/`, which `helm upgrade` never creates. Setting
+/// `dataCache.lws.install=false` does not drop the subchart (info).
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn check_data_cache_without_lws() {
+    let corpus = support::corpus();
+    let out = check(
+        &corpus,
+        "helm-2.2.1",
+        "2.2.1",
+        &["--set", "dataCache.enabled=true", "--set", "dataCache.lws.install=false", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let nb: Vec<&serde_json::Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == "TA-NB-004").collect();
+    assert_eq!(nb.len(), 2, "{nb:?}");
+    assert_eq!(nb[0]["severity"], "error");
+    assert!(nb[0]["message"].as_str().unwrap().contains("charts/lws/crds/"), "{}", nb[0]);
+    assert!(nb[0]["fix"].as_str().unwrap().contains("--version 0.8.0"), "the LWS the 2.3 chart bundles: {}", nb[0]);
+    assert_eq!((nb[1]["severity"].as_str(), nb[1]["subject"].as_str()), (Some("info"), Some("values dataCache.lws.install")));
+    let quiet = check(&corpus, "helm-2.2.1", "2.2.1", &["--format", "json"]);
+    assert!(!stdout(&quiet).contains("TA-NB-004"));
+}

@@ -10,6 +10,7 @@ mod crd_keep;
 mod crd_present;
 mod crd_size;
 mod crds_not_applied;
+mod data_cache_lws;
 mod feature_gates;
 mod field_removed;
 mod finalizer;
@@ -204,6 +205,14 @@ pub const KINDS: &[KindSpec] = &[
         kueue_queue,
         "TrainJobs name a Kueue queue, but Kueue or that LocalQueue is missing",
         variants: ["no-queue"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "data-cache-lws",
+        data_cache_lws,
+        "dataCache.enabled without LeaderWorkerSet after the upgrade, and the ignored dataCache.lws.install",
+        variants: ["install-ignored"],
         reviews: false,
         typed
     ),
