@@ -83,7 +83,7 @@ pub const COMPONENTS: &[Component] = &[
         deployments: &["scheduler-plugins-scheduler", "scheduler-plugins-controller"],
         label: None,
         charts: &["scheduler-plugins"],
-        source: "kubernetes-sigs/scheduler-plugins@v0.34.7 manifests/install/charts/as-a-second-scheduler/values.yaml (scheduler-plugins-scheduler, scheduler-plugins-controller, registry.k8s.io/scheduler-plugins/kube-scheduler and /controller), Chart.yaml (name scheduler-plugins)",
+        source: "kubernetes-sigs/scheduler-plugins manifests/install/charts/as-a-second-scheduler/values.yaml (scheduler.name scheduler-plugins-scheduler, controller.name scheduler-plugins-controller, images registry.k8s.io/scheduler-plugins/kube-scheduler and /controller, read at the chart for v0.35.7 images), templates/crds/podgroup.yaml",
     },
     Component {
         id: VOLCANO,
@@ -91,9 +91,9 @@ pub const COMPONENTS: &[Component] = &[
         crds: &["podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"],
         images: &["volcanosh/vc-scheduler", "volcanosh/vc-controller-manager", "volcanosh/vc-webhook-manager"],
         deployments: &["volcano-scheduler", "volcano-controllers", "volcano-admission"],
-        label: None,
+        label: Some(("app", "volcano-scheduler")),
         charts: &["volcano"],
-        source: "volcano-sh/volcano@v1.15.1 installer/volcano-development.yaml (volcano-system: volcano-scheduler, volcano-controllers, volcano-admission; docker.io/volcanosh/vc-*), installer/helm/chart/volcano/Chart.yaml (name volcano)",
+        source: "volcano-sh/volcano installer/helm/chart/volcano/templates/scheduler.yaml (Deployment <release>-scheduler labelled app: volcano-scheduler), crd/bases/scheduling.volcano.sh_podgroups.yaml, values.yaml (docker.io volcanosh/vc-scheduler, vc-controller-manager, vc-webhook-manager)",
     },
     Component {
         id: TRAINING_OPERATOR,
@@ -422,7 +422,7 @@ mod tests {
         assert!(get(CERT_MANAGER).present && !get(VOLCANO).present && get(VOLCANO).evidence.is_empty());
         assert_eq!(get(TRAINING_OPERATOR).version.as_deref(), Some(">= 1.9"));
         assert!(get(TRAINING_OPERATOR).present && get(TRAINING_OPERATOR).semver().is_none());
-        assert_eq!(find(&state, "nope").present, false);
+        assert!(!find(&state, "nope").present);
     }
 
     #[test]
