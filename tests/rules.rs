@@ -133,6 +133,7 @@ rule_tests! {
     nb_002: "TA-NB-002";
     nb_003: "TA-NB-003";
     nb_004: "TA-NB-004";
+    nb_005: "TA-NB-005";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -6,6 +6,7 @@
 //! between whatever two CRD schemas), so rules stay data.
 
 mod adopt_refused;
+mod configmap_quota;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
@@ -216,6 +217,7 @@ pub const KINDS: &[KindSpec] = &[
         reviews: false,
         typed
     ),
+    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
     kind!(
         "gang-scheduler",
         gang_scheduler,
