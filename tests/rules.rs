@@ -129,6 +129,11 @@ rule_tests! {
     cfg_001: "TA-CFG-001";
     leg_001: "TA-LEG-001";
     leg_002: "TA-LEG-002";
+    nb_001: "TA-NB-001";
+    nb_002: "TA-NB-002";
+    nb_003: "TA-NB-003";
+    nb_004: "TA-NB-004";
+    nb_005: "TA-NB-005";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -25,6 +25,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
     ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
     ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
+    ("rules/neighbours.yaml", include_str!("../../rules/neighbours.yaml")),
 ];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -238,6 +239,7 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
 
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name); ids must be unique.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
+    super::compat::embedded().map_err(RuleError)?;
     let mut rules = Vec::new();
     for (name, text) in EMBEDDED {
         rules.extend(parse_rules(name, text)?);

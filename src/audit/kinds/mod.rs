@@ -6,13 +6,16 @@
 //! between whatever two CRD schemas), so rules stay data.
 
 mod adopt_refused;
+mod configmap_quota;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
 mod crds_not_applied;
+mod data_cache_lws;
 mod feature_gates;
 mod field_removed;
 mod finalizer;
+mod gang_scheduler;
 mod hook_argocd_unsupported;
 mod hook_delete_event;
 mod hook_deletes;
@@ -25,6 +28,8 @@ mod hook_unbounded;
 mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
+mod kueue_compat;
+mod kueue_queue;
 mod label_bypass;
 mod ownership;
 mod release_stuck;
@@ -99,6 +104,11 @@ pub trait Check: std::fmt::Debug + Send + Sync {
     /// For `upgrade-gate`: the versions every upgrade across the rule's range lands on first.
     fn gate(&self) -> Option<&crate::version::Constraint> {
         None
+    }
+
+    /// The `rules/compat.yaml` tables the kind reads (`explain` prints their rows).
+    fn compat(&self) -> &'static [crate::audit::compat::Table] {
+        &[]
     }
 
     /// Whether its hits depend on the cluster (read, or unknown without one); a GitOps review
@@ -182,6 +192,39 @@ pub const KINDS: &[KindSpec] = &[
         "runtime-drift",
         runtime_drift,
         "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
+    ),
+    kind!(
+        "kueue-compat",
+        kueue_compat,
+        "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
+        variants: ["stale-crd", "untested"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kueue-queue",
+        kueue_queue,
+        "TrainJobs name a Kueue queue, but Kueue or that LocalQueue is missing",
+        variants: ["no-queue"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "data-cache-lws",
+        data_cache_lws,
+        "dataCache.enabled without LeaderWorkerSet after the upgrade, and the ignored dataCache.lws.install",
+        variants: ["install-ignored"],
+        reviews: false,
+        typed
+    ),
+    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
+    kind!(
+        "gang-scheduler",
+        gang_scheduler,
+        "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
+        variants: ["no-scheduler"],
+        reviews: false,
+        typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
