@@ -36,6 +36,9 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
+    /// Helm flags needed to reach that repository, each with a leading space (` --plain-http`):
+    /// every printed command that names the repository carries them.
+    pub registry_flags: String,
 }
 
 impl CheckInput<'_> {

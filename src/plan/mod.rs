@@ -69,13 +69,16 @@ pub struct StepContext<'a> {
     pub namespace: &'a str,
     pub method: Method,
     pub repository: &'a str,
+    /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
+    pub registry_flags: &'a str,
     pub values: &'a crate::upgrade::values::UserValues,
 }
 
 /// The step's commands for this deployment method.
 pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
     let q = crate::shell::quote;
-    let (release, ns, repo, version) = (q(ctx.release), q(ctx.namespace), q(ctx.repository), q(&to.to_string()));
+    let (release, ns, version) = (q(ctx.release), q(ctx.namespace), q(&to.to_string()));
+    let repo = format!("{}{}", q(ctx.repository), ctx.registry_flags);
     let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
     let take = if adopt { " --take-ownership" } else { "" };
     let values = ctx.values.shell_flags();
@@ -148,5 +151,25 @@ mod tests {
         assert_eq!(path(&rules, &v("2.3.0"), &v("2.4.0"), &available).unwrap(), [v("2.4.0")]);
         assert_eq!(path(&rules, &v("2.2.1"), &v("2.3.1"), &available).unwrap(), [v("2.3.1")]);
         assert!(path(&rules, &v("2.1.0"), &v("2.4.0"), &[v("2.4.0")]).unwrap_err().contains("~2.3"));
+    }
+
+    #[test]
+    fn helm_commands_reach_the_repository_with_its_flags() {
+        let values = crate::upgrade::values::UserValues::default();
+        let mut ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Helm,
+            repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
+            registry_flags: " --plain-http",
+            values: &values,
+        };
+        let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
+        assert_eq!(
+            s.upgrade,
+            ["helm upgrade kubeflow-trainer oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer --plain-http --version 2.3.1 -n kubeflow-system --reset-then-reuse-values --wait --timeout 10m"]
+        );
+        ctx.method = Method::Kubectl;
+        assert!(step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), Vec::new()).upgrade[0].contains("kubeflow-trainer --plain-http --version 2.3.0"));
     }
 }

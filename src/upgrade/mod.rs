@@ -180,6 +180,16 @@ impl Upgrade {
         self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default()
     }
 
+    /// Helm flags a printed command needs to reach the repository as this run reached it
+    /// (` --plain-http`), each with a leading space; empty for a local chart.
+    fn registry_flags(&self) -> String {
+        if self.repository().is_some() && self.request.registry.plain_http {
+            " --plain-http".into()
+        } else {
+            String::new()
+        }
+    }
+
     fn render_for(&self) -> RenderFor {
         RenderFor { release: self.release_name.clone(), namespace: self.namespace.clone(), values: self.user_values.clone() }
     }
@@ -220,6 +230,7 @@ impl Upgrade {
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
+            registry_flags: self.registry_flags(),
         };
         Ok(run_rules(&self.rules, &input))
     }
@@ -245,11 +256,13 @@ impl Upgrade {
         let releases: Vec<semver::Version> = self.store.versions()?.iter().filter(|v| !v.prerelease).map(|v| v.parsed.clone()).collect();
         let stops = path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)?;
         let repository = self.repository_text();
+        let registry_flags = self.registry_flags();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
             method: self.install.method,
             repository: &repository,
+            registry_flags: &registry_flags,
             values: &self.flags,
         };
         let mut notes = self.notes.clone();
