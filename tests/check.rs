@@ -184,6 +184,28 @@ fn plan_and_runbook_for_helm_2_2_1() {
     insta::assert_snapshot!("runbook_helm_2_2_1", portable(&book, &corpus));
 }
 
+/// A kustomize install has no Helm release: its runbook's backup block saves no release values
+/// or history (`helm get values` would fail with "Error: release: not found" and stop the block,
+/// as the kustomize rehearsal showed).
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn runbook_backups_of_a_kustomize_install_name_no_helm_release() {
+    let corpus = support::corpus();
+    let home = tempfile::tempdir().unwrap();
+    let (s, to, from) = (snapshot("kustomize-2.2.0"), chart(&corpus, "2.3.0"), chart(&corpus, "2.2.0"));
+    let out = run(home.path(), &["runbook", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let book = stdout(&out);
+    let backups = book.split("## Backups").nth(1).and_then(|b| b.split("## Steps").next()).unwrap();
+    assert!(backups.contains("trainer-backup/crds.yaml"), "{backups}");
+    assert!(!backups.contains("helm "), "{backups}");
+    let (s, from) = (snapshot("helm-2.2.1"), chart(&corpus, "2.2.1"));
+    let out = run(home.path(), &["runbook", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert!(
+        stdout(&out).contains("helm get values kubeflow-trainer -n kubeflow-system -o yaml > trainer-backup/values-kubeflow-trainer.yaml")
+    );
+}
+
 /// The corpus 2.3.0 archive re-labelled as another version (Chart.yaml `version:`), repacked.
 fn relabelled(corpus: &Path, version: &str) -> Vec<u8> {
     let bytes = std::fs::read(corpus.join("charts/kubeflow-trainer-2.3.0.tgz")).unwrap();
