@@ -104,6 +104,7 @@ rule_tests! {
     rt_002: "TA-RT-002";
     rt_003: "TA-RT-003";
     rt_004: "TA-RT-004";
+    rt_005: "TA-RT-005";
     hook_001: "TA-HOOK-001";
     hook_002: "TA-HOOK-002";
     hook_003: "TA-HOOK-003";

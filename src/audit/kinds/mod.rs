@@ -17,6 +17,7 @@ mod hook_deletes;
 mod hook_downloads;
 mod hook_force_conflicts;
 mod hook_image_pin;
+mod hook_prunes_live;
 mod hook_rbac_delete;
 mod hook_security_context;
 mod hook_unbounded;
@@ -166,6 +167,7 @@ pub const KINDS: &[KindSpec] = &[
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
     kind!("runtime-drift", runtime_drift, "live runtimes differ from what the target's installer will force-apply"),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!("hook-prunes-live", hook_prunes_live, "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
