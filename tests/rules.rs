@@ -94,6 +94,7 @@ rule_tests! {
     rel_001: "TA-REL-001";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
+    own_003: "TA-OWN-003";
     imm_001: "TA-IMM-001";
     fld_001: "TA-FLD-001";
     crd_001: "TA-CRD-001";

@@ -80,7 +80,14 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
     let (release, ns, version) = (q(ctx.release), q(ctx.namespace), q(&to.to_string()));
     let repo = format!("{}{}", q(ctx.repository), ctx.registry_flags);
     let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
-    let take = if adopt { " --take-ownership" } else { "" };
+    // Server-side apply conflicts with another field manager (TA-OWN-003): only forcing them
+    // gets through, --take-ownership does not (rehearsed: kustomize 2.2.0 → Helm 2.3.0).
+    let force = findings.iter().any(|f| f.id == "TA-OWN-003");
+    let take = match (adopt, force) {
+        (_, true) => " --take-ownership --force-conflicts",
+        (true, false) => " --take-ownership",
+        (false, false) => "",
+    };
     let values = ctx.values.shell_flags();
     let (manual, upgrade) = match ctx.method {
         Method::ArgoCd => (
@@ -96,7 +103,10 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         ),
         Method::Kubectl | Method::FluxKustomize | Method::Unknown => (
             vec!["Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string()],
-            vec![format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership --wait --timeout 10m")],
+            vec![format!(
+                "helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership{} --wait --timeout 10m",
+                if force { " --force-conflicts" } else { "" }
+            )],
         ),
         Method::Helm => (
             Vec::new(),
@@ -171,5 +181,39 @@ mod tests {
         );
         ctx.method = Method::Kubectl;
         assert!(step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), Vec::new()).upgrade[0].contains("kubeflow-trainer --plain-http --version 2.3.0"));
+    }
+
+    #[test]
+    fn apply_conflicts_are_forced_adoption_alone_is_not() {
+        let values = crate::upgrade::values::UserValues::default();
+        let ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Kubectl,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            values: &values,
+        };
+        let finding = |id: &str| Finding {
+            id: id.into(),
+            severity: Severity::Error,
+            title: String::new(),
+            subject: String::new(),
+            location: String::new(),
+            message: String::new(),
+            evidence: Vec::new(),
+            fix: String::new(),
+            commands: Vec::new(),
+            fix_lines: Vec::new(),
+            source: String::new(),
+            phase: Default::default(),
+        };
+        let adopt = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002")]);
+        assert!(adopt.upgrade[0].ends_with("--take-ownership --wait --timeout 10m"), "{}", adopt.upgrade[0]);
+        let force = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002"), finding("TA-OWN-003")]);
+        assert!(force.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", force.upgrade[0]);
+        let helm = StepContext { method: Method::Helm, ..ctx };
+        let force = step(&helm, 1, &v("2.3.0"), &v("2.3.1"), vec![finding("TA-OWN-003")]);
+        assert!(force.upgrade[0].contains("--reset-then-reuse-values --take-ownership --force-conflicts --wait"), "{}", force.upgrade[0]);
     }
 }

@@ -88,7 +88,11 @@ impl Check for Params {
                         )
                         .located(hook.source.clone())
                         .evidence(format!("label {selector}"))
-                        .evidence(format!("hook {} ({}) prunes with: kubectl get {word} -l {selector}", hook.identity.name, hook.events.join(",")))
+                        .evidence(format!(
+                            "hook {} ({}) prunes with: kubectl get {word} -l {selector}",
+                            hook.identity.name,
+                            hook.events.join(",")
+                        ))
                         .var("kind", kind.to_lowercase())
                         .var("name", name)
                         .var("label", selector.split('=').next().unwrap_or(&selector).to_string()),

@@ -5,6 +5,7 @@
 //! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
 //! between whatever two CRD schemas), so rules stay data.
 
+mod apply_conflict;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
@@ -152,6 +153,7 @@ pub const KINDS: &[KindSpec] = &[
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
+    kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
     kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
     kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
@@ -167,7 +169,11 @@ pub const KINDS: &[KindSpec] = &[
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
     kind!("runtime-drift", runtime_drift, "live runtimes differ from what the target's installer will force-apply"),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
-    kind!("hook-prunes-live", hook_prunes_live, "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"),
+    kind!(
+        "hook-prunes-live",
+        hook_prunes_live,
+        "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
+    ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
