@@ -4,6 +4,7 @@
 pub mod apiserver;
 pub mod controlplane;
 pub mod crdcorpus;
+pub mod dockerfile;
 pub mod fake_api;
 pub mod fuzz;
 pub mod release;
