@@ -218,11 +218,6 @@ impl Lab {
         Ran::from(script.to_string(), out, started)
     }
 
-    /// The running stand-in's records so far.
-    pub fn standin_records(&self) -> Vec<Record> {
-        self.standin.as_ref().map(StandIn::records).unwrap_or_default()
-    }
-
     pub fn shell_ok(&self, script: &str) -> Ran {
         let ran = self.shell(script);
         assert!(ran.ok(), "[{}] a setup command failed:\n{ran}", self.scenario);
@@ -233,14 +228,6 @@ impl Lab {
     pub fn get_json(&self, what: &str) -> Json {
         let ran = self.shell_ok(&format!("kubectl get {what} -o json"));
         serde_json::from_str(&ran.stdout).unwrap()
-    }
-
-    /// Names (`kind.group/name`) from `kubectl get … -o name`, sorted.
-    pub fn names(&self, what: &str) -> Vec<String> {
-        let ran = self.shell_ok(&format!("kubectl get {what} -o name"));
-        let mut names: Vec<String> = ran.stdout.lines().map(String::from).collect();
-        names.sort();
-        names
     }
 
     /// Runs `trainer-audit ARGS --kubeconfig <admin>` (live, read-only).

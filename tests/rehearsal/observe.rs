@@ -101,8 +101,4 @@ impl State {
             self.trainjobs.keys().cloned().collect::<Vec<_>>().join(", ")
         )
     }
-
-    pub fn terminating(&self) -> Vec<&str> {
-        self.runtimes.iter().filter(|(_, r)| r.terminating).map(|(n, _)| n.as_str()).collect()
-    }
 }

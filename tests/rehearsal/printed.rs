@@ -13,7 +13,6 @@ pub struct Finding {
     pub severity: String,
     pub subject: String,
     pub message: String,
-    pub commands: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,17 +32,8 @@ impl Check {
         counts.into_iter().map(|((s, id), n)| format!("{s} {id} ×{n}")).collect()
     }
 
-    pub fn with_id(&self, id: &str) -> Vec<&Finding> {
-        self.findings.iter().filter(|f| f.id == id).collect()
-    }
-
     pub fn errors(&self) -> Vec<&Finding> {
         self.findings.iter().filter(|f| f.severity == "error").collect()
-    }
-
-    /// The live-read warnings (403s and the like).
-    pub fn warnings(&self) -> Vec<String> {
-        self.report["warnings"].as_array().map(|w| w.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
     }
 }
 
@@ -71,7 +61,6 @@ pub fn check(lab: &Lab, to: &str) -> Check {
             severity: f["severity"].as_str().unwrap_or_default().into(),
             subject: f["subject"].as_str().unwrap_or_default().into(),
             message: f["message"].as_str().unwrap_or_default().into(),
-            commands: f["commands"].as_array().map(|c| c.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default(),
         })
         .collect();
     let check = Check { ran, report, findings };

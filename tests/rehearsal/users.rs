@@ -10,7 +10,6 @@ use crate::lab::Lab;
 /// The namespace the user's TrainJobs live in.
 pub const TEAM: &str = "team-a";
 pub const IN_USE: &str = "trainer.kubeflow.org/resource-in-use";
-pub const INSTALLER_LABEL: &str = "trainer.kubeflow.org/managed-by=runtimes-installer";
 
 /// A TrainJob valid in the 2.2+ schema (numProcPerNode an integer), using `runtime`.
 pub fn trainjob_2_2(name: &str, runtime: &str) -> String {
