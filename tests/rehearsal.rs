@@ -46,23 +46,41 @@ struct Scenario {
     stop_when: Option<fn(&Lab) -> bool>,
 }
 
-/// The fixes `plan` puts into the upgrade command itself, removed one by one from the right:
-/// the un-fixed attempts run first with none, then with each added back, then as printed.
+/// The fixes `plan` puts into the upgrade command itself. The un-fixed attempts run the printed
+/// command with none of them, then with each alone, then as printed: one fix can hide what
+/// another cures (Helm 4 applies crds/ server-side before it checks ownership, so without
+/// --force-conflicts an install never gets to "invalid ownership metadata").
 const COMMAND_FIXES: [&str; 2] = [" --take-ownership", " --force-conflicts"];
 
 fn attempts_of(command: &str) -> Vec<String> {
     let present: Vec<&str> = COMMAND_FIXES.iter().copied().filter(|f| command.contains(f)).collect();
-    let mut attempts = Vec::new();
-    for keep in 0..=present.len() {
-        let mut c = command.to_string();
-        for f in &present[keep..] {
-            c = c.replace(f, "");
+    let without = |keep: &[&str]| present.iter().filter(|f| !keep.contains(f)).fold(command.to_string(), |c, f| c.replace(f, ""));
+    let mut attempts = vec![without(&[])];
+    attempts.extend(present.iter().map(|f| without(&[f])));
+    attempts.push(command.to_string());
+    attempts.dedup();
+    attempts.into_iter().fold(Vec::new(), |mut seen, a| {
+        if !seen.contains(&a) {
+            seen.push(a);
         }
-        if !attempts.contains(&c) {
-            attempts.push(c);
-        }
-    }
-    attempts
+        seen
+    })
+}
+
+#[test]
+fn attempts_add_each_fix_alone_then_all() {
+    let printed = "helm upgrade --install r c --take-ownership --force-conflicts --wait";
+    assert_eq!(
+        attempts_of(printed),
+        [
+            "helm upgrade --install r c --wait",
+            "helm upgrade --install r c --take-ownership --wait",
+            "helm upgrade --install r c --force-conflicts --wait",
+            printed
+        ]
+    );
+    assert_eq!(attempts_of("helm upgrade r c --wait"), ["helm upgrade r c --wait"]);
+    assert_eq!(attempts_of("helm upgrade r c --take-ownership"), ["helm upgrade r c", "helm upgrade r c --take-ownership"]);
 }
 
 fn rehearse(s: &Scenario) {
@@ -220,7 +238,9 @@ fn helm_2_1_0_manager_labels_to_2_3_0() {
     });
 }
 
-fn install_2_3_0(lab: &mut Lab) {
+/// A healthy 2.3.0 with an edited built-in runtime and, with `own`, a user's runtime carrying the
+/// installer's label.
+fn install_2_3_0(lab: &mut Lab, own: bool) {
     lab.standin_start();
     let values = values(lab, "runtimes-all.yaml");
     lab.shell_ok(&format!(
@@ -229,7 +249,9 @@ fn install_2_3_0(lab: &mut Lab) {
     ));
     users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
     users::edit_builtin(lab, "deepspeed-distributed");
-    users::own_runtime_with_installer_label(lab, "torch-distributed", "team-a-torch");
+    if own {
+        users::own_runtime_with_installer_label(lab, "torch-distributed", "team-a-torch");
+    }
 }
 
 /// A healthy Helm 2.3.0 (edited built-in runtime, a user's runtime with the installer's label)
@@ -242,7 +264,7 @@ fn helm_2_3_0_to_2_4_0() {
         versions: &["2.3.0", "2.3.1", "2.4.0"],
         to: "2.4.0",
         errors: &["TA-RT-005"],
-        from: install_2_3_0,
+        from: |lab| install_2_3_0(lab, true),
         stop_when: None,
     });
 }
@@ -301,7 +323,9 @@ fn restricted_namespace() {
         to: "2.3.1",
         errors: &["TA-HOOK-101"],
         from: |lab| {
-            install_2_3_0(lab);
+            // Without the user's labelled runtime: the rejected hook never runs, so its prune
+            // (TA-RT-005) could not be observed here; the 2.3.0 → 2.4.0 rehearsal shows it.
+            install_2_3_0(lab, false);
             lab.shell_ok(&format!("kubectl label namespace {NAMESPACE} pod-security.kubernetes.io/enforce=restricted"));
         },
         stop_when: Some(|lab| {
