@@ -14,6 +14,8 @@
 
 mod support;
 
+#[path = "rehearsal/access.rs"]
+mod access;
 #[path = "rehearsal/kustomize.rs"]
 mod kustomize;
 #[path = "rehearsal/lab.rs"]
@@ -332,4 +334,63 @@ fn restricted_namespace() {
             lab.shell(&format!("kubectl get events -n {NAMESPACE} --field-selector reason=FailedCreate -o name")).stdout.trim().len() > 0
         }),
     });
+}
+
+/// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and
+/// from `kubectl get -o yaml` of what `trainer-audit rbac` grants, all alike; then `check` as a
+/// ServiceAccount bound to exactly that role warns about nothing, and without any one rule of
+/// the role warns about exactly that rule's resources (every rule tried).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn live_snapshots_and_least_privilege() {
+    let Some(mut lab) = Lab::start("live-and-snapshots", &["2.3.0", "2.3.1"]) else { return };
+    install_2_3_0(&mut lab, true);
+    let to = "2.3.1";
+    let repo = lab.repo();
+    let status_live = lab.audit(&["status", "--format", "json"]);
+    assert!(status_live.ok(), "{status_live}");
+    let snap = lab.audit(&["snapshot", "-o", "audit-snapshot.yaml"]);
+    assert!(snap.ok(), "{snap}");
+    let (_, items) = access::rbac(&lab);
+    let role = access::role(&items);
+    let served = access::served(&lab);
+    let types: Vec<String> = role["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(access::resources)
+        .filter(|r| served.contains(r))
+        .collect();
+    lab.shell_ok(&format!("kubectl get {} -A -o yaml > kubectl-snapshot.yaml", types.join(",")));
+    let check_live = printed::check(&lab, to);
+    for file in ["audit-snapshot.yaml", "kubectl-snapshot.yaml"] {
+        let status = lab.audit_offline(&["status", "--format", "json", "--snapshot", file, "--kube-version", "1.36"]);
+        assert!(status.ok(), "{status}");
+        let live: serde_json::Value = serde_json::from_str(&status_live.stdout).unwrap();
+        let read: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+        assert_eq!(live, read, "status live vs from {file}");
+        let check = lab.audit_offline(&["check", "--to", to, "--repo", &repo, "--plain-http", "--format", "json", "--snapshot", file, "--kube-version", "1.36"]);
+        let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap_or_else(|e| panic!("{e}\n{check}"));
+        assert_eq!(check_live.findings_json(), &report["findings"], "check findings live vs from {file}");
+        lab.note(&format!("{file}: status and check findings as live"));
+    }
+
+    // Least privilege: the ServiceAccount bound to exactly what `rbac` prints.
+    let (rbac_yaml, _) = access::rbac(&lab);
+    lab.shell_ok(&format!("kubectl apply -f - <<'EOF'\n{rbac_yaml}EOF"));
+    let sa = lab.cp.service_account_kubeconfig(access::SA_NAMESPACE, "trainer-audit").unwrap();
+    let full = access::check_as(&lab, &sa, to, &|c| access::warnings(c).is_empty());
+    assert_eq!(access::warnings(&full), Vec::<String>::new(), "warnings with the printed role");
+    assert_eq!(full.findings_json(), check_live.findings_json(), "check as the ServiceAccount vs as the admin");
+    let rules: Vec<serde_json::Value> = role["rules"].as_array().cloned().unwrap_or_default();
+    for (i, rule) in rules.iter().enumerate() {
+        let expected: std::collections::BTreeSet<String> = access::resources(rule).into_iter().filter(|r| served.contains(r)).collect();
+        let mut fewer = rules.clone();
+        fewer.remove(i);
+        access::apply_role(&lab, &role, fewer);
+        let c = access::check_as(&lab, &sa, to, &|c| access::named(&access::warnings(c)) == expected);
+        lab.note(&format!("without {rule}: {:?}", access::warnings(&c)));
+        assert_eq!(access::named(&access::warnings(&c)), expected, "warnings without rule {rule}: {:#?}", access::warnings(&c));
+    }
+    access::apply_role(&lab, &role, rules);
 }

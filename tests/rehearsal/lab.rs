@@ -235,6 +235,20 @@ impl Lab {
         self.audit_as(&self.cp.admin_kubeconfig, args)
     }
 
+    /// Runs `trainer-audit ARGS` with no kubeconfig argument (snapshots, `rbac`).
+    pub fn audit_offline(&self, args: &[&str]) -> Ran {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+            .args(args)
+            .current_dir(self.run_dir())
+            .env_clear()
+            .envs(self.env())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Ran::from(format!("trainer-audit {}", args.join(" ")), out, started)
+    }
+
     pub fn audit_as(&self, kubeconfig: &Path, args: &[&str]) -> Ran {
         let started = Instant::now();
         let out = Command::new(env!("CARGO_BIN_EXE_trainer-audit"))

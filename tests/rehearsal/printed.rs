@@ -23,6 +23,11 @@ pub struct Check {
 }
 
 impl Check {
+    /// The findings as JSON, for comparing reads.
+    pub fn findings_json(&self) -> &Json {
+        &self.report["findings"]
+    }
+
     /// `(severity, id)` per finding, sorted and deduplicated with counts: `error TA-OWN-001 ×3`.
     pub fn summary(&self) -> Vec<String> {
         let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
@@ -45,11 +50,16 @@ pub fn target_args<'a>(lab: &'a Lab, repo: &'a str, to: &'a str) -> Vec<&'a str>
 
 /// `trainer-audit check --to V --repo … --plain-http --format json`, live as the admin.
 pub fn check(lab: &Lab, to: &str) -> Check {
+    check_with(lab, &lab.cp.admin_kubeconfig, to)
+}
+
+/// [`check`] with another kubeconfig (a ServiceAccount's).
+pub fn check_with(lab: &Lab, kubeconfig: &std::path::Path, to: &str) -> Check {
     let repo = lab.repo();
     let mut args = vec!["check"];
     args.extend(target_args(lab, &repo, to));
     args.extend(["--format", "json"]);
-    let ran = lab.audit(&args);
+    let ran = lab.audit_as(kubeconfig, &args);
     assert!(matches!(ran.code, Some(0) | Some(1)), "[{}] check failed to run:\n{ran}", lab.scenario);
     let report: Json = serde_json::from_str(&ran.stdout).unwrap_or_else(|e| panic!("check JSON: {e}\n{ran}"));
     let findings = report["findings"]
