@@ -17,11 +17,8 @@ pub fn rbac(lab: &Lab) -> (String, Vec<Json>) {
     let printed = lab.audit_offline(&["rbac"]);
     assert!(printed.ok(), "{printed}");
     let parsed = lab.shell_ok(&format!("kubectl create --dry-run=client -o json -f - <<'EOF'\n{}EOF", printed.stdout));
-    let json: Json = serde_json::from_str(&parsed.stdout).unwrap();
-    let items = match json["kind"].as_str() {
-        Some("List") => json["items"].as_array().cloned().unwrap_or_default(),
-        _ => vec![json],
-    };
+    // One JSON object per document, one after another.
+    let items = serde_json::Deserializer::from_str(&parsed.stdout).into_iter::<Json>().collect::<Result<Vec<_>, _>>().unwrap();
     (printed.stdout, items)
 }
 

@@ -5,8 +5,8 @@
 //! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
 //! between whatever two CRD schemas), so rules stay data.
 
-mod apply_conflict;
 mod adopt_refused;
+mod apply_conflict;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
