@@ -64,6 +64,11 @@ fn prepare() -> Result<Option<std::path::PathBuf>> {
     setup::ensure_container_tools()?;
     // The control plane's kubectl (built with the rest) is the tests' kubectl; the PyPI one is the
     // fallback on a machine without Go, where the control-plane tests skip (outside CI).
+    // A control plane built elsewhere (another worktree's target/) is used as it is.
+    if let Some(bin) = std::env::var_os(controlplane::BIN_ENV).map(std::path::PathBuf::from).filter(|b| b.join(".complete").is_file()) {
+        eprintln!("xtask: control plane from {} ({})", controlplane::BIN_ENV, bin.display());
+        return Ok(Some(bin));
+    }
     if controlplane::go_available() || setup::in_ci() {
         Ok(Some(controlplane::ensure(false)?))
     } else {
