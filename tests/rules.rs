@@ -102,6 +102,7 @@ rule_tests! {
     rel_002: "TA-REL-002";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
+    own_003: "TA-OWN-003";
     imm_001: "TA-IMM-001";
     fld_001: "TA-FLD-001";
     crd_001: "TA-CRD-001";
@@ -112,6 +113,7 @@ rule_tests! {
     rt_002: "TA-RT-002";
     rt_003: "TA-RT-003";
     rt_004: "TA-RT-004";
+    rt_005: "TA-RT-005";
     hook_001: "TA-HOOK-001";
     hook_002: "TA-HOOK-002";
     hook_003: "TA-HOOK-003";

@@ -31,6 +31,11 @@ pub struct ReleaseRecord {
     pub last_deployed: String,
     /// `Secret` or `ConfigMap`: the storage driver.
     pub driver: String,
+    /// How Helm applied it: `ssa` (server-side, Helm 4's install default) or `csa`; empty for
+    /// records written by Helm 3, which Helm 4 treats as `csa` (helm/helm v4.2.3
+    /// pkg/release/v1/release.go `ApplyMethod`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub apply_method: String,
     /// User-supplied values (`config`), unmasked: mask before printing.
     #[serde(skip)]
     pub config: Json,
@@ -110,6 +115,7 @@ pub fn decode(object: &Json) -> Result<ReleaseRecord, ClusterError> {
         description: str_at(&release, &["info", "description"]).to_string(),
         last_deployed: str_at(&release, &["info", "last_deployed"]).to_string(),
         driver: str_at(object, &["kind"]).to_string(),
+        apply_method: str_at(&release, &["apply_method"]).to_string(),
         config: release.get("config").cloned().unwrap_or(Json::Null),
         manifest: str_at(&release, &["manifest"]).to_string(),
         hooks: release.get("hooks").and_then(Json::as_array).cloned().unwrap_or_default(),

@@ -6,6 +6,7 @@
 //! between whatever two CRD schemas), so rules stay data.
 
 mod adopt_refused;
+mod apply_conflict;
 mod configmap_quota;
 mod crd_keep;
 mod crd_present;
@@ -22,6 +23,7 @@ mod hook_deletes;
 mod hook_downloads;
 mod hook_force_conflicts;
 mod hook_image_pin;
+mod hook_prunes_live;
 mod hook_rbac_delete;
 mod hook_security_context;
 mod hook_unbounded;
@@ -175,6 +177,7 @@ pub const KINDS: &[KindSpec] = &[
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
+    kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
     kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
     kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
@@ -227,6 +230,11 @@ pub const KINDS: &[KindSpec] = &[
         typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!(
+        "hook-prunes-live",
+        hook_prunes_live,
+        "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
+    ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
