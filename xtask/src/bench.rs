@@ -196,14 +196,16 @@ fn start(runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// The `bench cluster` fixture: the helm-2.2.1 scenario plus 50,000 TrainJobs in 200
-/// namespaces, written as a YAML snapshot (`cluster-50k.yaml`) in `dir` and served by the fake
-/// API server (whose kubeconfig is written as `kubeconfig`). Returns the snapshot path and the
-/// running server.
+/// The `bench cluster` fixture: the helm-2.2.1 scenario plus 50,000 TrainJobs and 50,000
+/// Training Operator v1 jobs in 200 namespaces, written as a YAML snapshot (`cluster-50k.yaml`)
+/// in `dir` and served by the fake API server (whose kubeconfig is written as `kubeconfig`).
+/// Returns the snapshot path and the running server.
 fn cluster_fixture(dir: &Path) -> Result<(PathBuf, testkit::fake_api::FakeApiServer)> {
     use testkit::scenario::{list_yaml, scenario, trainjobs};
     let mut objects: Vec<serde_json::Value> = scenario("helm-2.2.1").context("scenario")?;
     objects.extend(trainjobs(50_000, 200, &["torch-distributed", "deepspeed-distributed"], true));
+    // And 50,000 Training Operator v1 jobs beside them (status counts them per namespace).
+    objects.extend(testkit::scenario::legacy_jobs(50_000, 200));
     let snapshot = dir.join("cluster-50k.yaml");
     std::fs::write(&snapshot, list_yaml(objects.clone()))?;
     let served: Vec<serde_json::Value> = objects.into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
@@ -226,7 +228,7 @@ fn cluster_serve(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `bench cluster`: 50,000 TrainJobs in 200 namespaces. `status` from a YAML snapshot and live
+/// `bench cluster`: 50,000 TrainJobs and 50,000 legacy jobs in 200 namespaces. `status` from a YAML snapshot and live
 /// through the fake API server (500 per page), beside `kubectl get trainjobs -A -o json` listing
 /// the same TrainJobs from the same server (the peer; its discovery cache warmed first, as in
 /// everyday use), and `check` 2.2.1 → 2.3.0 over the snapshot. Whole process: wall time, CPU
@@ -283,7 +285,7 @@ fn cluster(runs: usize) -> Result<()> {
     let met = |ok: bool| if ok { "met" } else { "NOT met" };
     let ratio = live.wall.as_secs_f64() / peer.wall.as_secs_f64();
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!("bench cluster: 50,000 TrainJobs in 200 namespaces, median of {runs} runs");
+    println!("bench cluster: 50,000 TrainJobs and 50,000 legacy jobs in 200 namespaces, median of {runs} runs");
     println!("  load average (1 min) {} before, {} after, on {cpus} CPUs", load_before, load_after);
     println!("                                        wall       CPU   peak RSS");
     println!(
