@@ -36,6 +36,8 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
+    /// The target CRDs over the live objects, computed on first use (`super::schema`).
+    pub derived: super::schema::Derived,
 }
 
 impl CheckInput<'_> {

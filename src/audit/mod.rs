@@ -8,3 +8,4 @@ pub mod hooks;
 pub mod input;
 pub mod kinds;
 pub mod rules;
+pub mod schema;

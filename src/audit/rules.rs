@@ -18,8 +18,11 @@ use super::kinds::{kind, Check, KINDS};
 use crate::version::Constraint;
 
 /// The rule packs shipped with the tool.
-pub const EMBEDDED: &[(&str, &str)] =
-    &[("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")), ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml"))];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
+    ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
+    ("rules/schema.yaml", include_str!("../../rules/schema.yaml")),
+];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

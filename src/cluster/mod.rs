@@ -1,7 +1,7 @@
 //! What is installed, read without changing anything: from a live cluster (`live`) or from a
 //! snapshot file (`snapshot`), normalised the same way so both give the same [`ClusterState`].
 //! Only what the audit needs is kept (see `catalog`), and large, irrelevant parts are dropped
-//! (TrainJob status, managedFields bodies, last-applied copies).
+//! (TrainJob and JobSet status, managedFields bodies, last-applied copies).
 
 pub mod catalog;
 pub mod install;
@@ -127,6 +127,7 @@ pub fn normalise(mut o: Json) -> Option<Json> {
         "CustomResourceDefinition" => CRD_GROUPS.contains(&str_at(&o, &["spec", "group"])),
         "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Deployment" | "Namespace" => true,
         k if catalog::LEGACY_KINDS.contains(&k) => str_at(&o, &["apiVersion"]).starts_with("kubeflow.org/"),
+        "JobSet" => str_at(&o, &["apiVersion"]).starts_with("jobset.x-k8s.io/"),
         "Secret" => {
             str_at(&o, &["type"]) == "helm.sh/release.v1" && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o)
         }
@@ -164,7 +165,8 @@ pub fn normalise(mut o: Json) -> Option<Json> {
     }
     if let Some(obj) = o.as_object_mut() {
         match kind.as_str() {
-            "ClusterTrainingRuntime" | "TrainingRuntime" => {
+            // Validation of the main resource never reads status (a status subresource).
+            "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet" => {
                 obj.remove("status");
             }
             // A TrainJob or legacy job keeps only its condition types and states (enough to tell running ones).

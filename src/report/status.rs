@@ -74,6 +74,23 @@ pub fn text(s: &Status) -> String {
     }
     line(&mut out, "JobSet", &s.jobset.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
     line(&mut out, "LWS", &s.lws.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
+    let v = &s.validation;
+    let assumed = if v.kubernetes_known { "" } else { " (assumed: pass --kube-version)" };
+    line(&mut out, "Objects", &format!("validated against {} at Kubernetes {}{assumed}", v.against, v.kubernetes));
+    for k in &v.kinds {
+        let pruned = if k.pruned > 0 { format!("; {} lose fields on the next write", k.pruned) } else { String::new() };
+        line(
+            &mut out,
+            "",
+            &format!(
+                "{}: {} objects: {} valid, {} ratcheted, {} rejected, {} unevaluated{pruned}",
+                k.kind, k.objects, k.valid, k.ratcheted, k.rejected, k.unevaluated
+            ),
+        );
+    }
+    for sk in &v.skipped {
+        line(&mut out, "", &format!("not validated: {sk}"));
+    }
     for (ns, levels) in &s.pod_security {
         line(&mut out, "Pod Security", &format!("{ns}: {levels}"));
     }

@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod crds;
 pub mod store;
 pub mod target;
 pub mod values;
@@ -220,6 +221,7 @@ impl Upgrade {
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
+            derived: Default::default(),
         };
         Ok(run_rules(&self.rules, &input))
     }

@@ -2,14 +2,13 @@
 //! Each kind lives in its own file with a typed params struct (`deny_unknown_fields`) that is
 //! checked when rules load, reads the [`CheckInput`] (or, for kinds that need no cluster, the
 //! [`ChartInput`] of a chart review) and returns hits; the rule that names it supplies id,
-//! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
-//! between whatever two CRD schemas), so rules stay data.
+//! severity and words. Kinds are generic (ownership of whatever the target owns, any object against
+//! whatever CRDs the target ships), so rules stay data.
 
 mod crd_keep;
 mod crd_present;
 mod crd_size;
 mod feature_gates;
-mod field_removed;
 mod finalizer;
 mod hook_argocd_unsupported;
 mod hook_delete_event;
@@ -23,10 +22,13 @@ mod hook_unbounded;
 mod immutable_field;
 mod kube_version;
 mod label_bypass;
+mod migrate;
 mod ownership;
 mod release_stuck;
 mod runtime_drift;
 mod runtime_handoff;
+mod schema;
+mod schema_crd;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
@@ -152,7 +154,16 @@ pub const KINDS: &[KindSpec] = &[
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
-    kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
+    kind!(
+        "schema",
+        schema,
+        "live objects validated against the target CRDs as the API server validates their next write",
+        variants: ["migrate"],
+        reviews: false,
+        typed
+    ),
+    kind!("schema-crd", schema_crd, "the target CRDs' CEL rules against the cluster's API server (compile, cost)"),
+    kind!("migrate", migrate, "live objects trainer-audit migrate converts, one step of the rehearsed order per rule"),
     kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
     kind!(
         "crd-keep",
