@@ -1,21 +1,23 @@
 //! `cargo bench --bench validate`: 50,000 realistic TrainJobs validated in-process against the
 //! corpus 2.3.0 TrainJob CRD (one compiled validator, CEL programs compiled once per schema node),
-//! beside the peer that does the same job — kube-apiserver's own dry-run create of the same
-//! objects, timed in the same run on a sample (sequential requests; `curl` per request, whose
-//! process start is included and stated). Needs `TRAINER_AUDIT_CORPUS`; the peer needs
-//! `TRAINER_AUDIT_CPBIN` (a directory with `etcd` and `kube-apiserver`).
+//! beside the peer that does the same job — kube-apiserver 1.36.1's own dry-run create of the same
+//! objects on the test control plane (`testkit::controlplane`), timed in the same run on a sample
+//! (one connection pool, several requests in flight). Needs `TRAINER_AUDIT_CORPUS`; the peer needs
+//! the control-plane binaries (`cargo xtask controlplane`, or `TRAINER_AUDIT_CONTROLPLANE_BIN`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use testkit::controlplane::http::Call;
 use trainer_audit::chart::Chart;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
 use trainer_audit::validate::{KubeVersion, Validator};
 
 const OBJECTS: usize = 50_000;
-const PEER_SAMPLE: usize = 300;
+const PEER_SAMPLE: usize = 2000;
+const PEER_IN_FLIGHT: usize = 8;
 
 fn trainjob(i: usize) -> Value {
     json!({
@@ -83,22 +85,24 @@ fn main() {
         compile * 1e3
     );
 
-    let Some(bin) = std::env::var_os("TRAINER_AUDIT_CPBIN").map(PathBuf::from) else {
-        println!("peer SKIPPED: TRAINER_AUDIT_CPBIN is not set");
+    if let Err(e) = testkit::controlplane::bin_dir() {
+        println!("peer SKIPPED: {e}");
         return;
-    };
-    let api = testkit::apiserver::ApiServer::start(&bin).expect("kube-apiserver");
-    api.apply_crd(&crd).expect("CRD");
-    let start = Instant::now();
-    let mut peer_rejected = 0;
-    for obj in objects.iter().take(PEER_SAMPLE) {
-        let r =
-            api.request("POST", "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs?dryRun=All", Some(obj)).expect("request");
-        peer_rejected += usize::from(r.status >= 300);
     }
+    let cp = testkit::controlplane::ControlPlane::start().expect("control plane");
+    let api = cp.api().expect("client");
+    api.apply_crd(&crd).expect("CRD");
+    let calls: Vec<Call> = objects
+        .iter()
+        .take(PEER_SAMPLE)
+        .map(|o| Call::new("POST", "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs?dryRun=All", Some(o.clone())))
+        .collect();
+    let start = Instant::now();
+    let replies = api.send_all(&calls, PEER_IN_FLIGHT);
     let peer = start.elapsed().as_secs_f64();
+    let peer_rejected = replies.iter().filter(|r| r.as_ref().map_or(true, |r| r.status >= 300)).count();
     println!(
-        "kube-apiserver dry-run: {PEER_SAMPLE} TrainJobs in {peer:.2} s ({:.0} µs/object, {peer_rejected} rejected; extrapolated {:.0} s for {OBJECTS})",
+        "kube-apiserver dry-run: {PEER_SAMPLE} TrainJobs in {peer:.2} s ({:.0} µs/object, {peer_rejected} rejected; {PEER_IN_FLIGHT} in flight on one connection pool; extrapolated {:.0} s for {OBJECTS})",
         peer * 1e6 / PEER_SAMPLE as f64,
         peer / PEER_SAMPLE as f64 * OBJECTS as f64
     );

@@ -96,7 +96,13 @@ impl Validation {
             None => (CrdSet::new(state.crds(), kube), "the installed CRDs".to_string()),
         };
         let survey = set.survey(state.objects.iter());
-        Validation { against, kubernetes: kube.to_string(), kubernetes_known: known.is_some(), kinds: survey.kinds, skipped: survey.skipped }
+        Validation {
+            against,
+            kubernetes: kube.to_string(),
+            kubernetes_known: known.is_some(),
+            kinds: survey.kinds,
+            skipped: survey.skipped,
+        }
     }
 }
 

@@ -211,7 +211,10 @@ impl CrdSet {
         let mut kinds: BTreeMap<String, KindTally> = self
             .validators()
             .map(|(crd, v)| {
-                (v.kind.clone(), KindTally { kind: v.kind.clone(), crd: crd.to_string(), version: v.version.clone(), ..KindTally::default() })
+                (
+                    v.kind.clone(),
+                    KindTally { kind: v.kind.clone(), crd: crd.to_string(), version: v.version.clone(), ..KindTally::default() },
+                )
             })
             .collect();
         let mut notable = Vec::new();
@@ -300,7 +303,10 @@ mod tests {
         let by_name = |n: &str| survey.notable.iter().find(|a| a.name == n).unwrap();
         let big = by_name("too-big");
         assert_eq!(big.standing, Standing::Ratcheted);
-        assert_eq!(big.when_field_changes[0].to_string(), "spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10");
+        assert_eq!(
+            big.when_field_changes[0].to_string(),
+            "spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10"
+        );
         assert!(big.message.starts_with("Thing.example.com \"too-big\" is invalid: spec.size: Invalid value: 11"), "{}", big.message);
         // A type error under a transition rule: the rule reads oldSelf, so ratcheting never
         // forgives it and every update fails.

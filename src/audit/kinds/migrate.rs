@@ -77,8 +77,10 @@ impl Check for Params {
         for c in &objects {
             per_kind.entry(c.id.kind.as_str()).or_default().push(subject(c));
         }
-        let subjects =
-            per_kind.iter().map(|(k, v)| if v.len() == 1 { v[0].clone() } else { format!("{k} ({} objects)", v.len()) }).collect::<Vec<_>>();
+        let subjects = per_kind
+            .iter()
+            .map(|(k, v)| if v.len() == 1 { v[0].clone() } else { format!("{k} ({} objects)", v.len()) })
+            .collect::<Vec<_>>();
         let what = match self.step {
             Step::Backup => "hold fields the target API drops or rejects; snapshot them before anything changes: the conversion reads the snapshot, because once the target CRDs are applied the API server no longer returns those fields",
             Step::BeforeCrds => "hold values the target CRDs reject on every update (spec.trainer is immutable from 2.2): patch them while the old CRDs are still installed",
@@ -87,7 +89,8 @@ impl Check for Params {
         };
         let mut hit = Hit::new(subjects.join(", "), format!("{} object(s) {what}", objects.len())).var("commands", commands.join("\n"));
         for c in objects.iter().take(5) {
-            let notes: Vec<String> = c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
+            let notes: Vec<String> =
+                c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
             hit = hit.evidence(format!("{}: {}", subject(c), notes.join(", ")));
         }
         if objects.len() > 5 {
@@ -95,7 +98,9 @@ impl Check for Params {
         }
         let refused = m.conversions.iter().filter(|c| c.refused()).count();
         if refused > 0 {
-            hit = hit.evidence(format!("{refused} object(s) refused by the conversion (the schema rules say why): they need a decision by hand"));
+            hit = hit.evidence(format!(
+                "{refused} object(s) refused by the conversion (the schema rules say why): they need a decision by hand"
+            ));
         }
         vec![hit]
     }

@@ -84,7 +84,8 @@ impl Check for Params {
             }
         }
         let (kube, known) = input.kube();
-        let at = if known { format!("Kubernetes {kube}") } else { format!("Kubernetes {kube} (assumed: the cluster's version is unknown)") };
+        let at =
+            if known { format!("Kubernetes {kube}") } else { format!("Kubernetes {kube} (assumed: the cluster's version is unknown)") };
         groups
             .into_iter()
             .map(|((kind, path, what), g)| {

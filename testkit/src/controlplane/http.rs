@@ -49,9 +49,11 @@ impl ControlPlane {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| api_error("tokio runtime", e))?;
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = runtime.block_on(async {
-            let kc = kube::config::Kubeconfig::read_from(&self.admin_kubeconfig).map_err(|e| api_error("reading the admin kubeconfig", e))?;
-            let config =
-                kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.map_err(|e| api_error("loading the admin kubeconfig", e))?;
+            let kc =
+                kube::config::Kubeconfig::read_from(&self.admin_kubeconfig).map_err(|e| api_error("reading the admin kubeconfig", e))?;
+            let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                .await
+                .map_err(|e| api_error("loading the admin kubeconfig", e))?;
             kube::Client::try_from(config).map_err(|e| api_error("building the client", e))
         })?;
         Ok(Api { runtime, client })
@@ -123,10 +125,11 @@ impl Api {
                 .is_some_and(|c| c.iter().any(|c| c["type"] == "Established" && c["status"] == "True"));
             let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or("");
             let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or("");
-            let served = crd.pointer("/spec/versions").and_then(Value::as_array).into_iter().flatten().filter(|v| v["served"] == true).all(|v| {
-                let version = v.get("name").and_then(Value::as_str).unwrap_or("");
-                self.request("GET", &format!("/apis/{group}/{version}/{plural}?limit=1"), None).is_ok_and(|r| r.status == 200)
-            });
+            let served =
+                crd.pointer("/spec/versions").and_then(Value::as_array).into_iter().flatten().filter(|v| v["served"] == true).all(|v| {
+                    let version = v.get("name").and_then(Value::as_str).unwrap_or("");
+                    self.request("GET", &format!("/apis/{group}/{version}/{plural}?limit=1"), None).is_ok_and(|r| r.status == 200)
+                });
             if established && served {
                 return Ok(());
             }
