@@ -13,6 +13,7 @@ use testkit::controlplane::http::Call;
 use trainer_audit::chart::Chart;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
+use trainer_audit::validate::stored::CrdSet;
 use trainer_audit::validate::{KubeVersion, Validator};
 
 const OBJECTS: usize = 50_000;
@@ -83,6 +84,20 @@ fn main() {
         "trainer-audit: {OBJECTS} TrainJobs (~{size} bytes JSON each) in {ours:.2} s ({:.1} µs/object, {rejected} rejected); CRD compiled in {:.0} ms",
         ours * 1e6 / OBJECTS as f64,
         compile * 1e3
+    );
+
+    // What `check` and `status` run: per object a write as new and a metadata-only update.
+    let set = CrdSet::new([&crd], KubeVersion::new(1, 36));
+    let start = Instant::now();
+    let survey = set.survey(objects.iter());
+    let surveyed = start.elapsed().as_secs_f64();
+    let tally = &survey.kinds[0];
+    println!(
+        "trainer-audit survey (check, status: create and metadata-only update per object): {} TrainJobs in {surveyed:.2} s ({:.1} µs/object; {} valid, {} rejected)",
+        tally.objects,
+        surveyed * 1e6 / OBJECTS as f64,
+        tally.valid,
+        tally.rejected
     );
 
     if let Err(e) = testkit::controlplane::bin_dir() {

@@ -76,36 +76,3 @@ impl CheckInput<'_> {
         })
     }
 }
-
-/// Paths present in a JSON object (`spec.trainer.numProcPerNode`, `[]` for list items), with the
-/// JSON type of the value there.
-pub fn json_paths(v: &Json, prefix: &str, out: &mut Vec<(String, &'static str)>) {
-    fn kind(v: &Json) -> &'static str {
-        match v {
-            Json::Null => "null",
-            Json::Bool(_) => "boolean",
-            Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
-            Json::Number(_) => "number",
-            Json::String(_) => "string",
-            Json::Array(_) => "array",
-            Json::Object(_) => "object",
-        }
-    }
-    match v {
-        Json::Object(map) => {
-            for (k, child) in map {
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                out.push((path.clone(), kind(child)));
-                json_paths(child, &path, out);
-            }
-        }
-        Json::Array(items) => {
-            let path = format!("{prefix}[]");
-            for item in items {
-                out.push((path.clone(), kind(item)));
-                json_paths(item, &path, out);
-            }
-        }
-        _ => {}
-    }
-}

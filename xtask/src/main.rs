@@ -82,7 +82,7 @@ fn test(extra: &[String]) -> Result<()> {
     if let Some(bin) = &controlplane_bin {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let joined = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))?;
-        command.env(controlplane::BIN_ENV, bin).env("TRAINER_AUDIT_CPBIN", bin).env("PATH", joined);
+        command.env(controlplane::BIN_ENV, bin).env("PATH", joined);
     }
     let mut child = command.spawn()?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
