@@ -4,7 +4,7 @@
 
 use serde_json::Value as Json;
 
-use super::gitops::Engine;
+use super::gitops::{Engine, EngineContext};
 use crate::cluster::install::{Method, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
@@ -18,6 +18,8 @@ pub struct ChartInput<'a> {
     pub engine: Engine,
     /// The Argo CD version, when known (which hook phases it runs).
     pub argocd: Option<&'a semver::Version>,
+    /// The GitOps file's engine options, in a GitOps review.
+    pub gitops: Option<&'a EngineContext>,
 }
 
 pub struct CheckInput<'a> {
@@ -38,12 +40,18 @@ pub struct CheckInput<'a> {
     pub repository: String,
     /// The target CRDs over the live objects, computed on first use (`super::schema`).
     pub derived: super::schema::Derived,
+    /// In a GitOps review: the engine the file deploys with and its options (the engine then
+    /// is the file's, not the one detected in the cluster).
+    pub gitops: Option<&'a EngineContext>,
 }
 
 impl CheckInput<'_> {
     /// The engine that will run the upgrade, from the detected install method (a kubectl or
     /// kustomize install is upgraded by moving it to Helm, as `plan` proposes).
     pub fn engine(&self) -> Engine {
+        if let Some(g) = self.gitops {
+            return g.engine;
+        }
         match self.install.method {
             Method::ArgoCd => Engine::Argocd,
             Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
@@ -53,7 +61,7 @@ impl CheckInput<'_> {
 
     /// The target chart under the upgrade's engine, for the kinds that read only a chart.
     pub fn chart(&self) -> ChartInput<'_> {
-        ChartInput { chart: self.target, engine: self.engine(), argocd: None }
+        ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
     /// Identities (kind, namespace, name) of the current release's objects, from its manifest.
@@ -74,5 +82,38 @@ impl CheckInput<'_> {
         self.state.objects.iter().find(|o| {
             str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name && str_at(o, &["metadata", "namespace"]) == namespace
         })
+    }
+}
+
+/// Paths present in a JSON object (`spec.trainer.numProcPerNode`, `[]` for list items), with the
+/// JSON type of the value there.
+pub fn json_paths(v: &Json, prefix: &str, out: &mut Vec<(String, &'static str)>) {
+    fn kind(v: &Json) -> &'static str {
+        match v {
+            Json::Null => "null",
+            Json::Bool(_) => "boolean",
+            Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "array",
+            Json::Object(_) => "object",
+        }
+    }
+    match v {
+        Json::Object(map) => {
+            for (k, child) in map {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.push((path.clone(), kind(child)));
+                json_paths(child, &path, out);
+            }
+        }
+        Json::Array(items) => {
+            let path = format!("{prefix}[]");
+            for item in items {
+                out.push((path.clone(), kind(item)));
+                json_paths(item, &path, out);
+            }
+        }
+        _ => {}
     }
 }

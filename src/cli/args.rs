@@ -214,6 +214,7 @@ impl UpgradeArgs {
             values: self.values.read()?,
             rules: self.rules.clone(),
             registry: self.registry.client_options()?,
+            ..Request::default()
         })
     }
 

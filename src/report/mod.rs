@@ -4,6 +4,8 @@
 pub mod check;
 pub mod diff;
 pub mod findings;
+pub mod gitops;
+pub mod gitops_sarif;
 pub mod hooks;
 pub mod plan;
 pub mod rules;

@@ -3,6 +3,7 @@
 
 pub mod controlplane;
 pub mod crdcorpus;
+pub mod dockerfile;
 pub mod fake_api;
 pub mod fuzz;
 pub mod release;

