@@ -422,6 +422,7 @@ mod tests {
             commands: vec![],
             fix_lines: vec![],
             source: String::new(),
+            expect: vec![],
             phase: Default::default(),
         }
     }
