@@ -83,8 +83,14 @@ pub fn text(s: &Status) -> String {
             &mut out,
             "",
             &format!(
-                "{}: {} objects: {} valid, {} ratcheted, {} rejected, {} unevaluated{pruned}",
-                k.kind, k.objects, k.valid, k.ratcheted, k.rejected, k.unevaluated
+                "{}: {} object{}: {} valid, {} ratcheted, {} rejected, {} unevaluated{pruned}",
+                k.kind,
+                k.objects,
+                if k.objects == 1 { "" } else { "s" },
+                k.valid,
+                k.ratcheted,
+                k.rejected,
+                k.unevaluated
             ),
         );
     }
