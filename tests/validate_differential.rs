@@ -307,7 +307,7 @@ fn stored_objects_agree_after_the_crds_change() {
         let server_rejects_new = create.status == 422;
         let new_fields: BTreeSet<String> = ours.as_new.iter().map(|e| e.field.clone()).collect();
         let create_agrees =
-            server_rejects_new == !ours.as_new.is_empty() && (!server_rejects_new || server_fields(&create.body) == new_fields);
+            server_rejects_new != ours.as_new.is_empty() && (!server_rejects_new || server_fields(&create.body) == new_fields);
         let evaluated = ours.unevaluated.is_empty();
         rejected += usize::from(server_rejects_updates);
         if update_agrees && create_agrees && evaluated {
