@@ -76,7 +76,8 @@ impl RegistryArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClusterArgs {
-    /// Read this snapshot file (kubectl get -o yaml|json output, or `trainer-audit snapshot`)
+    /// Read this snapshot file (`kubectl get -o yaml|json --show-managed-fields` output, or
+    /// `trainer-audit snapshot`)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["context", "kubeconfig"])]
     pub snapshot: Option<PathBuf>,
     /// Kubeconfig context (default: the current context; in a pod, the in-cluster config)

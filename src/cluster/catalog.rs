@@ -69,15 +69,19 @@ pub const RESOURCES: &[Resource] = &[
     Resource { label_selector: Some("owner=helm"), ..core("Secret", "secrets", true) },
     Resource { label_selector: Some("owner=helm"), ..core("ConfigMap", "configmaps", true) },
     Resource { field_selector: Some("metadata.name=kubeflow-trainer-public"), ..core("ConfigMap", "configmaps", true) },
-    Resource {
-        group: "apps",
-        field_selector: Some("metadata.name=kubeflow-trainer-controller-manager"),
-        ..core("Deployment", "deployments", true)
-    },
+    // Every Deployment: Trainer's under any release name, and the neighbours' (Kueue, JobSet,
+    // LWS, schedulers, Training Operator, cert-manager) are told by image; the rest are dropped.
+    Resource { group: "apps", ..core("Deployment", "deployments", true) },
+    // Kueue LocalQueues (names only), for TrainJobs labelled with a queue; v1beta1 is served
+    // from Kueue 0.9 to 0.19.
+    custom("kueue.x-k8s.io", "v1beta1", "LocalQueue", "localqueues", true),
+    // Quotas that count ConfigMaps (2.3 adds one per TrainJob).
+    core("ResourceQuota", "resourcequotas", true),
     core("Namespace", "namespaces", false),
     Resource { group: "admissionregistration.k8s.io", ..core("ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false) },
     Resource { group: "admissionregistration.k8s.io", ..core("MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false) },
 ];
 
-/// CRD groups whose definitions are kept (Trainer, Training Operator v1 leftovers, JobSet, LWS).
+/// CRD groups whose definitions are kept whole (Trainer, Training Operator v1 leftovers, JobSet,
+/// LWS); `neighbours::CRD_GROUPS` are kept without their schemas.
 pub const CRD_GROUPS: &[&str] = &[TRAINER_GROUP, "kubeflow.org", JOBSET_GROUP, "leaderworkerset.x-k8s.io"];

@@ -1,8 +1,10 @@
 //! What is installed, summarised for people (`trainer-audit status`): install method and its
 //! evidence, Trainer version, the Helm release (values masked), CRDs with ownership metadata and
 //! versions, runtimes with owner, labels and finalizers, TrainJob counts, JobSet/LWS presence,
-//! Pod Security labels, the Kubernetes version, and per kind how the live objects fare under the
-//! installed CRDs (or a target chart's): valid, ratcheted, rejected, unevaluated, pruned.
+//! the neighbours Trainer depends on (with version and evidence), the per-namespace migration
+//! from the Training Operator v1, Pod Security labels, the Kubernetes version, and per kind how
+//! the live objects fare under the installed CRDs (or a target chart's): valid, ratcheted,
+//! rejected, unevaluated, pruned.
 
 use std::collections::BTreeMap;
 
@@ -67,6 +69,10 @@ pub struct Status {
     pub trainjobs_per_namespace: BTreeMap<String, usize>,
     pub jobset: Option<String>,
     pub lws: Option<String>,
+    /// Components Trainer depends on or runs beside, installed or not.
+    pub neighbours: Vec<super::neighbours::Neighbour>,
+    /// Training Operator v1 jobs and TrainJobs per namespace, and how far each has moved.
+    pub migration: super::legacy::Migration,
     /// Namespace → `enforce=…` Pod Security labels, for namespaces that have any.
     pub pod_security: BTreeMap<String, String>,
     pub validation: Validation,
@@ -222,6 +228,8 @@ pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
         trainjobs_per_namespace: per_namespace,
         jobset: crd_versions("jobsets.jobset.x-k8s.io"),
         lws: crd_versions("leaderworkersets.leaderworkerset.x-k8s.io"),
+        neighbours: super::neighbours::detect(state),
+        migration: super::legacy::migration(state),
         pod_security,
         validation,
         warnings: state.warnings.clone(),

@@ -128,7 +128,7 @@ fn local_chart(input: &CheckInput) -> Option<String> {
 fn target_flags(input: &CheckInput) -> String {
     match local_chart(input) {
         Some(path) => format!("--chart {}", quote(&path)),
-        None => format!("--to {} --repo {}", quote(&input.to.to_string()), quote(&input.repository)),
+        None => format!("--to {} --repo {}{}", quote(&input.to.to_string()), quote(&input.repository), input.registry_flags),
     }
 }
 
@@ -148,7 +148,7 @@ fn render_crds(input: &CheckInput) -> Option<String> {
     }
     let chart = match local_chart(input) {
         Some(path) => quote(&path),
-        None => format!("{} --version {}", quote(&input.repository), quote(&input.to.to_string())),
+        None => format!("{} --version {}{}", quote(&input.repository), quote(&input.to.to_string()), input.registry_flags),
     };
     let shows: Vec<String> = templates.iter().map(|t| format!("-s {}", quote(t))).collect();
     Some(format!(

@@ -6,24 +6,31 @@
 //! whatever CRDs the target ships), so rules stay data.
 
 mod adopt_refused;
+mod apply_conflict;
+mod configmap_quota;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
 mod crds_not_applied;
+mod data_cache_lws;
 mod feature_gates;
 mod finalizer;
+mod gang_scheduler;
 mod hook_argocd_unsupported;
 mod hook_delete_event;
 mod hook_deletes;
 mod hook_downloads;
 mod hook_force_conflicts;
 mod hook_image_pin;
+mod hook_prunes_live;
 mod hook_rbac_delete;
 mod hook_security_context;
 mod hook_unbounded;
 mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
+mod kueue_compat;
+mod kueue_queue;
 mod label_bypass;
 mod migrate;
 mod ownership;
@@ -103,6 +110,11 @@ pub trait Check: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The `rules/compat.yaml` tables the kind reads (`explain` prints their rows).
+    fn compat(&self) -> &'static [crate::audit::compat::Table] {
+        &[]
+    }
+
     /// Whether its hits depend on the cluster (read, or unknown without one); a GitOps review
     /// without a cluster runs only the kinds that say no.
     fn reads_cluster(&self) -> bool {
@@ -167,6 +179,7 @@ pub const KINDS: &[KindSpec] = &[
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
+    kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
     kind!(
         "schema",
@@ -194,7 +207,45 @@ pub const KINDS: &[KindSpec] = &[
         runtime_drift,
         "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
     ),
+    kind!(
+        "kueue-compat",
+        kueue_compat,
+        "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
+        variants: ["stale-crd", "untested"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kueue-queue",
+        kueue_queue,
+        "TrainJobs name a Kueue queue, but Kueue or that LocalQueue is missing",
+        variants: ["no-queue"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "data-cache-lws",
+        data_cache_lws,
+        "dataCache.enabled without LeaderWorkerSet after the upgrade, and the ignored dataCache.lws.install",
+        variants: ["install-ignored"],
+        reviews: false,
+        typed
+    ),
+    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
+    kind!(
+        "gang-scheduler",
+        gang_scheduler,
+        "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
+        variants: ["no-scheduler"],
+        reviews: false,
+        typed
+    ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!(
+        "hook-prunes-live",
+        hook_prunes_live,
+        "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
+    ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
