@@ -174,7 +174,7 @@ fn rehearse(s: &Scenario) {
 /// from a built-in one → 2.3.0.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn helm_2_2_1_all_runtimes_to_2_3_0() {
+fn rehearse_helm_2_2_1_all_runtimes_to_2_3_0() {
     rehearse(&Scenario {
         name: "helm-2.2.1-to-2.3.0",
         versions: &["2.2.1", "2.3.0"],
@@ -199,7 +199,7 @@ fn helm_2_2_1_all_runtimes_to_2_3_0() {
 /// kubectl apply --server-side of Trainer's kustomize overlays at v2.2.0 → a Helm 2.3.0 release.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn kustomize_2_2_0_to_helm_2_3_0() {
+fn rehearse_kustomize_2_2_0_to_helm_2_3_0() {
     rehearse(&Scenario {
         name: "kustomize-2.2.0-to-helm-2.3.0",
         versions: &["2.2.0", "2.3.0"],
@@ -220,7 +220,7 @@ fn kustomize_2_2_0_to_helm_2_3_0() {
 /// TrainJob using what 2.2 removed or retyped → 2.3.0.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn helm_2_1_0_manager_labels_to_2_3_0() {
+fn rehearse_helm_2_1_0_manager_labels_to_2_3_0() {
     rehearse(&Scenario {
         name: "helm-2.1.0-to-2.3.0",
         versions: &["2.1.0", "2.3.0"],
@@ -260,7 +260,7 @@ fn install_2_3_0(lab: &mut Lab, own: bool) {
 /// → the relabelled 2.4.0.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn helm_2_3_0_to_2_4_0() {
+fn rehearse_helm_2_3_0_to_2_4_0() {
     rehearse(&Scenario {
         name: "helm-2.3.0-to-2.4.0",
         versions: &["2.3.0", "2.3.1", "2.4.0"],
@@ -275,7 +275,7 @@ fn helm_2_3_0_to_2_4_0() {
 /// SIGKILL (as a dying CI runner) after it applied the 2.3.0 objects and while it waits.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn pending_upgrade() {
+fn rehearse_pending_upgrade() {
     rehearse(&Scenario {
         name: "pending-upgrade",
         versions: &["2.2.1", "2.3.0"],
@@ -318,7 +318,7 @@ fn pending_upgrade() {
 /// 607 s; here the attempt stops at the rejection).
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn restricted_namespace() {
+fn rehearse_restricted_namespace() {
     rehearse(&Scenario {
         name: "restricted-namespace",
         versions: &["2.3.0", "2.3.1"],
@@ -342,7 +342,7 @@ fn restricted_namespace() {
 /// the role warns about exactly that rule's resources (every rule tried).
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
-fn live_snapshots_and_least_privilege() {
+fn rehearse_live_snapshots_and_least_privilege() {
     let Some(mut lab) = Lab::start("live-and-snapshots", &["2.3.0", "2.3.1"]) else { return };
     install_2_3_0(&mut lab, true);
     let to = "2.3.1";
