@@ -68,7 +68,8 @@ fn check_helm_2_2_1() {
     insta::assert_snapshot!("check_helm_2_2_1", portable(&text, &corpus));
 }
 
-/// Helm 2.1.0: fields 2.2 removed, found through the schema diff; the selector change.
+/// Helm 2.1.0: fields 2.2 removed (pruned) or retyped (rejected), found by validating the live
+/// objects against the 2.3.0 CRDs; the selector change.
 #[test]
 #[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn check_helm_2_1_0() {
@@ -80,12 +81,18 @@ fn check_helm_2_1_0() {
     let subjects: Vec<&str> = findings.iter().filter(|f| f["id"] == "TA-FLD-001").map(|f| f["subject"].as_str().unwrap()).collect();
     for s in [
         "TrainJob spec.podTemplateOverrides",
-        "TrainJob spec.trainer.numProcPerNode",
         "ClusterTrainingRuntime spec.mlPolicy.torch.numProcPerNode",
         "ClusterTrainingRuntime spec.mlPolicy.torch.elasticPolicy",
     ] {
         assert!(subjects.contains(&s), "{s} not in {subjects:?}");
     }
+    // The retyped numProcPerNode ("gpu" where 2.2+ wants an integer) is not pruned but rejected:
+    // spec.trainer's `self == oldSelf` cannot read the string, so no update passes.
+    let rejected = findings.iter().find(|f| f["id"] == "TA-SCH-001" && f["subject"] == "TrainJob spec.trainer").expect("TA-SCH-001");
+    assert!(
+        rejected["evidence"][0].as_str().unwrap().contains("invalid data, expected int, got string evaluating rule: field is immutable"),
+        "{rejected}"
+    );
     assert!(findings.iter().any(|f| f["id"] == "TA-IMM-001" && f["evidence"][0].as_str().unwrap().contains("team")));
     assert!(findings.iter().any(|f| f["id"] == "TA-VAL-001" && f["subject"] == "values manager.annotations"));
     insta::assert_snapshot!("check_helm_2_1_0", portable(&serde_json::to_string_pretty(&report).unwrap(), &corpus));

@@ -105,6 +105,15 @@ rule_tests! {
     own_003: "TA-OWN-003";
     imm_001: "TA-IMM-001";
     fld_001: "TA-FLD-001";
+    sch_001: "TA-SCH-001";
+    sch_002: "TA-SCH-002";
+    sch_003: "TA-SCH-003";
+    sch_004: "TA-SCH-004";
+    sch_005: "TA-SCH-005";
+    mig_001: "TA-MIG-001";
+    mig_002: "TA-MIG-002";
+    mig_003: "TA-MIG-003";
+    mig_004: "TA-MIG-004";
     crd_001: "TA-CRD-001";
     crd_002: "TA-CRD-002";
     crd_010: "TA-CRD-010";

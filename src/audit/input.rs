@@ -37,6 +37,8 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
+    /// The target CRDs over the live objects, computed on first use (`super::schema`).
+    pub derived: super::schema::Derived,
     /// Helm flags needed to reach that repository, each with a leading space (` --plain-http`):
     /// every printed command that names the repository carries them.
     pub registry_flags: String,

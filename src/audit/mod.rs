@@ -9,3 +9,4 @@ pub mod hooks;
 pub mod input;
 pub mod kinds;
 pub mod rules;
+pub mod schema;

@@ -28,6 +28,7 @@ pub const REGISTRY_FLAGS: &str = "registry_flags";
 pub const EMBEDDED: &[(&str, &str)] = &[
     ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
     ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
+    ("rules/schema.yaml", include_str!("../../rules/schema.yaml")),
     ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
     ("rules/neighbours.yaml", include_str!("../../rules/neighbours.yaml")),
 ];

@@ -44,6 +44,7 @@ const fn custom(group: &'static str, version: &'static str, kind: &'static str, 
 }
 
 pub const TRAINER_GROUP: &str = "trainer.kubeflow.org";
+pub const JOBSET_GROUP: &str = "jobset.x-k8s.io";
 /// The Training Operator v1 API group.
 pub const LEGACY_GROUP: &str = "kubeflow.org";
 pub const LEGACY_KINDS: &[&str] = &["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"];
@@ -56,6 +57,8 @@ pub const RESOURCES: &[Resource] = &[
     custom(TRAINER_GROUP, "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", false),
     custom(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes", true),
     custom(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs", true),
+    // The chart ships JobSet's CRD: its objects are validated against the target's too.
+    custom(JOBSET_GROUP, "v1alpha2", "JobSet", "jobsets", true),
     // Training Operator v1 jobs, for `migrate --legacy`.
     custom(LEGACY_GROUP, "v1", "PyTorchJob", "pytorchjobs", true),
     custom(LEGACY_GROUP, "v1", "TFJob", "tfjobs", true),
@@ -81,4 +84,4 @@ pub const RESOURCES: &[Resource] = &[
 
 /// CRD groups whose definitions are kept whole (Trainer, Training Operator v1 leftovers, JobSet,
 /// LWS); `neighbours::CRD_GROUPS` are kept without their schemas.
-pub const CRD_GROUPS: &[&str] = &[TRAINER_GROUP, "kubeflow.org", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io"];
+pub const CRD_GROUPS: &[&str] = &[TRAINER_GROUP, "kubeflow.org", JOBSET_GROUP, "leaderworkerset.x-k8s.io"];

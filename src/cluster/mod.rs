@@ -1,7 +1,7 @@
 //! What is installed, read without changing anything: from a live cluster (`live`) or from a
 //! snapshot file (`snapshot`), normalised the same way so both give the same [`ClusterState`].
 //! Only what the audit needs is kept (see `catalog`), and large, irrelevant parts are dropped
-//! (TrainJob status, managedFields bodies, last-applied copies).
+//! (TrainJob and JobSet status, managedFields bodies, last-applied copies).
 
 pub mod catalog;
 pub mod install;
@@ -180,6 +180,7 @@ pub fn normalise(mut o: Json) -> Option<Json> {
         "LocalQueue" => return str_at(&o, &["apiVersion"]).starts_with("kueue.x-k8s.io/").then(|| trim::local_queue(&o)),
         "ResourceQuota" => return trim::limits_configmaps(&o).then(|| trim::resource_quota(&o)),
         k if catalog::LEGACY_KINDS.contains(&k) => str_at(&o, &["apiVersion"]).starts_with("kubeflow.org/"),
+        "JobSet" => str_at(&o, &["apiVersion"]).starts_with("jobset.x-k8s.io/"),
         "Secret" => helm_record,
         "ConfigMap" => name == PUBLIC_CONFIGMAP || helm_record,
         "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
@@ -220,7 +221,8 @@ pub fn normalise(mut o: Json) -> Option<Json> {
     }
     if let Some(obj) = o.as_object_mut() {
         match kind.as_str() {
-            "ClusterTrainingRuntime" | "TrainingRuntime" => {
+            // Validation of the main resource never reads status (a status subresource).
+            "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet" => {
                 obj.remove("status");
             }
             // A TrainJob or legacy job keeps only its condition types and states (enough to tell running ones).

@@ -76,6 +76,29 @@ pub fn text(s: &Status) -> String {
     line(&mut out, "LWS", &s.lws.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
     neighbours(&mut out, s);
     migration(&mut out, s);
+    let v = &s.validation;
+    let assumed = if v.kubernetes_known { "" } else { " (assumed: pass --kube-version)" };
+    line(&mut out, "Objects", &format!("validated against {} at Kubernetes {}{assumed}", v.against, v.kubernetes));
+    for k in &v.kinds {
+        let pruned = if k.pruned > 0 { format!("; {} lose fields on the next write", k.pruned) } else { String::new() };
+        line(
+            &mut out,
+            "",
+            &format!(
+                "{}: {} object{}: {} valid, {} ratcheted, {} rejected, {} unevaluated{pruned}",
+                k.kind,
+                k.objects,
+                if k.objects == 1 { "" } else { "s" },
+                k.valid,
+                k.ratcheted,
+                k.rejected,
+                k.unevaluated
+            ),
+        );
+    }
+    for sk in &v.skipped {
+        line(&mut out, "", &format!("not validated: {sk}"));
+    }
     for (ns, levels) in &s.pod_security {
         line(&mut out, "Pod Security", &format!("{ns}: {levels}"));
     }

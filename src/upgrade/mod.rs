@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod crds;
 pub mod store;
 pub mod target;
 pub mod values;
@@ -268,6 +269,7 @@ impl Upgrade {
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
+            derived: Default::default(),
             registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
         };

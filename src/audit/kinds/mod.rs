@@ -2,8 +2,8 @@
 //! Each kind lives in its own file with a typed params struct (`deny_unknown_fields`) that is
 //! checked when rules load, reads the [`CheckInput`] (or, for kinds that need no cluster, the
 //! [`ChartInput`] of a chart review) and returns hits; the rule that names it supplies id,
-//! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
-//! between whatever two CRD schemas), so rules stay data.
+//! severity and words. Kinds are generic (ownership of whatever the target owns, any object against
+//! whatever CRDs the target ships), so rules stay data.
 
 mod adopt_refused;
 mod apply_conflict;
@@ -14,7 +14,6 @@ mod crd_size;
 mod crds_not_applied;
 mod data_cache_lws;
 mod feature_gates;
-mod field_removed;
 mod finalizer;
 mod gang_scheduler;
 mod hook_argocd_unsupported;
@@ -33,11 +32,14 @@ mod kube_version;
 mod kueue_compat;
 mod kueue_queue;
 mod label_bypass;
+mod migrate;
 mod ownership;
 mod release_stuck;
 mod replace_runtime_fields;
 mod runtime_drift;
 mod runtime_handoff;
+mod schema;
+mod schema_crd;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
@@ -179,7 +181,16 @@ pub const KINDS: &[KindSpec] = &[
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
-    kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
+    kind!(
+        "schema",
+        schema,
+        "live objects validated against the target CRDs as the API server validates their next write",
+        variants: ["migrate"],
+        reviews: false,
+        typed
+    ),
+    kind!("schema-crd", schema_crd, "the target CRDs' CEL rules against the cluster's API server (compile, cost)"),
+    kind!("migrate", migrate, "live objects trainer-audit migrate converts, one step of the rehearsed order per rule"),
     kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
     kind!(
         "crd-keep",
