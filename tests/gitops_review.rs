@@ -435,7 +435,10 @@ fn charts_are_pulled_from_each_references_repository() {
     let ids = |doc: &Json| placed(doc).into_iter().map(|(id, subject, at, _)| (id, subject, at)).collect::<Vec<_>>();
     assert_eq!(ids(&pulled), ids(&local), "the same findings from the registry as from the chart directory");
     let fix = pulled["findings"].as_array().unwrap().iter().find(|f| f["id"] == "TA-GIT-001").unwrap()["commands"][0].clone();
-    assert!(fix.as_str().unwrap().contains(&format!("helm show crds {host}/kubeflow-trainer --version 2.3.0")), "{fix}");
+    assert!(
+        fix.as_str().unwrap().contains(&format!("helm show crds {host}/kubeflow-trainer --plain-http --version 2.3.0")),
+        "the fix reaches the registry as the run did (--plain-http): {fix}"
+    );
 
     // A version the repository does not have is the change's mistake: a failed reference.
     for file in walk(&head) {
