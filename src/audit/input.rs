@@ -9,7 +9,6 @@ use crate::cluster::install::{Method, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::inventory::Inventory;
-use crate::kube::str_at;
 
 /// One rendered chart under a deployment engine: what the kinds that need no cluster read.
 #[derive(Clone, Copy)]
@@ -82,9 +81,7 @@ impl CheckInput<'_> {
 
     /// The live object with this kind, namespace (empty for cluster-scoped) and name.
     pub fn live(&self, kind: &str, namespace: &str, name: &str) -> Option<&Json> {
-        self.state.objects.iter().find(|o| {
-            str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name && str_at(o, &["metadata", "namespace"]) == namespace
-        })
+        self.state.find(kind, namespace, name)
     }
 }
 
@@ -102,21 +99,60 @@ pub fn json_paths(v: &Json, prefix: &str, out: &mut Vec<(String, &'static str)>)
             Json::Object(_) => "object",
         }
     }
-    match v {
-        Json::Object(map) => {
-            for (k, child) in map {
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                out.push((path.clone(), kind(child)));
-                json_paths(child, &path, out);
+    // One path buffer for the whole walk, cloned once per path reported: field checks walk
+    // every TrainJob's spec, and a fresh string per level doubled the allocations.
+    fn walk(v: &Json, path: &mut String, out: &mut Vec<(String, &'static str)>) {
+        let len = path.len();
+        match v {
+            Json::Object(map) => {
+                for (k, child) in map {
+                    if len > 0 {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                    out.push((path.clone(), kind(child)));
+                    walk(child, path, out);
+                    path.truncate(len);
+                }
             }
-        }
-        Json::Array(items) => {
-            let path = format!("{prefix}[]");
-            for item in items {
-                out.push((path.clone(), kind(item)));
-                json_paths(item, &path, out);
+            Json::Array(items) => {
+                path.push_str("[]");
+                for item in items {
+                    out.push((path.clone(), kind(item)));
+                    walk(item, path, out);
+                }
+                path.truncate(len);
             }
+            _ => {}
         }
-        _ => {}
+    }
+    walk(v, &mut prefix.to_string(), out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_paths;
+
+    #[test]
+    fn json_paths_lists_every_path_in_order_with_its_type() {
+        let v = serde_json::json!({"a": {"b": [1, {"c": "x"}], "": null}, "d": 1.5, "e": [[true]]});
+        let mut out = Vec::new();
+        json_paths(&v, "spec", &mut out);
+        let want = [
+            ("spec.a", "object"),
+            ("spec.a.b", "array"),
+            ("spec.a.b[]", "integer"),
+            ("spec.a.b[]", "object"),
+            ("spec.a.b[].c", "string"),
+            ("spec.a.", "null"),
+            ("spec.d", "number"),
+            ("spec.e", "array"),
+            ("spec.e[]", "array"),
+            ("spec.e[][]", "boolean"),
+        ];
+        assert_eq!(out, want.map(|(p, t)| (p.to_string(), t)));
+        let mut out = Vec::new();
+        json_paths(&serde_json::json!({"x": {"y": 1}}), "", &mut out);
+        assert_eq!(out, [("x".to_string(), "object"), ("x.y".to_string(), "integer")]);
     }
 }

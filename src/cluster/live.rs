@@ -16,6 +16,9 @@ use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::kube::str_at;
 
+mod page;
+use page::Page;
+
 /// Items per page.
 pub const PAGE_SIZE: usize = 500;
 /// Lists in flight at once.
@@ -57,18 +60,20 @@ async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
 fn is_transient(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => true,
         _ => false,
     }
 }
 
-/// GET `path` as JSON, retrying transient failures (0.2 s, 0.4 s, 0.8 s).
-async fn get(client: &kube::Client, path: &str) -> Result<Json, kube::Error> {
+/// A list page bigger than this is refused (500 objects are a few MiB even with managedFields).
+pub const MAX_PAGE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// GET one page of `r` at `path`, retrying transient failures (0.2 s, 0.4 s, 0.8 s).
+async fn get_page(client: &kube::Client, r: &Resource, path: &str) -> Result<Page, kube::Error> {
     let mut delay = Duration::from_millis(200);
     let mut attempt = 0;
     loop {
-        let request = http::Request::get(path).body(Vec::new()).map_err(kube::Error::HttpError)?;
-        match client.request::<Json>(request).await {
+        match fetch_page(client, r, path).await {
             Err(e) if attempt < 3 && is_transient(&e) => {
                 attempt += 1;
                 tokio::time::sleep(delay).await;
@@ -77,6 +82,18 @@ async fn get(client: &kube::Client, path: &str) -> Result<Json, kube::Error> {
             other => return other,
         }
     }
+}
+
+async fn fetch_page(client: &kube::Client, r: &Resource, path: &str) -> Result<Page, kube::Error> {
+    use futures::AsyncReadExt;
+    let request = http::Request::get(path).body(Vec::new()).map_err(kube::Error::HttpError)?;
+    let mut body = Vec::new();
+    client.request_stream(request).await?.take(MAX_PAGE_BYTES + 1).read_to_end(&mut body).await.map_err(kube::Error::ReadEvents)?;
+    if body.len() as u64 > MAX_PAGE_BYTES {
+        let message = format!("a page of {path} is over {} MiB", MAX_PAGE_BYTES / (1024 * 1024));
+        return Err(kube::Error::ReadEvents(std::io::Error::other(message)));
+    }
+    Page::parse(&body, r).map_err(kube::Error::SerdeError)
 }
 
 /// Query-component encoding (RFC 3986 unreserved kept).
@@ -118,19 +135,11 @@ async fn list_all(client: &kube::Client, r: &Resource, namespace: Option<&str>) 
     let mut token: Option<String> = None;
     let mut relisted = false;
     loop {
-        match get(client, &list_path(r, namespace, token.as_deref())).await {
+        match get_page(client, r, &list_path(r, namespace, token.as_deref())).await {
             Ok(page) => {
-                for mut item in page.get("items").and_then(Json::as_array).cloned().unwrap_or_default() {
-                    if let Some(obj) = item.as_object_mut() {
-                        obj.entry("apiVersion").or_insert_with(|| Json::String(r.api_version()));
-                        obj.entry("kind").or_insert_with(|| Json::String(r.kind.to_string()));
-                    }
-                    // Trimmed page by page, so 50,000 TrainJobs never sit in memory whole.
-                    if let Some(kept) = super::normalise(item) {
-                        items.push(kept);
-                    }
-                }
-                token = page.pointer("/metadata/continue").and_then(Json::as_str).filter(|c| !c.is_empty()).map(str::to_string);
+                // Trimmed page by page, so 50,000 TrainJobs never sit in memory whole.
+                items.extend(page.items);
+                token = page.continue_token;
                 if token.is_none() {
                     return Ok(Listed::Items(items));
                 }

@@ -10,6 +10,8 @@ use serde_json::Value as Json;
 use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
 use crate::kube::str_at;
 
+mod fast;
+
 /// Bigger files are refused before reading (50,000 TrainJobs are about 60 MB of YAML).
 pub const MAX_SNAPSHOT_BYTES: u64 = 512 * 1024 * 1024;
 /// More items than this are refused.
@@ -32,6 +34,7 @@ pub fn read_file(path: &Path) -> Result<ClusterState, ClusterError> {
 
 /// One document of a snapshot: a List (its items normalised as they are read, so a large file
 /// never sits in memory whole), a `ClusterInfo`, or a single object.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Doc {
     kind: String,
     items: Vec<Json>,
@@ -140,18 +143,11 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
         if entries > MAX_SNAPSHOT_ITEMS {
             return Err(format!("about {entries} items, more than {MAX_SNAPSHOT_ITEMS}: refused (capture fewer resources)"));
         }
-        // serde-saphyr's default budget suits configuration files; a snapshot is data. The
-        // file size is already bounded, so only nesting and aliases stay limited.
-        let mut budget = serde_saphyr::Budget::default();
-        budget.max_nodes = usize::MAX;
-        budget.max_events = usize::MAX;
-        budget.max_total_scalar_bytes = MAX_SNAPSHOT_BYTES as usize;
-        budget.max_reader_input_bytes = Some(MAX_SNAPSHOT_BYTES as usize);
-        budget.max_depth = 200;
-        let mut options = serde_saphyr::Options::default();
-        options.budget = Some(budget);
-        serde_saphyr::from_multiple_with_options::<Doc>(text, options)
-            .map_err(|e| format!("invalid YAML: {}", first_line(&e.to_string())))?
+        let budget = yaml_budget();
+        match fast::read(text, &budget) {
+            Some(docs) => docs,
+            None => read_yaml(text, budget)?,
+        }
     };
     let mut info: Option<ClusterInfo> = None;
     let mut objects = Vec::new();
@@ -175,6 +171,26 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
         }
     }
     Ok(ClusterState::from_normalised(info.unwrap_or_default(), objects, Vec::new()))
+}
+
+/// serde-saphyr's default budget suits configuration files; a snapshot is data. The file size
+/// is already bounded, so only nesting and aliases stay limited.
+fn yaml_budget() -> serde_saphyr::Budget {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = usize::MAX;
+    budget.max_events = usize::MAX;
+    budget.max_total_scalar_bytes = MAX_SNAPSHOT_BYTES as usize;
+    budget.max_reader_input_bytes = Some(MAX_SNAPSHOT_BYTES as usize);
+    budget.max_depth = 200;
+    budget
+}
+
+/// YAML documents through serde-saphyr: the reference reading, and the one whose errors users
+/// see (the fast path leaves every error to it).
+fn read_yaml(text: &str, budget: serde_saphyr::Budget) -> Result<Vec<Doc>, String> {
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    serde_saphyr::from_multiple_with_options::<Doc>(text, options).map_err(|e| format!("invalid YAML: {}", first_line(&e.to_string())))
 }
 
 fn first_line(text: &str) -> &str {

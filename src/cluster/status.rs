@@ -189,16 +189,21 @@ pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
             deleting: r.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null()),
         })
         .collect();
-    let mut per_runtime = BTreeMap::new();
-    let mut per_namespace = BTreeMap::new();
+    // Counted under borrowed keys, owned once per distinct key: 50,000 TrainJobs made 100,000
+    // strings here before.
+    let mut runtime_counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut namespace_counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut trainjobs = 0;
     for tj in state.trainjobs() {
         trainjobs += 1;
-        *per_runtime
-            .entry(format!("{}/{}", str_at(tj, &["spec", "runtimeRef", "kind"]), str_at(tj, &["spec", "runtimeRef", "name"])))
-            .or_insert(0) += 1;
-        *per_namespace.entry(str_at(tj, &["metadata", "namespace"]).to_string()).or_insert(0) += 1;
+        *runtime_counts.entry((str_at(tj, &["spec", "runtimeRef", "kind"]), str_at(tj, &["spec", "runtimeRef", "name"]))).or_insert(0) += 1;
+        *namespace_counts.entry(str_at(tj, &["metadata", "namespace"])).or_insert(0) += 1;
     }
+    let mut per_runtime = BTreeMap::new();
+    for ((kind, name), n) in runtime_counts {
+        *per_runtime.entry(format!("{kind}/{name}")).or_insert(0) += n;
+    }
+    let per_namespace: BTreeMap<String, usize> = namespace_counts.into_iter().map(|(ns, n)| (ns.to_string(), n)).collect();
     let crd_versions = |name: &str| state.crd(name).map(|c| versions(c, "served").join(","));
     let pod_security = state
         .of_kind("Namespace")

@@ -54,7 +54,13 @@ const USAGE: &str = "usage: cargo xtask <task>
                       testkit/src/scenario.rs
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
-                      registry, against curl fetching the same manifest and blob";
+                      registry, against curl fetching the same manifest and blob
+  bench cluster [--runs N]
+                      status over 50,000 TrainJobs (snapshot and live) beside
+                      kubectl get -A -o json from the same fake API server; check
+  bench cluster-serve DIR
+                      write that cluster's snapshot and kubeconfig into DIR and
+                      serve it until stdin closes (for profiling)";
 
 /// What both `test` and `rehearse` need installed; the control plane's bin dir when built.
 fn prepare() -> Result<Option<std::path::PathBuf>> {
