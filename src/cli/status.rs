@@ -1,26 +1,49 @@
-//! `trainer-audit status`: what is installed.
+//! `trainer-audit status`: what is installed, on one cluster or every cluster of a fleet.
 
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use super::args::ClusterArgs;
-use super::{print_json, CliError, Format};
+use super::fleet::{FleetArgs, Output};
+use super::{print_json, CliError};
+use crate::fleet::audit::Job;
+use crate::report::style::Paint;
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum StatusFormat {
+    Text,
+    /// One JSON document (JSON Lines for a fleet)
+    Json,
+    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
+    Jsonl,
+}
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     #[command(flatten)]
-    pub cluster: ClusterArgs,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub clusters: FleetArgs,
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub format: StatusFormat,
+    /// Print only the verdict line (one per cluster)
+    #[arg(long, short = 'q', conflicts_with = "format")]
+    pub quiet: bool,
 }
 
-pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
-    let state = args.cluster.state()?;
+pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
+    let output = match (args.quiet, args.format, args.clusters.is_fleet()) {
+        (true, _, _) => Some(Output::Quiet),
+        (false, StatusFormat::Jsonl, _) | (false, StatusFormat::Json, true) => Some(Output::JsonLines),
+        (false, StatusFormat::Text, true) => Some(Output::Text),
+        (false, _, false) => None,
+    };
+    if let Some(output) = output {
+        return super::fleet::run(Job::Status, &args.clusters, output, paint);
+    }
+    let state = args.clusters.single().state()?;
     let status = crate::cluster::status::status(&state);
     match args.format {
-        Format::Text => print!("{}", crate::report::status::text(&status)),
-        Format::Json => print_json(&status)?,
+        StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
+        StatusFormat::Json | StatusFormat::Jsonl => print_json(&status)?,
     }
     Ok(ExitCode::SUCCESS)
 }

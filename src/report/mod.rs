@@ -4,9 +4,11 @@
 pub mod check;
 pub mod diff;
 pub mod findings;
+pub mod fleet;
 pub mod hooks;
 pub mod plan;
 pub mod rules;
 pub mod runbook;
 pub mod sarif;
 pub mod status;
+pub mod style;

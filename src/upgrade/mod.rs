@@ -9,6 +9,7 @@ pub mod target;
 pub mod values;
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -87,7 +88,7 @@ pub struct Upgrade {
     pub rules: Vec<Rule>,
     pub notes: Vec<String>,
     request: Request,
-    store: ChartStore,
+    store: Rc<ChartStore>,
 }
 
 fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
@@ -102,8 +103,21 @@ fn json_to_map(v: &Json) -> Map {
     }
 }
 
+/// The chart store a request pulls from: its repository, or none with a local target chart.
+pub fn store_for(request: &Request) -> ChartStore {
+    let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
+    ChartStore::new(repository, request.registry.clone())
+}
+
 impl Upgrade {
     pub fn prepare(request: Request, state: ClusterState) -> Result<Upgrade, UpgradeError> {
+        let store = Rc::new(store_for(&request));
+        Upgrade::prepare_in(request, state, store)
+    }
+
+    /// Prepared over a store shared with other upgrades of the same run (a fleet): each chart
+    /// version is pulled once for all of them. `store` must be [`store_for`] this request.
+    pub fn prepare_in(request: Request, state: ClusterState, store: Rc<ChartStore>) -> Result<Upgrade, UpgradeError> {
         let rules = load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
         let (releases, errors) = state.releases();
         if let Some(e) = errors.first() {
@@ -145,8 +159,6 @@ impl Upgrade {
         };
         let mut user_values = release.map(|r| json_to_map(&r.current.config)).unwrap_or_default();
         crate::helm::values::merge_maps(&mut user_values, request.values.merged());
-        let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
-        let store = ChartStore::new(repository, request.registry.clone());
         let to = target::resolve(&request, &store)?;
         let mut notes = vec![format!(
             "values: the target chart's defaults, then the release's user-supplied values{}, as helm upgrade --reset-then-reuse-values applies them",

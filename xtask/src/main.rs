@@ -2,6 +2,7 @@
 //! `cargo xtask bench …` (whole-process benchmarks against a peer measured in the same run).
 
 mod bench;
+mod bench_fleet;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
@@ -49,7 +50,11 @@ const USAGE: &str = "usage: cargo xtask <task>
                       testkit/src/scenario.rs
   bench pull [--runs N]
                       cold whole-process pull of the corpus 2.3.0 chart from a local
-                      registry, against curl fetching the same manifest and blob";
+                      registry, against curl fetching the same manifest and blob
+  bench fleet [--runs N]
+                      check over 50 clusters (fake API servers, 1,000 TrainJobs each) at
+                      concurrency 4, 16 and 50 with peak RSS, against a shell loop running
+                      check once per context";
 
 fn test(extra: &[String]) -> Result<()> {
     setup::ensure_docker_registry()?;
