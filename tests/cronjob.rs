@@ -28,7 +28,7 @@ fn cronjob_usage_errors_exit_2_and_print_nothing() {
         (vec!["rbac", "--schedule", "@daily"], "--cronjob"),
         (vec!["rbac", "--cronjob", "--schedule", "0 6 * *"], "five cron fields"),
         (vec!["rbac", "--cronjob", "--schedule", "@daily", "-n", "Kubeflow"], "\"Kubeflow\""),
-        (vec!["rbac", "--cronjob", "--schedule", "@daily", "--to", "2.x.y.z"], "--to"),
+        (vec!["rbac", "--cronjob", "--schedule", "@daily", "--to", ">=banana"], "invalid --to"),
         (vec!["rbac", "--cronjob", "--schedule", "@daily", "--repo", "./chart"], "oci://"),
     ] {
         let out = run(home.path(), &args);
