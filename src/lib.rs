@@ -19,6 +19,7 @@ pub mod kube;
 pub mod migrate;
 pub mod plan;
 pub mod report;
+pub mod review;
 pub mod shell;
 pub mod source;
 pub mod upgrade;

@@ -152,6 +152,73 @@ fn check_values_with_unknown_gate_and_old_image() {
     assert_eq!(cfg, ["values manager.config.featureGates.MadeUp", "values manager.image.tag"]);
 }
 
+/// A cluster exactly as a Helm install of `version` with `values` leaves it: the chart's crds/,
+/// its release objects and the release record (rendered by `trainer-audit render`).
+fn untouched_install(corpus: &Path, version: &str, values: &[&str], home: &Path) -> Vec<serde_json::Value> {
+    use trainer_audit::kube::{objects_in, Origin};
+    let chart = chart(corpus, version);
+    let render = |extra: &[&str]| {
+        let mut args = vec!["render", chart.as_str(), "--release", "kubeflow-trainer", "-n", "kubeflow-system", "--no-hooks"];
+        args.extend_from_slice(values);
+        args.extend_from_slice(extra);
+        let out = run(home, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let manifest = render(&[]);
+    let with_crds = render(&["--include-crds"]);
+    let mut items = vec![
+        serde_json::json!({"apiVersion": "trainer-audit.dev/v1alpha1", "kind": "ClusterInfo", "serverVersion": "v1.33.4"}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow-system"}}),
+    ];
+    items.extend(objects_in(&with_crds, "render", Origin::Template, "kubeflow-system").into_iter().map(|o| o.body));
+    let config: serde_json::Value = serde_json::json!({"runtimes": {"defaultEnabled": true}});
+    let release = serde_json::json!({
+        "name": "kubeflow-trainer", "namespace": "kubeflow-system", "version": 1,
+        "info": {"status": "deployed", "description": "Install complete"},
+        "chart": {"metadata": {"name": "kubeflow-trainer", "version": version, "appVersion": version, "apiVersion": "v2"}},
+        "config": config, "manifest": manifest
+    });
+    items.push(testkit::release::encode_secret(&release, true));
+    items
+}
+
+/// TA-RT-003 compares the live runtimes with the installed release's render: an untouched 2.2.1
+/// install (every built-in runtime as 2.2.1 rendered it) reports no local edit although 2.3.0
+/// changes those runtimes; one edited field is reported by name.
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn untouched_2_2_1_runtimes_have_no_local_edits() {
+    let corpus = support::corpus();
+    let home = tempfile::tempdir().unwrap();
+    let mut items = untouched_install(&corpus, "2.2.1", &["--set", "runtimes.defaultEnabled=true"], home.path());
+    let runtimes = items.iter().filter(|o| o["kind"] == "ClusterTrainingRuntime").count();
+    assert!(runtimes >= 5, "{runtimes} runtimes rendered");
+    let local_edits = |items: &[serde_json::Value]| {
+        let path = home.path().join("cluster.json");
+        std::fs::write(&path, serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()).unwrap();
+        let (to, from) = (chart(&corpus, "2.3.0"), chart(&corpus, "2.2.1"));
+        let out =
+            run(home.path(), &["check", "--snapshot", path.to_str().unwrap(), "--chart", &to, "--from-chart", &from, "--format", "json"]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == "TA-RT-003").cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(local_edits(&items), Vec::<serde_json::Value>::new(), "an untouched install has no local edits");
+    let torch = items.iter_mut().find(|o| o["kind"] == "ClusterTrainingRuntime" && o["metadata"]["name"] == "torch-distributed").unwrap();
+    torch["spec"]["mlPolicy"]["numNodes"] = serde_json::json!(7);
+    let found = local_edits(&items);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["subject"], "ClusterTrainingRuntime/torch-distributed");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 local edit to ClusterTrainingRuntime/torch-distributed the upgrade undoes: spec.mlPolicy.numNodes;"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 #[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
 fn plan_and_runbook_for_helm_2_2_1() {
@@ -255,7 +322,13 @@ fn rules_list_explain_and_bad_rule_files() {
     assert!(stdout(&out).contains("TA-GATE-001  error    upgrade-gate"), "{}", stdout(&out));
     let out = run(home.path(), &["explain", "TA-OWN-001"]);
     let text = stdout(&out);
-    assert!(text.contains("Source: trainer-upgrade.md §2.1") && text.contains("defined:  rules/trainer.yaml:"), "{text}");
+    assert!(
+        text.contains("Source: https://github.com/kubeflow/trainer/blob/v2.3.0/charts/kubeflow-trainer/templates/crd/")
+            && text.contains("defined:  rules/trainer.yaml:"),
+        "{text}"
+    );
+    // What the failure prints, with the versions that print it and where the format string is.
+    assert!(text.contains("Fails with (Helm >=4.0.0): helm prints: Error: UPGRADE FAILED: unable to continue with update: "), "{text}");
     let dir = home.path().join("rules");
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("mine.yaml"), "- id: TA-MY-001\n  kind: ownership\n  severity: warning\n  title: t\n  why: w\n  source: s\n  fix: f\n\n- id: TA-MY-002\n  kind: no-such-kind\n  severity: info\n  title: t\n  why: w\n  source: s\n  fix: f\n").unwrap();

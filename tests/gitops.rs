@@ -1,6 +1,6 @@
-//! `trainer-audit gitops` through the binary on the fixture trees in `tests/fixtures/gitops/`
-//! (each a `base/` and a `head/` bumping Trainer 2.2.1 → 2.3.0 and changing values): the
-//! listing and the changes pinned by insta, the locations of the changed lines checked in the
+//! `trainer-audit gitops --list` through the binary on the fixture trees in
+//! `tests/fixtures/gitops/` (each a `base/` and a `head/` bumping Trainer 2.2.1 → 2.3.0 and
+//! changing values): the listing and the changes pinned by insta, the locations of the changed lines checked in the
 //! JSON, `--base-ref` against a real git repository, and hostile trees (alias bomb, huge file,
 //! cyclic substitution) bounded.
 
@@ -18,7 +18,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn gitops(args: &[&str]) -> std::process::Output {
     let home = tempfile::tempdir().unwrap();
-    let mut all = vec!["gitops"];
+    let mut all = vec!["gitops", "--list"];
     all.extend_from_slice(args);
     run(home.path(), &all)
 }

@@ -71,12 +71,11 @@ fn hooks_of_2_3_0_with_every_runtime() {
         "hooks_2_3_0_runtimes_all_sarif",
         serde_json::to_string_pretty(&trainer_audit::report::sarif::sarif(&report.findings, &rules())).unwrap()
     );
-    // kustomize: the cleanup Job would run at install.
+    // kustomize: the cleanup Job runs once, when first applied: at install.
     let kustomize = review(&rules(), &inv, Engine::Kustomize, None, "kubeflow-trainer", "kubeflow-system");
-    assert!(kustomize
-        .findings
-        .iter()
-        .any(|f| f.id == "TA-HOOK-008" && f.subject.ends_with("cleanup") && f.message.contains("runs at install")));
+    assert!(kustomize.findings.iter().any(|f| f.id == "TA-HOOK-008"
+        && f.subject.ends_with("cleanup")
+        && f.message.contains("runs once when first applied: at install")));
 }
 
 #[test]

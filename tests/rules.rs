@@ -40,29 +40,36 @@ fn findings(id: &str, line: &str) -> Vec<serde_json::Value> {
     report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == id).cloned().collect()
 }
 
-fn case(id: &str) -> (String, String) {
+/// The `fires:` and `quiet:` command lines of a rule's `case.txt` (one or more of each: a rule
+/// whose kind raises the severity has a case per severity, and a correction that narrows a rule
+/// adds the case it no longer reports).
+fn case(id: &str) -> (Vec<String>, Vec<String>) {
     let path = rules_dir().join(id).join("case.txt");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("rule {id} has no fixture: write {}", path.display()));
-    let get = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|| panic!("{id}: case.txt has no `{key}` line"))
-    };
-    (get("fires:"), get("quiet:"))
+    let all = |key: &str| text.lines().filter_map(|l| l.strip_prefix(key)).map(|s| s.trim().to_string()).collect::<Vec<_>>();
+    let (fires, quiet) = (all("fires:"), all("quiet:"));
+    assert!(!fires.is_empty(), "{id}: case.txt has no `fires:` line");
+    assert!(!quiet.is_empty(), "{id}: case.txt has no `quiet:` line");
+    (fires, quiet)
 }
 
-/// One rule: it fires on its fixture (findings pinned) and stays quiet on the other.
+/// One rule: it fires on each `fires:` case (findings pinned: the first as `<ID>`, the others as
+/// `<ID>-2`, `<ID>-3`, …) and stays quiet on each `quiet:` case.
 fn rule_case(id: &str) {
     let (fires, quiet) = case(id);
-    let found = findings(id, &fires);
-    assert!(!found.is_empty(), "{id} does not fire on `{fires}`");
-    let quiet_found = findings(id, &quiet);
-    assert!(quiet_found.is_empty(), "{id} fires on its quiet case `{quiet}`: {quiet_found:?}");
+    for (i, fires) in fires.iter().enumerate() {
+        let found = findings(id, fires);
+        assert!(!found.is_empty(), "{id} does not fire on `{fires}`");
+        let text = serde_json::to_string_pretty(&found).unwrap().replace(&*rules_dir().to_string_lossy(), "$RULES");
+        let name = if i == 0 { id.to_string() } else { format!("{id}-{}", i + 1) };
+        insta::assert_snapshot!(name, text);
+    }
+    for quiet in &quiet {
+        let quiet_found = findings(id, quiet);
+        assert!(quiet_found.is_empty(), "{id} fires on its quiet case `{quiet}`: {quiet_found:?}");
+    }
     let explain = run_in(&rules_dir(), &["explain", id]);
     assert!(explain.status.success() && stdout(&explain).starts_with(id), "explain {id}: {}", stderr(&explain));
-    let text = serde_json::to_string_pretty(&found).unwrap().replace(&*rules_dir().to_string_lossy(), "$RULES");
-    insta::assert_snapshot!(id.to_string(), text);
 }
 
 macro_rules! rule_tests {
@@ -92,6 +99,7 @@ rule_tests! {
     gate_001: "TA-GATE-001";
     k8s_001: "TA-K8S-001";
     rel_001: "TA-REL-001";
+    rel_002: "TA-REL-002";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     imm_001: "TA-IMM-001";
@@ -121,4 +129,8 @@ rule_tests! {
     cfg_001: "TA-CFG-001";
     leg_001: "TA-LEG-001";
     leg_002: "TA-LEG-002";
+    git_001: "TA-GIT-001";
+    git_002: "TA-GIT-002";
+    git_003: "TA-GIT-003";
+    git_004: "TA-GIT-004";
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::finding::{sort_findings, Finding, FixLine};
+use super::finding::{sort_findings, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
 use super::rules::{Rule, Scope};
@@ -19,10 +19,11 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("from".into(), input.from.to_string());
     vars.insert("to".into(), input.to.to_string());
     vars.insert("repository".into(), input.repository.clone());
+    vars.insert("engine".into(), engine.as_str().to_string());
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
         let Some(check) = &rule.check else { continue };
-        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars)));
+        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor())));
     }
     sort_findings(&mut findings);
     findings
@@ -33,13 +34,15 @@ pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Review && r.applies_to_engine(chart.engine)) {
         let Some(hits) = rule.check.as_ref().and_then(|c| c.review(chart)) else { continue };
-        findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars)));
+        findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None)));
     }
     sort_findings(&mut findings);
     findings
 }
 
-fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>) -> Finding {
+/// The hit as a finding; `kube_minor` (the cluster's, when known) picks the expected texts that
+/// hold on it.
+fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: Option<u64>) -> Finding {
     let variant = rule.variant(hit.variant);
     let mut vars = vars.clone();
     vars.extend(hit.vars);
@@ -60,5 +63,16 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>) -> Finding {
         fix_lines,
         source: variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()),
         phase: rule.phase,
+        expect: rule
+            .expect
+            .iter()
+            .filter(|e| e.holds_on(kube_minor))
+            .map(|e| Expected {
+                by: e.by.as_str(),
+                text: e.text.clone(),
+                kubernetes: e.kubernetes.as_ref().map(ToString::to_string),
+                helm: e.helm.as_ref().map(ToString::to_string),
+            })
+            .collect(),
     }
 }

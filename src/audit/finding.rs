@@ -74,11 +74,28 @@ pub struct Finding {
     /// The fix line by line, each marked command or explanation (how a runbook lays it out).
     #[serde(skip)]
     pub fix_lines: Vec<FixLine>,
-    /// What the rule rests on (a file@tag, a document, a URL).
+    /// What the rule rests on (files at a tag, docs at a version, URLs).
     pub source: String,
+    /// What the predicted failure prints (substrings), for this cluster's Kubernetes version when
+    /// it is known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expected>,
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
     pub phase: Phase,
+}
+
+/// A text the predicted failure prints, and who prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Expected {
+    pub by: &'static str,
+    pub text: String,
+    /// The Kubernetes versions that print it, when only some do (`>=1.32`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<String>,
+    /// The Helm versions that print it, when only some do (`>=4.0.0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helm: Option<String>,
 }
 
 /// One line of a fix: a shell command, or words around it.

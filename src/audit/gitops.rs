@@ -1,8 +1,10 @@
 //! What each deployment engine does with a Helm hook: Helm and Flux run Helm's lifecycle,
 //! Argo CD maps hook events to sync phases (some only from a given version, some never), and
-//! kustomize's `helmCharts` applies hooks as plain objects. Source:
-//! `../shared/docs/peers-and-gitops.md` Part B (Argo CD docs/user-guide/helm.md, gitops-engine
-//! hook code, helm-controller docs, kustomize helmchartinflationgenerator).
+//! kustomize's `helmCharts` applies hooks as plain objects. Sources: Argo CD
+//! `docs/user-guide/helm.md` at v2.10.0, v3.3.0 and v3.5.1 (hook mapping, PostDelete from 2.10.0,
+//! PreDelete from 3.3.0), kustomize `api/types/helmchartargs.go` (`skipHooks` → `--no-hooks`).
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -23,6 +25,41 @@ impl Engine {
             Engine::Flux => "flux",
             Engine::Kustomize => "kustomize",
         }
+    }
+}
+
+/// The engine a GitOps file deploys the chart with, and the engine options the file sets (with
+/// the engine's defaults filled in), by the names `trainer-audit gitops` lists them
+/// (`syncOptions.ServerSideApply`, `upgrade.crds`, `includeCRDs`, …). Kinds whose outcome
+/// depends on how the chart is applied read it; outside a GitOps review there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineContext {
+    pub engine: Engine,
+    /// The Argo CD version the tree installs, when it says.
+    pub argocd: Option<semver::Version>,
+    pub options: BTreeMap<String, String>,
+    /// Options the file leaves unset (their value is the engine's default).
+    pub defaulted: std::collections::BTreeSet<String>,
+}
+
+impl EngineContext {
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.options.get(name).map(String::as_str)
+    }
+
+    /// The option's value as the file's reader words it: `Skip (unset: the default)`.
+    pub fn describe(&self, name: &str) -> String {
+        let value = self.option(name).unwrap_or("(unset)");
+        if self.defaulted.contains(name) {
+            format!("{value} (unset: the engine's default)")
+        } else {
+            value.to_string()
+        }
+    }
+
+    /// Whether a boolean option is on (`true`, as YAML 1.1 and Argo CD spell it).
+    pub fn is_on(&self, name: &str) -> bool {
+        self.option(name).is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 }
 

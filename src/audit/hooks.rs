@@ -57,7 +57,7 @@ pub fn review(
 ) -> HooksReport {
     let vars: BTreeMap<String, String> =
         [("release".to_string(), release.to_string()), ("namespace".to_string(), namespace.to_string())].into_iter().collect();
-    let findings = super::engine::review(rules, &ChartInput { chart: inventory, engine, argocd }, &vars);
+    let findings = super::engine::review(rules, &ChartInput { chart: inventory, engine, argocd, gitops: None }, &vars);
     let mut hooks = Vec::new();
     for hook in &inventory.hooks {
         hooks.push(HookReview {

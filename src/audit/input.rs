@@ -4,7 +4,7 @@
 
 use serde_json::Value as Json;
 
-use super::gitops::Engine;
+use super::gitops::{Engine, EngineContext};
 use crate::cluster::install::{Method, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
@@ -18,6 +18,8 @@ pub struct ChartInput<'a> {
     pub engine: Engine,
     /// The Argo CD version, when known (which hook phases it runs).
     pub argocd: Option<&'a semver::Version>,
+    /// The GitOps file's engine options, in a GitOps review.
+    pub gitops: Option<&'a EngineContext>,
 }
 
 pub struct CheckInput<'a> {
@@ -36,12 +38,18 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
+    /// In a GitOps review: the engine the file deploys with and its options (the engine then
+    /// is the file's, not the one detected in the cluster).
+    pub gitops: Option<&'a EngineContext>,
 }
 
 impl CheckInput<'_> {
     /// The engine that will run the upgrade, from the detected install method (a kubectl or
     /// kustomize install is upgraded by moving it to Helm, as `plan` proposes).
     pub fn engine(&self) -> Engine {
+        if let Some(g) = self.gitops {
+            return g.engine;
+        }
         match self.install.method {
             Method::ArgoCd => Engine::Argocd,
             Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
@@ -51,7 +59,7 @@ impl CheckInput<'_> {
 
     /// The target chart under the upgrade's engine, for the kinds that read only a chart.
     pub fn chart(&self) -> ChartInput<'_> {
-        ChartInput { chart: self.target, engine: self.engine(), argocd: None }
+        ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
     /// Identities (kind, namespace, name) of the current release's objects, from its manifest.

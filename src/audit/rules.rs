@@ -2,8 +2,11 @@
 //! rule naming a check kind (code) with typed params, a severity, where it runs (an upgrade, or
 //! the chart review of `hooks`), the versions and engines it applies to, the phase of the change
 //! its fix belongs to, and the words a finding carries (title, why with its source, a fix
-//! template), optionally worded differently per variant the kind reports. Everything is checked
-//! when the rules load: a bad file, kind, param or range fails naming the file and line.
+//! template), optionally worded differently per variant the kind reports, and the text Helm, the
+//! API server or a controller prints when the predicted failure happens (`expect`, quoted from the
+//! format strings in their source, so rehearsals can compare it with what the real binaries
+//! print). Everything is checked when the rules load: a bad file, kind, param or range fails
+//! naming the file and line.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,8 +21,11 @@ use super::kinds::{kind, Check, KINDS};
 use crate::version::Constraint;
 
 /// The rule packs shipped with the tool.
-pub const EMBEDDED: &[(&str, &str)] =
-    &[("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")), ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml"))];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
+    ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
+    ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
+];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -57,6 +63,58 @@ pub struct Variant {
     pub source: Option<String>,
 }
 
+/// Who prints an expected text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Printer {
+    /// The `helm` command (its `Error: …` line).
+    Helm,
+    /// The API server, in the response to a request (shown by whoever made it).
+    KubeApiserver,
+    /// An event a controller records (e.g. the Job controller's `FailedCreate`).
+    Event,
+    /// A controller's log or exit (the Trainer manager, Kueue).
+    Controller,
+}
+
+impl Printer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Printer::Helm => "helm",
+            Printer::KubeApiserver => "kube-apiserver",
+            Printer::Event => "event",
+            Printer::Controller => "controller",
+        }
+    }
+}
+
+/// A text the failure a rule predicts prints: a substring of the message, fixed by the format
+/// string in the printer's source (cited in `source`), for the versions it holds for.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub by: Printer,
+    pub text: String,
+    /// Kubernetes versions the text holds for (all when absent), e.g. `>=1.32`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<Constraint>,
+    /// Helm versions the text holds for (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm: Option<Constraint>,
+    /// Where the format string is (file at a tag, with lines).
+    pub source: String,
+}
+
+impl Expect {
+    /// Whether the text holds on a cluster of this minor version (unknown: it may).
+    pub fn holds_on(&self, kube_minor: Option<u64>) -> bool {
+        match (&self.kubernetes, kube_minor) {
+            (Some(c), Some(minor)) => c.matches(&semver::Version::new(1, minor, 0)),
+            _ => true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -82,6 +140,9 @@ pub struct Rule {
     pub fix: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variants: BTreeMap<String, Variant>,
+    /// What the predicted failure prints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expect>,
     /// Where it was loaded from (`rules/trainer.yaml:12`).
     #[serde(skip_deserializing)]
     pub origin: String,
@@ -165,6 +226,9 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
             let known = if spec.variants.is_empty() { "none".to_string() } else { spec.variants.join(", ") };
             return Err(bad(format!("kind {} has no variant {unknown:?} (its variants: {known})", rule.kind)));
         }
+        if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
+            return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
+        }
         let check = spec.build(rule.params.clone()).map_err(|e| bad(format!("params of kind {}: {e}", rule.kind)))?;
         rule.check = Some(Arc::from(check));
         rule.origin = at;
@@ -232,5 +296,12 @@ mod tests {
         assert!(parse_rules("x.yaml", &scope).unwrap_err().0.contains("cannot run in a chart review"));
         let variant = GOOD.replace("  fix: f\n", "  fix: f\n  variants: {nope: {severity: info}}\n");
         assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
+        let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
+        let good = parse_rules("x.yaml", &expect("{by: helm, text: 'in progress', kubernetes: '>=1.32', source: s}")).unwrap();
+        assert!(good[0].expect[0].holds_on(Some(32)) && !good[0].expect[0].holds_on(Some(31)) && good[0].expect[0].holds_on(None));
+        assert!(parse_rules("x.yaml", &expect("{by: kubelet, text: t, source: s}")).unwrap_err().0.contains("unknown variant"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: t}")).unwrap_err().0.contains("source"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: '', source: s}")).unwrap_err().0.contains("needs a text"));
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: s, kubernetes: 'one'}")).is_err());
     }
 }

@@ -239,6 +239,7 @@ impl UpgradeFlags {
             values: self.values.read()?,
             rules: self.rules.clone(),
             registry: self.registry.client_options()?,
+            ..Request::default()
         })
     }
 

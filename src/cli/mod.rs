@@ -76,7 +76,7 @@ pub enum Command {
     Explain(rules::ExplainArgs),
     /// Convert objects the target Trainer API would reject or strip (2.1 → 2.2+, or --legacy PyTorchJobs)
     Migrate(Box<migrate::MigrateArgs>),
-    /// List the Kubeflow Trainer references in a GitOps tree, and what changed against a base
+    /// Audit the Kubeflow Trainer references of a GitOps tree (with a base: what a change adds or changes)
     Gitops(Box<gitops::GitopsArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),

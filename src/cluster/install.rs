@@ -2,7 +2,9 @@
 //! per object from ownership labels, annotations and field managers (Helm, Argo CD, Flux,
 //! kubectl/kustomize), overall from the controller Deployment and the Trainer CRDs; the version
 //! from the Helm release, else the controller image tag, else `kubeflow-trainer-public`.
-//! Source: `../shared/docs/trainer-upgrade.md` §8.
+//! Sources: Helm's ownership metadata (helm v4.2.3 `pkg/action/validate.go`), the Trainer
+//! kustomize manifests (kubeflow/trainer v2.3.0 `manifests/base/`), the `kubeflow-trainer-public`
+//! ConfigMap (v2.3.0 `charts/kubeflow-trainer/templates/manager/public-configmap.yaml`).
 
 use serde::Serialize;
 use serde_json::Value as Json;

@@ -45,10 +45,11 @@ impl ReleaseRecord {
         objects_in(&self.manifest, "release manifest", Origin::Template, &self.namespace)
     }
 
-    /// `pending-install`, `pending-upgrade`, `pending-rollback`, `failed`, `uninstalling`:
-    /// a state an upgrade must resolve first.
+    /// `pending-install`, `pending-upgrade`, `pending-rollback`: the only states in which Helm
+    /// refuses an upgrade (Helm v4.2.3 `pkg/release/common/status.go` `IsPending`, checked in
+    /// `pkg/action/upgrade.go`); a `failed` last revision upgrades normally.
     pub fn is_stuck(&self) -> bool {
-        self.status.starts_with("pending-") || matches!(self.status.as_str(), "failed" | "uninstalling")
+        matches!(self.status.as_str(), "pending-install" | "pending-upgrade" | "pending-rollback")
     }
 }
 

@@ -9,7 +9,7 @@
 //! stays a string. Flux substitutes the serialised build output instead, so a value holding YAML
 //! syntax (newlines, `{`, `: `) would become structure there and stays a string here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::yaml::{Kind, Node, Pos};
 
@@ -147,21 +147,45 @@ pub enum UseKind {
     Unsupported,
 }
 
+/// What a Secret's variable becomes inside a multi-line scalar (embedded YAML): plain-scalar
+/// safe, so the text still parses. A single-line scalar it lands in becomes
+/// [`super::flux::REDACTED`] as a whole.
+pub const REDACTED_INLINE: &str = "(redacted from a Secret)";
+
 /// Substitutes every scalar of `node` in place and returns what it met.
 pub fn substitute_node(node: &mut Node, vars: &BTreeMap<String, String>) -> Vec<Use> {
+    substitute_node_redacting(node, vars, &BTreeSet::new())
+}
+
+/// As [`substitute_node`], with the variables in `secret` (values from Secrets) redacted: a
+/// single-line scalar using one becomes [`super::flux::REDACTED`], and in a multi-line one
+/// each use becomes [`REDACTED_INLINE`].
+pub fn substitute_node_redacting(node: &mut Node, vars: &BTreeMap<String, String>, secret: &BTreeSet<String>) -> Vec<Use> {
     let mut uses = Vec::new();
-    walk(node, vars, &mut uses);
+    let masked: BTreeMap<String, String> =
+        vars.iter().map(|(k, v)| (k.clone(), if secret.contains(k) { REDACTED_INLINE.to_string() } else { v.clone() })).collect();
+    walk(node, &Vars { plain: vars, masked: &masked, secret }, &mut uses);
     uses
 }
 
-fn walk(node: &mut Node, vars: &BTreeMap<String, String>, uses: &mut Vec<Use>) {
+struct Vars<'a> {
+    plain: &'a BTreeMap<String, String>,
+    masked: &'a BTreeMap<String, String>,
+    secret: &'a BTreeSet<String>,
+}
+
+fn walk(node: &mut Node, vars: &Vars, uses: &mut Vec<Use>) {
     let at = node.at;
     match &mut node.kind {
         Kind::Scalar { text, plain } => {
             if !has_variables(text) && !text.contains("$${") {
                 return;
             }
-            let (mut out, found) = substitute(text, vars);
+            let (mut out, found) = substitute(text, vars.plain);
+            let secret_used = found.used.iter().any(|(name, _)| vars.secret.contains(name));
+            if secret_used {
+                out = if text.contains('\n') { substitute(text, vars.masked).0 } else { super::flux::REDACTED.to_string() };
+            }
             // A single-line scalar's column is exact; a quoted one starts after its quote.
             let shift = if *plain { 0 } else { 1 };
             let single_line = !text.contains('\n');
@@ -247,6 +271,17 @@ mod tests {
         let deep = format!("{}x{}", "${v:=".repeat(100), "}".repeat(100));
         let (_, found) = substitute(&deep, &v);
         assert_eq!(found.unsupported.len(), 1);
+    }
+
+    #[test]
+    fn secret_variables_are_redacted() {
+        let mut docs = crate::gitops::yaml::read_documents("a: \"Bearer ${tok}\"\nb: |\n  k: ${tok}\n  v: ${ver}\nc: ${ver}\n").unwrap();
+        let secret: BTreeSet<String> = ["tok".to_string()].into();
+        let uses = substitute_node_redacting(&mut docs[0], &vars(&[("tok", "s3cret"), ("ver", "2.3.0")]), &secret);
+        assert_eq!(docs[0].str_at(&["a"]), Some(crate::gitops::flux::REDACTED), "a single-line scalar is redacted whole");
+        assert_eq!(docs[0].str_at(&["b"]), Some("k: (redacted from a Secret)\nv: 2.3.0\n"), "embedded YAML keeps parsing");
+        assert_eq!(docs[0].str_at(&["c"]), Some("2.3.0"));
+        assert_eq!(uses.iter().filter(|u| u.name == "tok").count(), 2, "uses are still reported");
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! covers the files under its `spec.path` (relative to the tree root, which is taken to be the
 //! root of the source it reads); the most specific path wins. `spec.targetNamespace` becomes the
 //! namespace of the objects it covers. Documents labelled or annotated
-//! `kustomize.toolkit.fluxcd.io/substitute: disabled` are left alone.
+//! `kustomize.toolkit.fluxcd.io/substitute: disabled` are left alone. A variable whose value
+//! comes from a Secret is never written out: the scalar it lands in is redacted as values from
+//! `valuesFrom` Secrets are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 
-use super::envsubst::{substitute_node, unsubstituted, Use, UseKind};
+use super::envsubst::{substitute_node_redacting, unsubstituted, Use, UseKind};
 use super::model::{Location, Problem};
 use super::tree::{normalize, Doc, Tree};
 use super::yaml::Pos;
@@ -26,6 +28,8 @@ struct Build {
     at: Location,
     path: String,
     vars: BTreeMap<String, String>,
+    /// Variables whose value comes from a Secret (substituted redacted).
+    secret: BTreeSet<String>,
     /// Where each variable's value is written (the line a version bump changes).
     defined_at: BTreeMap<String, Location>,
     always: bool,
@@ -95,7 +99,7 @@ pub fn apply(tree: &mut Tree) -> Applied {
             }
             continue;
         }
-        let uses = substitute_node(&mut doc.node, &build.vars);
+        let uses = substitute_node_redacting(&mut doc.node, &build.vars, &build.secret);
         refresh_identity(doc);
         let defined: Vec<(Pos, String, Location)> = uses
             .iter()
@@ -129,6 +133,7 @@ fn build(tree: &Tree, k: &Doc) -> Build {
     let path = spec(&["path"]).and_then(|p| normalize(&p)).unwrap_or_default();
     let mut vars = BTreeMap::new();
     let mut defined_at = BTreeMap::new();
+    let mut secret = BTreeSet::new();
     let mut missing = Vec::new();
     if let Some(from) = k.node.path(&["spec", "postBuild", "substituteFrom"]) {
         for item in from.items() {
@@ -140,6 +145,11 @@ fn build(tree: &Tree, k: &Doc) -> Build {
                     for (key, value) in data_of(obj) {
                         let field = if obj.node.path(&["stringData", &key]).is_some() { "stringData" } else { "data" };
                         defined_at.insert(key.clone(), obj.loc_of(&[field, &key]));
+                        if obj.kind == "Secret" {
+                            secret.insert(key.clone());
+                        } else {
+                            secret.remove(&key);
+                        }
                         vars.insert(key, value);
                     }
                 }
@@ -152,6 +162,7 @@ fn build(tree: &Tree, k: &Doc) -> Build {
         for (key, value) in inline.entries() {
             let name = super::yaml::key_string(key);
             defined_at.insert(name.clone(), k.loc(value.at));
+            secret.remove(&name);
             vars.insert(name, value.text().unwrap_or("").to_string());
         }
     }
@@ -160,6 +171,7 @@ fn build(tree: &Tree, k: &Doc) -> Build {
         at: k.loc(k.node.at),
         path,
         vars,
+        secret,
         defined_at,
         always: k.node.str_at(&["spec", "postBuild", "substituteStrategy"]) == Some("Always"),
         missing,
@@ -280,5 +292,22 @@ mod tests {
         assert!(t.problems.iter().any(|p| p.message.contains("ConfigMap vars")));
         let x = t.docs.iter().position(|d| d.kind == "X").unwrap();
         assert!(problems[&x][0].message.contains("unless it comes from ConfigMap vars"));
+    }
+
+    #[test]
+    fn secret_variables_are_substituted_redacted_unless_set_inline() {
+        let ks = KS.replace("        name: vars\n", "        name: vars\n      - kind: Secret\n        name: creds\n");
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: flux-system}\nstringData:\n  token: s3cret\n  ver: \"9.9.9\"\n";
+        let mut t = tree(&[
+            ("clusters/ks.yaml", &ks),
+            ("clusters/vars.yaml", CM),
+            ("clusters/creds.yaml", secret),
+            ("apps/x.yaml", "kind: X\nmetadata: {name: a}\nspec: {t: \"Bearer ${token}\", v: \"${ver}\"}\n"),
+        ]);
+        apply(&mut t);
+        let x = t.docs.iter().find(|d| d.kind == "X").unwrap();
+        assert_eq!(x.node.str_at(&["spec", "t"]), Some(crate::gitops::flux::REDACTED));
+        // `ver` comes from the Secret too, but the inline substitute wins and is not secret.
+        assert_eq!(x.node.str_at(&["spec", "v"]), Some("2.3.0"));
     }
 }

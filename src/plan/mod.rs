@@ -88,12 +88,18 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
             Vec::new(),
         ),
         Method::FluxHelm => (
-            vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} (helm-controller ≥ 1.2 takes ownership of existing objects by default) and commit", ctx.namespace, ctx.release)],
+            vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)", ctx.namespace, ctx.release)],
             vec![format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
         ),
+        // Helm 4 installs a missing release with server-side apply, and the objects kubectl or
+        // kustomize applied have fields other managers own: taking them over needs
+        // --force-conflicts (Helm ≥ 4.0.0; Helm 3 applies client-side and has no such flag).
         Method::Kubectl | Method::FluxKustomize | Method::Unknown => (
-            vec!["Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string()],
-            vec![format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership --wait --timeout 10m")],
+            vec![
+                "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
+                "The command is for Helm ≥ 4.0.0 (server-side apply; --force-conflicts takes the fields kubectl or kustomize own); with Helm 3 (≥ 3.17 for --take-ownership) leave --force-conflicts out".to_string(),
+            ],
+            vec![format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership --force-conflicts --wait --timeout 10m")],
         ),
         Method::Helm => (
             Vec::new(),
@@ -111,11 +117,20 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         // The installer hook Job (Helm deletes it once it succeeds).
         verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
     }
-    let crds_move = from.major == 2 && from.minor < 3 && (to.minor >= 3 || to.major > 2);
-    let (rollback, dangerous) = if crds_move {
-        (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade and never use --atomic/--rollback-on-failure"), true)
-    } else {
-        (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs are not downgraded"), false)
+    let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
+    let crds_move = !templated(from) && templated(to);
+    // Helm reads the live object before deleting on upgrade and rollback (v4.2.3
+    // pkg/kube/client.go, Update): the live keep annotation protects those, not uninstall.
+    let (rollback, dangerous) = match ctx.method {
+        // Nothing of the old install is a Helm revision: the first Helm revision is the target.
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown if crds_move => (format!("there is no {from} Helm revision to roll back to; helm uninstall {release} -n {ns} would DELETE the CRDs (release objects in {to}) and with them every TrainJob and runtime, whatever the live CRDs' keep annotation says (uninstall reads the stored manifest) — go back by re-applying the {from} manifests over the release's objects"), true),
+        Method::Kubectl | Method::FluxKustomize | Method::Unknown => (format!("there is no {from} Helm revision to roll back to: go back by re-applying the {from} manifests"), false),
+        Method::FluxHelm if crds_move => (format!("setting the HelmRelease version back to {from} makes helm-controller upgrade to it, which DELETES the CRDs (release objects in {to}, not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep"), true),
+        Method::FluxHelm => (format!("set the HelmRelease version back to {from}; helm-controller applies the older chart"), false),
+        Method::ArgoCd => (format!("set the Application's targetRevision back to {from} and sync; review what Argo CD would prune first (argocd app diff)"), false),
+        Method::Helm if crds_move => (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade, and use no --atomic/--rollback-on-failure until they carry it"), true),
+        Method::Helm if templated(from) => (format!("helm rollback {release} -n {ns} restores the previous revision's objects, its CRD templates (older schemas) included"), false),
+        Method::Helm => (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs from crds/ are not downgraded"), false),
     };
     let mut preconditions: Vec<Finding> = findings.into_iter().filter(|f| f.severity <= Severity::Warning).collect();
     preconditions.sort_by(|a, b| (a.phase, a.severity, &a.id, &a.subject).cmp(&(b.phase, b.severity, &b.id, &b.subject)));

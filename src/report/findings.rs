@@ -76,6 +76,14 @@ pub fn text_painted(findings: &[Finding], paint: Paint, out: &mut String) {
         for e in &f.evidence {
             out.push_str(&format!("        evidence: {e}\n"));
         }
+        for e in &f.expect {
+            let versions: Vec<String> = [("Kubernetes", &e.kubernetes), ("Helm", &e.helm)]
+                .into_iter()
+                .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
+                .collect();
+            let versions = if versions.is_empty() { String::new() } else { format!(" ({})", versions.join(", ")) };
+            out.push_str(&format!("        fails:    {}{versions} prints: {}\n", e.by, e.text));
+        }
         out.push_str(&format!("        fix:      {}\n", f.fix.replace('\n', "\n                  ")));
         out.push_str(&format!("        source:   {}\n", f.source));
     }

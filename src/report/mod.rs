@@ -5,6 +5,8 @@ pub mod check;
 pub mod diff;
 pub mod findings;
 pub mod fleet;
+pub mod gitops;
+pub mod gitops_sarif;
 pub mod hooks;
 pub mod plan;
 pub mod rules;

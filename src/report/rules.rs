@@ -55,6 +55,17 @@ pub fn explain(r: &Rule) -> String {
         }
         out.push_str(&format!("\nVariant {name}: {}\n", parts.join("; ")));
     }
+    for e in &r.expect {
+        let mut when = Vec::new();
+        if let Some(k) = &e.kubernetes {
+            when.push(format!("Kubernetes {k}"));
+        }
+        if let Some(h) = &e.helm {
+            when.push(format!("Helm {h}"));
+        }
+        let when = if when.is_empty() { String::new() } else { format!(" ({})", when.join(", ")) };
+        out.push_str(&format!("\nFails with{when}: {} prints: {}\n  ({})\n", e.by.as_str(), e.text, e.source));
+    }
     if !r.params.is_null() {
         out.push_str(&format!("\nParams: {}\n", serde_json::to_string(&r.params).unwrap_or_default()));
     }

@@ -12,7 +12,29 @@ use crate::audit::rules::Rule;
 /// `rules` are the loaded rules the findings' ids name (a finding whose rule is missing still
 /// gets an entry, from its own words).
 pub fn sarif(findings: &[Finding], rules: &[Rule]) -> serde_json::Value {
-    let fired: BTreeMap<&str, &Finding> = findings.iter().map(|f| (f.id.as_str(), f)).rev().collect();
+    let (rules_json, rule_index) = descriptors(findings.iter(), rules);
+    let results: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|f| {
+            let mut result = json!({
+                "ruleId": f.id,
+                "ruleIndex": rule_index[f.id.as_str()],
+                "level": f.severity.sarif_level(),
+                "message": {"text": format!("{}: {}", f.subject, f.message)},
+            });
+            if !f.location.is_empty() {
+                result["locations"] = json!([{"physicalLocation": {"artifactLocation": {"uri": f.location}}}]);
+            }
+            result
+        })
+        .collect();
+    log(rules_json, results, None)
+}
+
+/// The rules that fired as SARIF reporting descriptors (sorted by id), and each id's index.
+pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rule]) -> (Vec<serde_json::Value>, BTreeMap<&'a str, usize>) {
+    let findings: Vec<&Finding> = findings.collect();
+    let fired: BTreeMap<&str, &Finding> = findings.iter().map(|f| (f.id.as_str(), *f)).rev().collect();
     let rule_index: BTreeMap<&str, usize> = fired.keys().enumerate().map(|(i, id)| (*id, i)).collect();
     let rules_json: Vec<serde_json::Value> = fired
         .iter()
@@ -31,32 +53,26 @@ pub fn sarif(findings: &[Finding], rules: &[Rule]) -> serde_json::Value {
             }),
         })
         .collect();
-    let results: Vec<serde_json::Value> = findings
-        .iter()
-        .map(|f| {
-            let mut result = json!({
-                "ruleId": f.id,
-                "ruleIndex": rule_index[f.id.as_str()],
-                "level": f.severity.sarif_level(),
-                "message": {"text": format!("{}: {}", f.subject, f.message)},
-            });
-            if !f.location.is_empty() {
-                result["locations"] = json!([{"physicalLocation": {"artifactLocation": {"uri": f.location}}}]);
-            }
-            result
-        })
-        .collect();
+    (rules_json, rule_index)
+}
+
+/// A SARIF 2.1.0 log of one run; `base_ids` are its `originalUriBaseIds`.
+pub fn log(rules: Vec<serde_json::Value>, results: Vec<serde_json::Value>, base_ids: Option<serde_json::Value>) -> serde_json::Value {
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "trainer-audit",
+            "version": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://github.com/kubeflow/trainer",
+            "rules": rules,
+        }},
+        "results": results,
+    });
+    if let Some(ids) = base_ids {
+        run["originalUriBaseIds"] = ids;
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "trainer-audit",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/kubeflow/trainer",
-                "rules": rules_json,
-            }},
-            "results": results,
-        }],
+        "runs": [run],
     })
 }

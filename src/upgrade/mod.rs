@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 
 use crate::audit::engine::run as run_rules;
 use crate::audit::finding::Finding;
+use crate::audit::gitops::EngineContext;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::{load, Rule};
 use crate::cluster::install::{installed_version, overall, Verdict};
@@ -40,6 +41,9 @@ pub enum UpgradeError {
     /// A render failure, worded as Helm words it.
     #[error("{0}")]
     Render(String),
+    /// The version or range asked for is not among the chart source's versions.
+    #[error("{0}")]
+    NoVersion(String),
     #[error("{0}")]
     Io(String),
     #[error(transparent)]
@@ -70,6 +74,19 @@ pub struct Request {
     /// More rule files.
     pub rules: Option<PathBuf>,
     pub registry: ClientOptions,
+    /// Values a GitOps file hands to Helm: they replace the release's user-supplied values
+    /// (the file is what the engine will apply), and the value flags go on top.
+    pub file_values: Option<Json>,
+    /// The GitOps engine and options the upgrade runs under (instead of the detected method).
+    pub gitops: Option<EngineContext>,
+    /// A directory of chart archives or directories to take versions from instead of pulling
+    /// them from `repository` (which commands still name).
+    pub charts_dir: Option<PathBuf>,
+    /// With no installed version (a GitOps reference just added), review the target as if
+    /// installed: `from` is the target.
+    pub from_target: bool,
+    /// There is no cluster (the state is empty): run only the rules whose kinds do not read it.
+    pub without_cluster: bool,
 }
 
 /// Everything gathered before any check runs.
@@ -96,6 +113,16 @@ fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
         .ok_or_else(|| UpgradeError::Usage(format!("invalid {what} version {text:?}")))
 }
 
+/// `--from` as a version, or (a GitOps base that names a range) as a range resolved among the
+/// repository's versions the way `--to` is.
+fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, UpgradeError> {
+    match version(text, "--from") {
+        Ok(v) => Ok(v),
+        Err(e) if crate::version::Constraint::parse(text).is_err() => Err(e),
+        Err(_) => target::pick_in(text, &store.versions()?, &store.origin()),
+    }
+}
+
 fn json_to_map(v: &Json) -> Map {
     match crate::kube::from_serde(v) {
         Value::Map(m) => m.entries.borrow().clone(),
@@ -103,10 +130,14 @@ fn json_to_map(v: &Json) -> Map {
     }
 }
 
-/// The chart store a request pulls from: its repository, or none with a local target chart.
+/// The chart store a request pulls from: its repository (or its chart directory, with
+/// `charts_dir`), or none with a local target chart.
 pub fn store_for(request: &Request) -> ChartStore {
     let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
-    ChartStore::new(repository, request.registry.clone())
+    match &request.charts_dir {
+        Some(dir) => ChartStore::with_directory(repository, dir.clone()),
+        None => ChartStore::new(repository, request.registry.clone()),
+    }
 }
 
 impl Upgrade {
@@ -151,23 +182,31 @@ impl Upgrade {
         let install = overall(&state, &releases);
         let found = installed_version(&state, &releases);
         let from = match (&request.from, &found) {
-            (Some(v), _) => version(v, "--from")?,
-            (None, Some(found)) => version(&found.version, "installed")?,
+            (Some(v), _) => Some(installed_from(v, &store)?),
+            (None, Some(found)) => Some(version(&found.version, "installed")?),
+            (None, None) if request.from_target => None,
             (None, None) => {
                 return Err(UpgradeError::Usage("cannot tell the installed Trainer version from the cluster: pass --from V".into()))
             }
         };
-        let mut user_values = release.map(|r| json_to_map(&r.current.config)).unwrap_or_default();
+        let mut user_values = match &request.file_values {
+            Some(file) => json_to_map(file),
+            None => release.map(|r| json_to_map(&r.current.config)).unwrap_or_default(),
+        };
         crate::helm::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;
-        let mut notes = vec![format!(
-            "values: the target chart's defaults, then the release's user-supplied values{}, as helm upgrade --reset-then-reuse-values applies them",
-            if request.values.is_empty() { "" } else { ", then -f/--set" }
-        )];
+        let from = from.unwrap_or_else(|| to.clone());
+        let flags = if request.values.is_empty() { "" } else { ", then -f/--set" };
+        let mut notes = vec![match &request.file_values {
+            Some(_) => format!("values: the target chart's defaults, then the values the GitOps file hands to Helm{flags}"),
+            None => format!(
+                "values: the target chart's defaults, then the release's user-supplied values{flags}, as helm upgrade --reset-then-reuse-values applies them"
+            ),
+        }];
         let evidence = match (&request.from, found) {
             (Some(_), _) => "from --from".to_string(),
             (None, Some(v)) => v.evidence,
-            (None, None) => String::new(),
+            (None, None) => "none installed: the target is reviewed as installed".to_string(),
         };
         notes.push(format!("installed version {from} ({evidence})"));
         let flags = request.values.clone();
@@ -232,8 +271,26 @@ impl Upgrade {
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
+            gitops: self.request.gitops.as_ref(),
         };
+        if self.request.without_cluster {
+            let chart_side: Vec<Rule> =
+                self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
+            return Ok(run_rules(&chart_side, &input));
+        }
         Ok(run_rules(&self.rules, &input))
+    }
+
+    /// The chart of `version` rendered for this upgrade (`installed`: as the installed chart,
+    /// which may be a local `--from-chart`).
+    pub fn inventory(&self, version: &semver::Version, installed: bool) -> Result<std::rc::Rc<crate::inventory::Inventory>, UpgradeError> {
+        self.store.inventory(&self.source(version, installed), &self.render_for())
+    }
+
+    /// The versions from `from` to `to` through every stop the upgrade gates require.
+    pub fn route(&self) -> Result<Vec<semver::Version>, UpgradeError> {
+        let releases: Vec<semver::Version> = self.store.versions()?.iter().filter(|v| !v.prerelease).map(|v| v.parsed.clone()).collect();
+        path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)
     }
 
     /// The readiness gate: findings for the direct upgrade to the target.
@@ -254,8 +311,7 @@ impl Upgrade {
 
     /// The stepwise route with each step's findings and commands, and the notes.
     pub fn plan(&self) -> Result<(Plan, Vec<String>), UpgradeError> {
-        let releases: Vec<semver::Version> = self.store.versions()?.iter().filter(|v| !v.prerelease).map(|v| v.parsed.clone()).collect();
-        let stops = path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)?;
+        let stops = self.route()?;
         let repository = self.repository_text();
         let ctx = StepContext {
             release: &self.release_name,

@@ -3,9 +3,12 @@
 //! `--chart`/`--from-chart`) loaded once, and each rendered once per release, namespace and
 //! values, so a plan through several versions renders every intermediate chart a single time and
 //! a fleet sharing one store pulls each version once and renders it once per distinct release.
+//! A store may also take its versions from a local directory of charts (an air-gapped CI job,
+//! a test) while commands still name the repository.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use super::UpgradeError;
@@ -44,8 +47,13 @@ impl RenderFor {
     }
 }
 
+/// A chart directory holds at most this many entries (each is opened to read its version).
+const MAX_DIRECTORY_ENTRIES: usize = 256;
+
 pub struct ChartStore {
     repository: Option<OciRef>,
+    /// Versions come from here instead of the repository.
+    directory: Option<PathBuf>,
     options: ClientOptions,
     runtime: RefCell<Option<Rc<tokio::runtime::Runtime>>>,
     client: RefCell<Option<Rc<RegistryClient>>>,
@@ -60,12 +68,62 @@ impl ChartStore {
     pub fn new(repository: Option<OciRef>, options: ClientOptions) -> ChartStore {
         ChartStore {
             repository,
+            directory: None,
             options,
             runtime: RefCell::default(),
             client: RefCell::default(),
             versions: RefCell::default(),
             charts: RefCell::default(),
             inventories: RefCell::default(),
+        }
+    }
+
+    /// A store whose versions are the Trainer charts in `dir` (`.tgz` archives or chart
+    /// directories, found by their Chart.yaml); `repository` is only named in commands.
+    pub fn with_directory(repository: Option<OciRef>, dir: PathBuf) -> ChartStore {
+        ChartStore { directory: Some(dir), ..ChartStore::new(repository, ClientOptions::default()) }
+    }
+
+    /// Loads every Trainer chart of the directory once, keyed by version.
+    fn index_directory(&self, dir: &std::path::Path) -> Result<Rc<Vec<ChartVersion>>, UpgradeError> {
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| UpgradeError::Usage(format!("cannot read the chart directory {}: {e}", dir.display())))?;
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        if paths.len() > MAX_DIRECTORY_ENTRIES {
+            return Err(UpgradeError::Usage(format!(
+                "the chart directory {} holds {} entries, over the {MAX_DIRECTORY_ENTRIES} read: point it at the Trainer charts only",
+                dir.display(),
+                paths.len()
+            )));
+        }
+        let mut tags = Vec::new();
+        for path in paths {
+            let loaded = if path.is_dir() && path.join("Chart.yaml").is_file() {
+                Chart::load_dir(&path)
+            } else if path.extension().is_some_and(|x| x == "tgz") {
+                Chart::load_archive_file(&path)
+            } else {
+                continue;
+            };
+            // Other charts and broken entries are not this store's versions.
+            let Ok(chart) = loaded else { continue };
+            if chart.name() != crate::gitops::TRAINER_CHART {
+                continue;
+            }
+            let Some(version) = crate::version::parse_strict(&chart.metadata.version) else { continue };
+            tags.push(chart.metadata.version.clone());
+            self.charts.borrow_mut().entry(ChartSource::Version(version)).or_insert(Rc::new(chart));
+        }
+        Ok(self.versions.borrow_mut().insert(Rc::new(chart_versions(&tags))).clone())
+    }
+
+    /// Where the versions come from, as errors name it.
+    pub fn origin(&self) -> String {
+        match (&self.directory, &self.repository) {
+            (Some(dir), _) => format!("the chart directory {}", dir.display()),
+            (None, Some(repo)) => format!("the repository {repo}"),
+            (None, None) => "the repository".into(),
         }
     }
 
@@ -97,6 +155,9 @@ impl ChartStore {
         if let Some(v) = self.versions.borrow().as_ref() {
             return Ok(v.clone());
         }
+        if let Some(dir) = &self.directory {
+            return self.index_directory(dir);
+        }
         let Some(repo) = &self.repository else { return Ok(Rc::default()) };
         let client = self.client(repo)?;
         let tags = self.runtime()?.block_on(client.list_tags(repo))?;
@@ -110,6 +171,17 @@ impl ChartStore {
         }
         let chart = match source {
             ChartSource::Local(path) => load_local(path)?,
+            ChartSource::Version(version) if self.directory.is_some() => {
+                let versions = self.versions()?;
+                if let Some(chart) = self.charts.borrow().get(source) {
+                    return Ok(chart.clone());
+                }
+                let dir = self.directory.as_deref().map(|d| d.display().to_string()).unwrap_or_default();
+                return Err(UpgradeError::Usage(format!(
+                    "no kubeflow-trainer {version} in the chart directory {dir} (has: {}): add its .tgz there",
+                    crate::source::versions::summarise(&versions)
+                )));
+            }
             ChartSource::Version(version) => {
                 let Some(repo) = &self.repository else {
                     return Err(UpgradeError::Usage(format!("no chart for {version}: pass --repo, or --chart/--from-chart")));
@@ -211,5 +283,19 @@ mod tests {
         values.insert("unusedByTheChart".into(), crate::gotmpl::Value::from("x"));
         let with_values = RenderFor { values, ..render };
         assert!(!Rc::ptr_eq(&first, &store.inventory(&source, &with_values).unwrap()), "other values reused a render");
+    }
+
+    #[test]
+    fn a_chart_directory_serves_its_trainer_versions() {
+        let charts = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rules/charts");
+        let store = ChartStore::with_directory(None, charts.into());
+        let versions: Vec<String> = store.versions().unwrap().iter().map(|v| v.version.clone()).collect();
+        assert_eq!(versions, ["2.4.0", "2.3.0", "2.2.0"]);
+        let chart = store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).unwrap();
+        assert_eq!(chart.metadata.version, "2.3.0");
+        let err = store.chart(&ChartSource::Version(semver::Version::new(2, 1, 0))).unwrap_err().to_string();
+        assert!(err.contains("no kubeflow-trainer 2.1.0 in the chart directory") && err.contains("2.4.0, 2.3.0, 2.2.0"), "{err}");
+        let missing = ChartStore::with_directory(None, "/no/such/dir".into());
+        assert!(missing.versions().unwrap_err().to_string().contains("cannot read the chart directory /no/such/dir"));
     }
 }

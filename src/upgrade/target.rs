@@ -13,16 +13,21 @@ pub fn resolve(request: &Request, store: &ChartStore) -> Result<semver::Version,
         return version(&chart.metadata.version, "target chart");
     }
     let Some(to) = request.to.as_deref() else { return Err(UpgradeError::Usage("pass --to V (or --chart PATH)".into())) };
-    pick(to, &store.versions()?)
+    pick_in(to, &store.versions()?, &store.origin())
 }
 
 /// `to` among `versions` (every tag, newest first).
 pub fn pick(to: &str, versions: &[ChartVersion]) -> Result<semver::Version, UpgradeError> {
+    pick_in(to, versions, "the repository")
+}
+
+/// `to` among the `versions` of `origin` (named in the error).
+pub fn pick_in(to: &str, versions: &[ChartVersion], origin: &str) -> Result<semver::Version, UpgradeError> {
     let wanted = VersionRequest::parse(Some(to)).map_err(|e| UpgradeError::Usage(format!("invalid --to: {e}")))?;
     wanted
         .pick(versions)
         .map(|v| v.parsed.clone())
-        .ok_or_else(|| UpgradeError::Usage(format!("no version matching {to} in the repository (has: {})", summarise(versions))))
+        .ok_or_else(|| UpgradeError::NoVersion(format!("no version matching {to} in {origin} (has: {})", summarise(versions))))
 }
 
 #[cfg(test)]

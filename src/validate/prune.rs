@@ -99,7 +99,13 @@ pub fn apply_defaults(v: &mut Value, s: &Schema) {
 /// its `unknown field` warnings.
 pub fn prune_resource(v: &mut Value, s: &Schema) -> Vec<String> {
     let mut dropped = Vec::new();
-    if let Value::Object(m) = v {
+    // As apiextensions' PruneWithOptions: the root is an embedded resource, and a root that
+    // preserves unknown fields prunes only inside the properties it declares.
+    if s.preserve_unknown {
+        let mut root = s.clone();
+        root.embedded_resource = true;
+        skip_prune(v, &root, "", &mut dropped);
+    } else if let Value::Object(m) = v {
         if let Some(Value::Object(meta)) = m.get_mut("metadata") {
             coerce_meta("metadata", meta, &mut dropped);
         }
@@ -233,6 +239,15 @@ mod tests {
         assert_eq!(v["spec"]["free"]["anything"], 1);
         assert!(v["spec"]["l"][0].get("b").is_none());
         assert_eq!(v["apiVersion"], "g/v1");
+    }
+
+    #[test]
+    fn a_root_preserving_unknown_fields_prunes_only_inside_declared_properties() {
+        let s = schema(json!({"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{
+            "spec":{"type":"object","properties":{"a":{"type":"string"}}}}}));
+        let mut v = json!({"apiVersion":"g/v1","kind":"K","metadata":{"name":"x","bogus":1},"spec":{"a":"1","b":2},"extra":1});
+        assert_eq!(prune_resource(&mut v, &s), ["metadata.bogus", "spec.b"]);
+        assert_eq!(v, json!({"apiVersion":"g/v1","kind":"K","metadata":{"name":"x"},"spec":{"a":"1"},"extra":1}));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The project's scenario clusters, as objects: what `snapshots/*.yaml` hold (written by
 //! `cargo xtask snapshots`, checked against this code by the tests) and the large generated
 //! states the benchmarks read. Each scenario is a small but faithful picture of one way
-//! Trainer is installed (`../shared/docs/trainer-upgrade.md` §1, §8): ownership labels,
+//! Trainer is installed (Helm, kustomize, Argo CD): ownership labels,
 //! annotations and field managers as each tool leaves them, Helm release records encoded as
 //! Helm stores them, runtimes with finalizers, TrainJobs using fields of their version.
 
@@ -183,9 +183,12 @@ fn manifest(objects: &[&Json]) -> String {
         .iter()
         .map(|o| {
             let yaml = trainer_audit::kube::yaml_of(o).unwrap_or_default();
+            // Each document ends its own line: a `---` glued to the last line would merge two
+            // documents into one.
             format!(
-                "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{yaml}",
-                o["kind"].as_str().unwrap_or("object").to_ascii_lowercase()
+                "---\n# Source: kubeflow-trainer/templates/{}.yaml\n{}\n",
+                o["kind"].as_str().unwrap_or("object").to_ascii_lowercase(),
+                yaml.trim_end()
             )
         })
         .collect()

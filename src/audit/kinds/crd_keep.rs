@@ -1,7 +1,9 @@
 //! `crd-keep`: CRDs the chart renders from templates (release objects) without
 //! `helm.sh/resource-policy: keep`, so an uninstall, a rollback to a chart without them or a
 //! GitOps prune deletes them and every object of their kinds. In a chart review the chart alone
-//! is read; in an upgrade a live CRD that already carries the policy is not reported.
+//! is read; in an upgrade a live CRD that already carries the policy is not reported (that
+//! protects it on upgrade and rollback; only the chart's own policy protects it on uninstall,
+//! which the rule's words say).
 
 use serde::Deserialize;
 
@@ -26,7 +28,7 @@ impl Check for Params {
                 Hit {
                     subject: format!("CustomResourceDefinition/{}", c.name),
                     location: c.source.clone(),
-                    message: format!("{} becomes a release object without helm.sh/resource-policy: keep: uninstall, a rollback past {} (also --atomic/--rollback-on-failure) or crds.enabled=false deletes it and every {}", c.name, input.to, c.kind),
+                    message: format!("{} becomes a release object of {} without helm.sh/resource-policy: keep: a rollback to a revision that does not render it (also the automatic one of --rollback-on-failure/--atomic), an upgrade with crds.enabled=false, or helm uninstall deletes it and every {}; a keep annotation on the live CRD stops the first two, not uninstall", c.name, input.to, c.kind),
                     evidence: vec!["resource-policy: <none> in the chart and on the live CRD".into()],
                     ..Hit::default()
                 }

@@ -1,7 +1,9 @@
 //! `crd-size`: CRDs whose compact JSON exceeds the annotation budget, so client-side apply
 //! (kubectl's default, Argo CD's default) cannot store `last-applied-configuration`. CRDs from
 //! `crds/` count only under Argo CD, which applies them with the chart (Helm and Flux create
-//! them without client-side apply; kustomize leaves them out by default).
+//! them without client-side apply; kustomize leaves them out by default). In a GitOps review, an
+//! Argo CD Application that syncs with `ServerSideApply=true` or `Replace=true` (or a CRD
+//! annotated so) stores no such annotation (argo-cd v3.3.0 docs/user-guide/sync-options.md).
 
 use serde::Deserialize;
 
@@ -15,6 +17,22 @@ use crate::kube::Origin;
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
+/// Argo CD options that avoid the last-applied annotation.
+const AVOIDS_ANNOTATION: [&str; 2] = ["ServerSideApply", "Replace"];
+
+/// Whether Argo CD syncs this CRD without client-side apply: its own sync-options annotation
+/// decides, then the Application's.
+fn argocd_avoids_annotation(chart: &ChartInput, name: &str) -> bool {
+    let own = chart.chart.object("CustomResourceDefinition", name).and_then(|o| o.annotation("argocd.argoproj.io/sync-options"));
+    let own: Vec<(&str, bool)> = own
+        .map(|o| o.split(',').filter_map(|kv| kv.trim().split_once('=')).map(|(k, v)| (k, v.eq_ignore_ascii_case("true"))).collect())
+        .unwrap_or_default();
+    AVOIDS_ANNOTATION.iter().any(|option| match own.iter().find(|(k, _)| k == option) {
+        Some((_, on)) => *on,
+        None => chart.gitops.is_some_and(|g| g.is_on(&format!("syncOptions.{option}"))),
+    })
+}
+
 impl ChartKind for Params {
     fn hits(&self, chart: &ChartInput) -> Vec<Hit> {
         let engine = chart.engine;
@@ -23,6 +41,7 @@ impl ChartKind for Params {
             .crds
             .iter()
             .filter(|c| (c.origin != Origin::CrdsDir || engine == Engine::Argocd) && c.over_annotation_budget())
+            .filter(|c| engine != Engine::Argocd || !argocd_avoids_annotation(chart, &c.name))
             .map(|crd| {
                 let hit = Hit {
                     subject: format!("CustomResourceDefinition/{}", crd.name),

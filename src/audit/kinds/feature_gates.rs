@@ -32,6 +32,10 @@ fn default_tag_path() -> String {
 /// image pinned older than the chart (the chart's config keys may be unknown to it). The
 /// manager decodes its configuration strictly, so either stops it at start-up.
 impl Check for Params {
+    fn reads_cluster(&self) -> bool {
+        false
+    }
+
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let known = &self.known;
         let (gates_path, tag_path) = (self.values_path.as_str(), self.image_tag_path.as_str());

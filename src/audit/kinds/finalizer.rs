@@ -1,5 +1,7 @@
 //! `finalizer`: runtimes carrying a finalizer (stuck Terminating when deleted until a
-//! controller removes it).
+//! controller removes it), with the command that removes just that finalizer: a JSON patch that
+//! first tests the list entry, so it fails instead of removing another finalizer if the list
+//! changed.
 
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -26,6 +28,26 @@ impl Check for Params {
             let deleting = o.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null());
             let (kind, name) = (str_at(o, &["kind"]), str_at(o, &["metadata", "name"]));
             let users = trainjobs_using(input, kind, name);
+            let index = o
+                .pointer("/metadata/finalizers")
+                .and_then(Json::as_array)
+                .and_then(|f| f.iter().position(|x| x.as_str() == Some(finalizer)))
+                .unwrap_or(0);
+            let patch = serde_json::json!([
+                {"op": "test", "path": format!("/metadata/finalizers/{index}"), "value": finalizer},
+                {"op": "remove", "path": format!("/metadata/finalizers/{index}")}
+            ]);
+            let q = crate::shell::quote;
+            let namespace = match str_at(o, &["metadata", "namespace"]) {
+                "" => String::new(),
+                ns => format!(" -n {}", q(ns)),
+            };
+            let command = format!(
+                "kubectl patch {} {}{namespace} --type=json -p {}",
+                q(&kind.to_ascii_lowercase()),
+                q(name),
+                q(&patch.to_string())
+            );
             let message = if deleting {
                 format!("{} is being deleted and stuck on {finalizer} ({users} TrainJob(s) use it)", name_of(o))
             } else {
@@ -36,6 +58,7 @@ impl Check for Params {
                 .var("kind", kind.to_ascii_lowercase())
                 .var("name", name)
                 .var("finalizer", finalizer)
+                .var("commands", command)
         })
         .collect()
     }

@@ -1,4 +1,7 @@
-//! `hook-delete-event`: delete hooks, and what the engine does with them: Helm and Flux run them at uninstall, Argo CD only from the version that has the phase, kustomize `helmCharts` applies them as plain objects at install.
+//! `hook-delete-event`: delete hooks, and what the engine does with them: Helm and Flux run them
+//! at uninstall, Argo CD only from the version that has the phase, and kustomize `helmCharts`
+//! (`helm template`, hooks included unless `skipHooks`) applies them as plain objects, so a delete
+//! Job runs once, when it is first applied: at install, beside any post-install Job.
 
 use serde::Deserialize;
 
@@ -23,7 +26,7 @@ impl ChartKind for Params {
             let hit = match chart.engine {
                 Engine::Kustomize => hook_hit(
                     hook,
-                    format!("{name} is a delete hook; kustomize helmCharts applies it as a plain object, so it runs at install and on every apply"),
+                    format!("{name} is a delete hook; kustomize helmCharts applies it as a plain Job, which runs once when first applied: at install, beside (and racing) any post-install hook, not at uninstall"),
                     evidence,
                 )
                 .variant("kustomize"),

@@ -5,9 +5,11 @@
 //! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
 //! between whatever two CRD schemas), so rules stay data.
 
+mod adopt_refused;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
+mod crds_not_applied;
 mod feature_gates;
 mod field_removed;
 mod finalizer;
@@ -20,11 +22,13 @@ mod hook_image_pin;
 mod hook_rbac_delete;
 mod hook_security_context;
 mod hook_unbounded;
+mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
 mod label_bypass;
 mod ownership;
 mod release_stuck;
+mod replace_runtime_fields;
 mod runtime_drift;
 mod runtime_handoff;
 mod stale_crd;
@@ -96,6 +100,12 @@ pub trait Check: std::fmt::Debug + Send + Sync {
     fn gate(&self) -> Option<&crate::version::Constraint> {
         None
     }
+
+    /// Whether its hits depend on the cluster (read, or unknown without one); a GitOps review
+    /// without a cluster runs only the kinds that say no.
+    fn reads_cluster(&self) -> bool {
+        true
+    }
 }
 
 /// A kind that reads one chart and nothing else: it runs the same in a chart review and, on the
@@ -111,6 +121,10 @@ impl<T: ChartKind> Check for T {
 
     fn review(&self, chart: &ChartInput) -> Option<Vec<Hit>> {
         Some(self.hits(chart))
+    }
+
+    fn reads_cluster(&self) -> bool {
+        false
     }
 }
 
@@ -164,7 +178,11 @@ pub const KINDS: &[KindSpec] = &[
     ),
     kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
-    kind!("runtime-drift", runtime_drift, "live runtimes differ from what the target's installer will force-apply"),
+    kind!(
+        "runtime-drift",
+        runtime_drift,
+        "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
+    ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
@@ -217,6 +235,24 @@ pub const KINDS: &[KindSpec] = &[
         "hook-argocd-unsupported",
         hook_argocd_unsupported,
         "hooks with only events Argo CD never runs",
+        variants: [],
+        reviews: true,
+        typed
+    ),
+    kind!(
+        "crds-not-applied",
+        crds_not_applied,
+        "in a GitOps review: crds/ CRDs the engine's options leave uncreated or stale while the target's copy changed",
+        variants: ["not-created", "used"],
+        reviews: false,
+        typed
+    ),
+    kind!("adopt-refused", adopt_refused, "in a GitOps review: objects the upgrade must adopt while the engine's options refuse to"),
+    kind!("hooks-skipped", hooks_skipped, "in a GitOps review: install or upgrade hooks the engine's options switch off"),
+    kind!(
+        "replace-runtime-fields",
+        replace_runtime_fields,
+        "under Argo CD Replace=true: objects the chart renders empty for a controller to fill, wiped on every sync",
         variants: [],
         reviews: true,
         typed

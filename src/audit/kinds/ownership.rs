@@ -38,8 +38,9 @@ fn adopt_commands(o: &Object, release: &str, namespace: &str) -> String {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Argo CD applies the rendered objects itself and Flux helm-controller (≥ 1.2) takes
-        // ownership by default: Helm's adoption check only stops plain Helm.
+        // Argo CD applies the rendered objects itself and Flux helm-controller takes ownership
+        // by default from v1.1.0 (internal/action/upgrade.go sets TakeOwnership): Helm's
+        // adoption check only stops plain Helm.
         if matches!(input.install.method, Method::ArgoCd | Method::FluxHelm | Method::FluxKustomize) {
             return Vec::new();
         }
@@ -77,6 +78,17 @@ impl Check for Params {
             }
             if problems.is_empty() {
                 continue;
+            }
+            // A workload whose selector differs cannot be adopted at all: the update is refused.
+            let selector = |v: &serde_json::Value| {
+                let mut s = v.pointer("/spec/selector").cloned();
+                if let Some(s) = s.as_mut() {
+                    s.sort_all_objects();
+                }
+                s
+            };
+            if id.kind == "Deployment" && selector(&o.body) != selector(live) {
+                problems.push("its spec.selector differs from the target's, so it cannot be adopted, only re-created (TA-IMM-001)".into());
             }
             let other = if !rel.is_empty() && (rel != input.release_name || rel_ns != input.namespace) {
                 format!(" (it belongs to release {rel_ns}/{rel})")

@@ -1,12 +1,15 @@
 //! `runtime-handoff`: runtimes that are release objects now and not in the target's release:
 //! Helm deletes them during the upgrade (unless the live object has the keep annotation), and
-//! what re-creates them, if anything.
+//! what re-creates them, if anything. One in use (the finalizer, or TrainJobs naming it) is an
+//! error: it stays Terminating, an apply while it is Terminating does not bring it back, and it
+//! is gone once the new controller drops the finalizer.
 
 use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::support::trainjobs_using;
 use super::{Check, Hit};
+use crate::audit::finding::Severity;
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, RUNTIME_KINDS};
 use crate::kube::str_at;
@@ -39,27 +42,39 @@ impl Check for Params {
             }
             let after = input.target.runtimes.iter().find(|r| r.kind == kind && r.name == name).map(|r| r.delivery.describe());
             let users = trainjobs_using(input, &kind, &name);
-            let in_use = live.and_then(|o| o.pointer("/metadata/finalizers")).and_then(Json::as_array).is_some_and(|f| !f.is_empty());
+            let finalizers: Vec<&str> = live
+                .and_then(|o| o.pointer("/metadata/finalizers"))
+                .and_then(Json::as_array)
+                .map(|f| f.iter().filter_map(Json::as_str).collect())
+                .unwrap_or_default();
+            let in_use = users > 0 || !finalizers.is_empty();
+            let mut hit = Hit::new(
+                format!("{kind}/{name}"),
+                format!(
+                    "{kind}/{name} is a release object now; {} no longer renders it as one, so Helm deletes it during the upgrade{}{}",
+                    input.to,
+                    match &after {
+                        Some(d) => format!(" and the target re-creates it via {d}"),
+                        None => " and nothing re-creates it".into(),
+                    },
+                    match (finalizers.is_empty(), users) {
+                        (false, _) => format!(
+                            ". It carries {} ({users} TrainJob(s) use it), so the delete leaves it Terminating: an apply that lands meanwhile does not bring it back, and once the finalizer is removed it is gone; TrainJobs naming it then fail",
+                            finalizers.join(", ")
+                        ),
+                        (true, 0) => String::new(),
+                        (true, n) => format!(". {n} TrainJob(s) use it and lose it until it is re-created"),
+                    }
+                ),
+            );
+            if in_use {
+                hit.severity = Some(Severity::Error);
+            }
             hits.push(
-                Hit::new(
-                    format!("{kind}/{name}"),
-                    format!(
-                        "{kind}/{name} is a release object now; {} no longer renders it as one, so Helm deletes it during the upgrade{}{}",
-                        input.to,
-                        match &after {
-                            Some(d) => format!(" and the target re-creates it via {d}"),
-                            None => " and nothing re-creates it".into(),
-                        },
-                        if in_use {
-                            format!(" ({users} TrainJob(s) use it; its finalizer keeps it Terminating until the new controller removes it)")
-                        } else {
-                            String::new()
-                        }
-                    ),
-                )
-                .evidence(format!("in the current release manifest; target delivery: {}", after.as_deref().unwrap_or("none")))
-                .var("kind", kind.to_ascii_lowercase())
-                .var("name", name.clone()),
+                hit.evidence(format!("in the current release manifest; target delivery: {}", after.as_deref().unwrap_or("none")))
+                    .var("kind", kind.to_ascii_lowercase())
+                    .var("name", name.clone())
+                    .var("object_namespace", ns.clone()),
             );
         }
         hits

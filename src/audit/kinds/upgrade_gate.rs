@@ -14,6 +14,10 @@ pub struct Params {
 }
 
 impl Check for Params {
+    fn reads_cluster(&self) -> bool {
+        false
+    }
+
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let via = self.via.to_string();
         vec![Hit::new(

@@ -13,6 +13,10 @@ use crate::audit::input::CheckInput;
 pub struct Params {}
 
 impl Check for Params {
+    fn reads_cluster(&self) -> bool {
+        false
+    }
+
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let mut user = BTreeMap::new();
         crate::inventory::flatten_values(&input.user_values, "", &mut user);

@@ -1,0 +1,220 @@
+//! The GitOps review as text (a CI log) and as Markdown (a pull-request comment): a summary
+//! first — per reference its file, engine, from → to, verdict and counts — then each reference's
+//! route, chart diff in short, notes and findings, each at its GitOps file and line (folded in
+//! `<details>` in Markdown).
+
+use std::fmt::Write as _;
+
+use super::findings::{cell, fix_markdown};
+use crate::review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
+
+fn change(r: &ReferenceReview) -> String {
+    let to = r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?");
+    let to = match (&r.to_written, &r.to) {
+        (Some(w), Some(t)) if w != t => format!("{t} ({w})"),
+        _ => to.to_string(),
+    };
+    match (&r.from_written, &r.from, r.status) {
+        (Some(w), Some(f), _) if w != f => format!("{f} ({w}) → {to}"),
+        (Some(_), Some(f), _) | (None, Some(f), "changed") if f.as_str() != to => format!("{f} → {to}"),
+        (Some(w), None, _) => format!("{w} → {to}"),
+        (None, _, "added") => format!("(new) → {to}"),
+        _ => to,
+    }
+}
+
+fn route(r: &ReferenceReview) -> String {
+    match r.route.len() {
+        0 => "none (no version change)".into(),
+        1 => "direct".into(),
+        _ => format!("via {}", r.route[..r.route.len() - 1].join(", ")),
+    }
+}
+
+fn counts(r: &ReferenceReview) -> String {
+    format!("{} error, {} warning, {} info", r.counts.error, r.counts.warning, r.counts.info)
+}
+
+fn heading(review: &GitopsReview) -> String {
+    let n = review.references.len();
+    let failing = review.references.iter().filter(|r| r.verdict == Verdict::Fail).count();
+    let unknown = review.references.iter().filter(|r| r.verdict == Verdict::NotAudited).count();
+    let mut s = format!(
+        "{n} reference{} audited: {failing} fail at --fail-on {}, {unknown} not audited",
+        if n == 1 { "" } else { "s" },
+        review.fail_on.as_str()
+    );
+    if !review.unchanged.is_empty() || !review.removed.is_empty() {
+        let _ = write!(s, "; {} unchanged, {} removed against the base", review.unchanged.len(), review.removed.len());
+    }
+    if review.cluster {
+        s.push_str("; cluster checks included");
+    }
+    s
+}
+
+pub fn text(review: &GitopsReview) -> String {
+    let mut out = format!("Kubeflow Trainer GitOps review: {}\n", heading(review));
+    for r in &review.references {
+        let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
+        let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
+        if let Some(why) = &r.not_audited {
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str().to_uppercase());
+        } else {
+            let _ = writeln!(out, "  route:    {}", route(r));
+            let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
+            let _ = writeln!(out, "  verdict:  {} ({})", r.verdict.as_str().to_uppercase(), counts(r));
+        }
+        for (i, line) in r.diff.iter().flat_map(|d| d.lines()).enumerate() {
+            let _ = writeln!(out, "  {}{line}", if i == 0 { "diff:     " } else { "          " });
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "  note:     {n}");
+        }
+        for p in &r.problems {
+            let at = p.at.as_ref().map(|a| format!("  [{a}]")).unwrap_or_default();
+            let _ = writeln!(out, "  unknown:  {}{at}", p.message);
+        }
+        for f in &r.findings {
+            finding_text(f, &mut out);
+        }
+    }
+    for removed in &review.removed {
+        let _ = writeln!(out, "\nremoved: {} {} ({}): not audited", removed.engine.as_str(), removed.object, removed.at);
+    }
+    if !review.tree_problems.is_empty() {
+        let _ = writeln!(out, "\n{} problem(s) reading the tree:", review.tree_problems.len());
+        for p in &review.tree_problems {
+            let _ = writeln!(out, "  {}{}", p.at.as_ref().map(|a| format!("{a}: ")).unwrap_or_default(), p.message);
+        }
+    }
+    let all: Vec<_> = review.findings().map(|f| f.finding.clone()).collect();
+    let _ = writeln!(out, "\n{}", super::findings::summary(&all));
+    out
+}
+
+fn finding_text(f: &LocatedFinding, out: &mut String) {
+    let g = &f.finding;
+    let _ = writeln!(out, "\n  {:<7} {}  {}", g.severity.as_str(), g.id, g.title);
+    let _ = writeln!(out, "          at:       {}", f.at);
+    for rel in &f.related {
+        let _ = writeln!(out, "          see:      {} ({})", rel.at, rel.what);
+    }
+    let _ = writeln!(out, "          subject:  {}", g.subject);
+    if !g.location.is_empty() {
+        let _ = writeln!(out, "          chart:    {}", g.location);
+    }
+    let _ = writeln!(out, "          {}", g.message);
+    for e in &g.evidence {
+        let _ = writeln!(out, "          evidence: {e}");
+    }
+    let _ = writeln!(out, "          fix:      {}", g.fix.replace('\n', "\n                    "));
+    let _ = writeln!(out, "          source:   {}", g.source);
+}
+
+fn badge(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "✅ pass",
+        Verdict::Fail => "❌ fail",
+        Verdict::NotAudited => "⚠️ not audited",
+    }
+}
+
+pub fn markdown(review: &GitopsReview) -> String {
+    let mut out = String::from("## Kubeflow Trainer GitOps review\n\n");
+    let _ = writeln!(out, "{}.\n", heading(review));
+    if !review.references.is_empty() {
+        out.push_str("| Reference | File | Engine | Change | Verdict | Errors | Warnings | Info |\n|---|---|---|---|---|---:|---:|---:|\n");
+        for r in &review.references {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} | {} | {} | {} | {} |",
+                cell(&r.object.to_string()),
+                cell(&format!("{}:{}", r.at.file, r.at.line)),
+                r.engine.as_str(),
+                cell(&change(r)),
+                badge(r.verdict),
+                r.counts.error,
+                r.counts.warning,
+                r.counts.info
+            );
+        }
+        out.push('\n');
+    }
+    for r in &review.references {
+        let what = r.not_audited.clone().unwrap_or_else(|| counts(r));
+        let _ = writeln!(out, "<details>\n<summary>{} {}: {}</summary>\n", r.engine.as_str(), html(&r.object.to_string()), html(&what));
+        if r.not_audited.is_none() {
+            let _ = writeln!(
+                out,
+                "Route: {}. Release `{}` in `{}`.\n",
+                route(r),
+                r.release.as_deref().unwrap_or("?"),
+                r.namespace.as_deref().unwrap_or("?")
+            );
+        }
+        let diff: Vec<String> = r.diff.iter().flat_map(|d| d.lines()).collect();
+        if !diff.is_empty() {
+            out.push_str("Chart diff:\n");
+            for line in diff {
+                let _ = writeln!(out, "- {}", cell(&line));
+            }
+            out.push('\n');
+        }
+        for p in &r.problems {
+            let at = p.at.as_ref().map(|a| format!(" (`{}:{}`)", a.file, a.line)).unwrap_or_default();
+            let _ = writeln!(out, "- unknown: {}{at}", cell(&p.message));
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "- note: {}", cell(n));
+        }
+        if !r.findings.is_empty() {
+            out.push_str("\n| Severity | Rule | At | Subject | Finding |\n|---|---|---|---|---|\n");
+            for f in &r.findings {
+                let _ = writeln!(
+                    out,
+                    "| {} | `{}` | `{}:{}` | `{}` | {} |",
+                    f.finding.severity.as_str(),
+                    f.finding.id,
+                    cell(&f.at.file),
+                    f.at.line,
+                    cell(&f.finding.subject),
+                    cell(&f.finding.message)
+                );
+            }
+            out.push_str("\nFixes:\n\n");
+            // One entry per rule and fix text: the subjects it applies to, then the fix once.
+            let mut groups: Vec<(&LocatedFinding, Vec<&str>)> = Vec::new();
+            for f in &r.findings {
+                match groups.iter_mut().find(|(g, _)| g.finding.id == f.finding.id && g.finding.fix == f.finding.fix) {
+                    Some((_, subjects)) => subjects.push(&f.finding.subject),
+                    None => groups.push((f, vec![&f.finding.subject])),
+                }
+            }
+            for (f, subjects) in groups {
+                let subjects: Vec<String> = subjects.iter().map(|s| format!("`{}`", cell(s))).collect();
+                let _ = writeln!(out, "- **{}** {} ({}):\n", f.finding.id, subjects.join(", "), f.finding.title);
+                fix_markdown(&f.finding, "  ", &mut out);
+            }
+        }
+        out.push_str("</details>\n\n");
+    }
+    for removed in &review.removed {
+        let _ = writeln!(
+            out,
+            "- removed: {} {} (`{}:{}`), not audited",
+            removed.engine.as_str(),
+            removed.object,
+            removed.at.file,
+            removed.at.line
+        );
+    }
+    let all: Vec<_> = review.findings().map(|f| f.finding.clone()).collect();
+    let _ = writeln!(out, "{}", super::findings::summary(&all));
+    out
+}
+
+/// Text inside HTML (`<summary>`).
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
