@@ -206,7 +206,8 @@ mod tests {
 
     #[test]
     fn the_pod_is_restricted_and_runs_check_as_json_lines() {
-        let c = CronJob { time_zone: Some("Europe/Berlin".into()), repo: Some("oci://r.example/charts/kubeflow-trainer".into()), ..cronjob() };
+        let c =
+            CronJob { time_zone: Some("Europe/Berlin".into()), repo: Some("oci://r.example/charts/kubeflow-trainer".into()), ..cronjob() };
         let o = object(&c);
         assert_eq!(o["spec"]["timeZone"], "Europe/Berlin");
         let pod = &o["spec"]["jobTemplate"]["spec"]["template"]["spec"];

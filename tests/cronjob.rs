@@ -12,12 +12,7 @@ use support::{run, stderr, stdout};
 use testkit::controlplane;
 
 fn documents(yaml: &str) -> Vec<Json> {
-    trainer_audit::yaml::read::read_documents(yaml)
-        .unwrap()
-        .iter()
-        .map(trainer_audit::kube::to_serde)
-        .filter(|d| !d.is_null())
-        .collect()
+    trainer_audit::yaml::read::read_documents(yaml).unwrap().iter().map(trainer_audit::kube::to_serde).filter(|d| !d.is_null()).collect()
 }
 
 #[test]
@@ -63,7 +58,9 @@ fn cronjob_manifest_is_accepted_by_the_api_server_under_restricted() {
     let applied = cp.kubectl(&cp.admin_kubeconfig, &["apply", "--dry-run=server", "-f", "-"], Some(&manifest));
     let said = format!("{}{}", String::from_utf8_lossy(&applied.stdout), String::from_utf8_lossy(&applied.stderr));
     assert!(applied.status.success(), "{said}");
-    for object in ["serviceaccount/auditor", "clusterrole.rbac.authorization.k8s.io/trainer-audit-reader", "cronjob.batch/trainer-audit-check"] {
+    for object in
+        ["serviceaccount/auditor", "clusterrole.rbac.authorization.k8s.io/trainer-audit-reader", "cronjob.batch/trainer-audit-check"]
+    {
         assert!(said.contains(&format!("{object} created (server dry run)")), "{object}: {said}");
     }
     assert!(!said.contains("PodSecurity"), "Pod Security warned about the CronJob's Pod template: {said}");
@@ -80,5 +77,9 @@ fn cronjob_manifest_is_accepted_by_the_api_server_under_restricted() {
     loose["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = json!(true);
     let refused = cp.kubectl(&cp.admin_kubeconfig, &["create", "--dry-run=server", "-f", "-"], Some(&pod(&loose).to_string()));
     assert!(!refused.status.success());
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("violates PodSecurity \"restricted:latest\""), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("violates PodSecurity \"restricted:latest\""),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 }

@@ -103,7 +103,10 @@ fn a_fleet_with_an_unreachable_cluster_reports_the_others_and_exits_with_the_wor
     assert_eq!(docs[0]["source"]["live"]["context"], "east");
 
     // Without the dead cluster the exit code is the worst verdict's (blocked 1, else 0).
-    let out = run(home.path(), &["check", "--kubeconfig", &k, "--context", "east", "--context", "west", "--chart", &to, "--from-chart", &from, "-q"]);
+    let out = run(
+        home.path(),
+        &["check", "--kubeconfig", &k, "--context", "east", "--context", "west", "--chart", &to, "--from-chart", &from, "-q"],
+    );
     let worst = rows.iter().filter(|(c, _)| *c != "lab").map(|(_, v)| if v == "blocked" { 1 } else { 0 }).max();
     assert_eq!(out.status.code(), worst, "{}", stdout(&out));
     // --quiet: only the verdict lines.
@@ -189,8 +192,10 @@ fn pack(dir: &Path, version: &str) -> Vec<u8> {
             let mut data = std::fs::read(entry.path()).unwrap();
             if relative == Path::new("Chart.yaml") {
                 let text = String::from_utf8(data).unwrap();
-                let text: String =
-                    text.lines().map(|l| if l.starts_with("version:") { format!("version: {version}\n") } else { format!("{l}\n") }).collect();
+                let text: String = text
+                    .lines()
+                    .map(|l| if l.starts_with("version:") { format!("version: {version}\n") } else { format!("{l}\n") })
+                    .collect();
                 data = text.into_bytes();
             }
             let mut header = tar::Header::new_gnu();
@@ -212,8 +217,11 @@ fn pack(dir: &Path, version: &str) -> Vec<u8> {
 fn a_fleet_pulls_each_chart_version_once() {
     let charts = Path::new(ROOT).join("tests/rules/charts");
     let versions = [("2.2.1", pack(&charts.join("from"), "2.2.1")), ("2.3.0", pack(&charts.join("to"), "2.3.0"))];
-    let mut routes: Vec<(String, Vec<u8>, &'static str)> =
-        vec![("/v2/kubeflow/charts/kubeflow-trainer/tags/list".into(), br#"{"name":"kubeflow/charts/kubeflow-trainer","tags":["2.2.1","2.3.0"]}"#.to_vec(), "application/json")];
+    let mut routes: Vec<(String, Vec<u8>, &'static str)> = vec![(
+        "/v2/kubeflow/charts/kubeflow-trainer/tags/list".into(),
+        br#"{"name":"kubeflow/charts/kubeflow-trainer","tags":["2.2.1","2.3.0"]}"#.to_vec(),
+        "application/json",
+    )];
     for (version, layer) in &versions {
         let config = support::chart_config("kubeflow-trainer", version);
         let manifest = support::chart_manifest(&config, layer);

@@ -50,10 +50,12 @@ fn completions_come_from_the_clap_definitions() {
         assert!(script.contains(word), "{word} missing from the bash completions");
     }
     // bash accepts the script it would source.
-    if let Ok(out) = Command::new("bash").arg("-n").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().and_then(|mut c| {
-        std::io::Write::write_all(c.stdin.as_mut().unwrap(), script.as_bytes())?;
-        c.wait_with_output()
-    }) {
+    if let Ok(out) =
+        Command::new("bash").arg("-n").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().and_then(|mut c| {
+            std::io::Write::write_all(c.stdin.as_mut().unwrap(), script.as_bytes())?;
+            c.wait_with_output()
+        })
+    {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     for shell in ["zsh", "fish", "elvish", "powershell"] {

@@ -64,10 +64,7 @@ impl Selection {
             if path.is_dir() {
                 let files = files_in(path, |name| [".yaml", ".yml", ".json"].iter().any(|ext| name.ends_with(ext)))?;
                 if files.is_empty() {
-                    return Err(FleetError::Usage(format!(
-                        "snapshot directory {} holds no *.yaml, *.yml or *.json file",
-                        path.display()
-                    )));
+                    return Err(FleetError::Usage(format!("snapshot directory {} holds no *.yaml, *.yml or *.json file", path.display())));
                 }
                 members.extend(files.into_iter().map(snapshot_member));
             } else {

@@ -31,8 +31,7 @@ pub fn fleet(runs: usize) -> Result<()> {
     let mut objects: Vec<serde_json::Value> =
         scenario("helm-2.2.1").context("scenario")?.into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
     objects.extend(trainjobs(TRAINJOBS, 20, &["torch-distributed", "deepspeed-distributed"], true));
-    let servers =
-        (0..CLUSTERS).map(|_| FakeApiServer::start(objects.clone(), &[], "v1.33.4")).collect::<std::io::Result<Vec<_>>>()?;
+    let servers = (0..CLUSTERS).map(|_| FakeApiServer::start(objects.clone(), &[], "v1.33.4")).collect::<std::io::Result<Vec<_>>>()?;
     drop(objects);
     let mut config = String::from("apiVersion: v1\nkind: Config\nusers:\n- name: fake\n  user:\n    token: fake-token\nclusters:\n");
     for (i, s) in servers.iter().enumerate() {
@@ -81,9 +80,7 @@ pub fn fleet(runs: usize) -> Result<()> {
     }
     let peer = median((0..runs).map(|_| time_any_exit(shell_loop())).collect::<Result<Vec<_>>>()?);
     let mib = |r: Option<u64>| r.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
-    println!(
-        "bench fleet: check over {CLUSTERS} clusters (fake API servers, {TRAINJOBS} TrainJobs each), {charts}, median of {runs} runs"
-    );
+    println!("bench fleet: check over {CLUSTERS} clusters (fake API servers, {TRAINJOBS} TrainJobs each), {charts}, median of {runs} runs");
     for (concurrency, elapsed, rss) in &results {
         println!(
             "  --concurrency {concurrency:<3}        {:>8.2} s   peak RSS {:>8}   ratio to the loop {:.2}x  (target: a few seconds, < 5 s: {})",
