@@ -256,3 +256,31 @@ fn a_fleet_pulls_each_chart_version_once() {
     assert_eq!(count("/manifests/2.2.1"), 1, "{asked:#?}");
     assert_eq!(count("/manifests/2.3.0"), 1, "{asked:#?}");
 }
+
+/// `plan` over a fleet: each cluster's plan in its JSON line, a broken snapshot that cluster's
+/// failure, and the run's exit code the failed cluster's.
+#[test]
+fn plan_runs_over_a_fleet_and_a_broken_member_fails_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("fleet");
+    std::fs::create_dir(&dir).unwrap();
+    for name in ["helm-2.1.0", "helm-2.2.1"] {
+        std::fs::copy(Path::new(ROOT).join(format!("snapshots/{name}.yaml")), dir.join(format!("{name}.yaml"))).unwrap();
+    }
+    std::fs::write(dir.join("z-broken.yaml"), "items: [\n").unwrap();
+    let (to, from) = charts();
+    let d = dir.to_string_lossy().into_owned();
+    let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--from-chart", &from, "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let docs = lines(&out);
+    let got: Vec<(&str, &str)> = docs.iter().map(|d| (d["installed"].as_str().unwrap_or("-"), d["verdict"].as_str().unwrap())).collect();
+    assert_eq!(got, [("2.1.0", "planned"), ("2.2.1", "planned"), ("-", "failed")], "{docs:?}");
+    assert!(docs.iter().all(|d| d["command"] == "plan"));
+    assert!(docs[0]["report"]["plan"].is_object() && docs[1]["report"]["plan"].is_object(), "{docs:?}");
+    assert!(docs[2]["failure"].as_str().unwrap().contains("z-broken.yaml"), "{docs:?}");
+    // Without the broken member every cluster is planned: exit 0.
+    std::fs::remove_file(dir.join("z-broken.yaml")).unwrap();
+    let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--from-chart", &from, "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().filter(|l| l.contains(": planned: ")).count(), 2, "{}", stdout(&out));
+}
