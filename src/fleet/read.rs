@@ -92,20 +92,22 @@ mod tests {
                 max_in_flight.fetch_max(now, Ordering::SeqCst);
                 // Uneven read times, so completion order differs from input order.
                 std::thread::sleep(Duration::from_millis(1 + (m.name.len() as u64 * 7 + m.name.as_bytes()[1] as u64) % 5));
-                let a = alive.fetch_add(1, Ordering::SeqCst) + 1;
-                max_alive.fetch_max(a, Ordering::SeqCst);
                 in_flight.fetch_sub(1, Ordering::SeqCst);
+                // A failed read holds no state.
                 if m.name == "c7" {
-                    alive.fetch_sub(1, Ordering::SeqCst);
                     return Err("unreachable".into());
                 }
+                let a = alive.fetch_add(1, Ordering::SeqCst) + 1;
+                max_alive.fetch_max(a, Ordering::SeqCst);
                 Ok(ClusterState { warnings: vec![m.name.clone()], ..ClusterState::default() })
             },
             |i, result| {
                 // The caller is slow: finished reads must wait, not queue.
                 std::thread::sleep(Duration::from_millis(3));
+                if result.is_ok() {
+                    alive.fetch_sub(1, Ordering::SeqCst);
+                }
                 seen.lock().unwrap().push((i, result.map(|s| s.warnings[0].clone())));
-                alive.fetch_sub(1, Ordering::SeqCst);
             },
         );
         let mut seen = seen.into_inner().unwrap();
