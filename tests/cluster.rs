@@ -97,6 +97,7 @@ scenario_tests! {
     kustomize_2_2_0: "kustomize-2.2.0", Method::Kubectl, "2.2.0";
     helm_2_3_0: "helm-2.3.0", Method::Helm, "2.3.0";
     argocd_2_2_1: "argocd-2.2.1", Method::ArgoCd, "2.2.1";
+    neighbours_2_1_0: "neighbours-2.1.0", Method::Helm, "2.1.0";
 }
 
 #[test]
@@ -256,4 +257,43 @@ fn kubectl_reads_the_fake_server() {
 
 fn which(tool: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(tool)).find(|p| p.is_file()))
+}
+
+/// The neighbours scenario through the CLI: Kueue and the Training Operator recognised with
+/// their versions and evidence, every namespace's migration state in JSON, the legacy jobs kept
+/// as trimmed (PyTorchJobs whole, for `migrate --legacy`), and `rbac` granting the new reads.
+#[test]
+fn neighbours_and_legacy_migration_in_status_json() {
+    let home = tempfile::tempdir().unwrap();
+    let snap = snapshot_path("neighbours-2.1.0");
+    let out = run(home.path(), &["status", "--snapshot", snap.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status: Json = serde_json::from_str(&stdout(&out)).unwrap();
+    let neighbour = |id: &str| status["neighbours"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap().clone();
+    assert_eq!(neighbour("kueue")["version"], "0.17.0");
+    assert!(neighbour("kueue")["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e.as_str().unwrap().contains("kueue-system/kueue-controller-manager")));
+    assert_eq!(neighbour("training-operator")["version"], ">= 1.9");
+    assert_eq!(neighbour("scheduler-plugins")["present"], false);
+    let states: Vec<(String, String)> = status["migration"]["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["namespace"].as_str().unwrap().to_string(), n["state"].as_str().unwrap().to_string()))
+        .collect();
+    let expected = [("archive", "idle"), ("legacy-lab", "legacy-only"), ("team-000", "both"), ("team-001", "both")];
+    assert_eq!(states, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(status["migration"]["legacy"]["PyTorchJob"], json!({"running": 2, "finished": 2}));
+    assert_eq!(status["migration"]["trainjobs"], json!({"running": 2, "finished": 4}));
+    let text = stdout(&run(home.path(), &["status", "--snapshot", snap.to_str().unwrap()]));
+    assert!(text.contains("  namespace legacy-lab: legacy only\n    MPIJob       0 running, 1 finished\n"), "{text}");
+    let state = read_file(&snap).unwrap();
+    let tf = state.of_kind("TFJob").next().unwrap();
+    assert!(tf.get("spec").is_none() && tf["status"]["conditions"].is_array(), "{tf}");
+    assert!(state.of_kind("PyTorchJob").all(|p| p["spec"]["pytorchReplicaSpecs"].is_object()));
+    let rbac = stdout(&run(home.path(), &["rbac"]));
+    assert!(rbac.contains("localqueues") && rbac.contains("resourcequotas"), "{rbac}");
 }

@@ -1,6 +1,7 @@
 //! `trainer-audit migrate` through the real binary, on the fixtures in tests/fixtures/migrate:
 //! `-f` input → List, diff and JSON formats, the pre-CRD patch script, snapshots as input, the
-//! legacy path, and bad input (exit 2, nothing written).
+//! legacy path, validation against a target chart's CRDs (a hand-written 2.2+-shaped stand-in,
+//! `target-chart/`), and bad input (exit 2, nothing written).
 
 mod support;
 
@@ -11,6 +12,20 @@ use support::{run, stderr, stdout};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/migrate").join(name).display().to_string()
+}
+
+/// The stand-in target chart (the 2.2+ CRD shape) the converted objects are validated against.
+fn target() -> String {
+    fixture("target-chart")
+}
+
+/// `trainer-audit migrate ARGS --chart <the stand-in target>`.
+fn migrate(home: &Path, args: &[&str]) -> std::process::Output {
+    let target = target();
+    let mut all = vec!["migrate"];
+    all.extend_from_slice(args);
+    all.extend(["--chart", target.as_str()]);
+    run(home, &all)
 }
 
 fn home() -> tempfile::TempDir {
@@ -33,7 +48,7 @@ fn report(out: &std::process::Output) -> String {
 #[test]
 fn trainer_2_1_files_to_a_list() {
     let h = home();
-    let out = run(h.path(), &["migrate", "-f", &fixture("trainer-2.1.yaml"), "--format", "json"]);
+    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "losses and a refusal make exit 1: {}", stderr(&out));
     let list: Json = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(list["kind"], "List");
@@ -61,7 +76,7 @@ fn trainer_2_1_files_to_a_list() {
 #[test]
 fn diff_format_and_before_crds_script() {
     let h = home();
-    let out = run(h.path(), &["migrate", "-f", &fixture("trainer-2.1.yaml"), "--format", "diff"]);
+    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--format", "diff"]);
     let diff = stdout(&out);
     assert!(diff.contains("--- a/TrainJob/team-a/llm-finetune\n+++ b/TrainJob/team-a/llm-finetune\n"), "{diff}");
     assert!(diff.contains("-    numProcPerNode: gpu\n") && diff.contains("+    numProcPerNode: 8\n"), "{diff}");
@@ -70,10 +85,8 @@ fn diff_format_and_before_crds_script() {
 
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("before.sh");
-    let out = run(
-        h.path(),
-        &["migrate", "-f", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()],
-    );
+    let out =
+        migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let text = std::fs::read_to_string(&script).unwrap();
     assert!(text.starts_with("#!/bin/sh\n"));
@@ -92,7 +105,7 @@ fn diff_format_and_before_crds_script() {
 #[test]
 fn a_snapshot_is_cluster_input() {
     let h = home();
-    let out = run(h.path(), &["migrate", "--snapshot", &fixture("trainer-2.1.yaml")]);
+    let out = migrate(h.path(), &["--snapshot", &fixture("trainer-2.1.yaml")]);
     let objects = trainer_audit::migrate::input::parse(&stdout(&out), "stdout").unwrap();
     let kinds: Vec<&str> = objects.iter().map(|o| o["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["TrainJob"; 4], "stored runtimes need no write");
@@ -103,7 +116,7 @@ fn a_snapshot_is_cluster_input() {
 #[test]
 fn legacy_pytorchjobs() {
     let h = home();
-    let out = run(h.path(), &["migrate", "--legacy", "--suspend", "-f", &fixture("pytorchjobs.yaml")]);
+    let out = migrate(h.path(), &["--legacy", "--suspend", "-f", &fixture("pytorchjobs.yaml")]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let list: Json = trainer_audit::migrate::input::parse(&stdout(&out), "stdout").map(|v| serde_json::json!({"items": v})).unwrap();
     let simple = find(&list, "TrainJob", "pytorch-simple").unwrap();
@@ -124,14 +137,14 @@ fn bad_input_exits_2_and_writes_nothing() {
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "apiVersion: v1\nkind: [\n").unwrap();
     let target: PathBuf = dir.path().join("out.yaml");
-    let out = run(h.path(), &["migrate", "-f", bad.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+    let out = migrate(h.path(), &["-f", bad.to_str().unwrap(), "-o", target.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(&format!("{}: invalid YAML", bad.display())), "{}", stderr(&out));
     assert!(!target.exists());
-    let out = run(h.path(), &["migrate", "-f", &fixture("trainer-2.1.yaml"), "--patch-manager", "nodomain"]);
+    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--patch-manager", "nodomain"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--patch-manager \"nodomain\" is not a domain-prefixed path"));
-    let out = run(h.path(), &["migrate", "-f", "/nonexistent.yaml"]);
+    let out = migrate(h.path(), &["-f", "/nonexistent.yaml"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -141,7 +154,7 @@ fn nothing_to_do_is_exit_0() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("fine.yaml");
     std::fs::write(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a}\nspec: {runtimeRef: {name: r}, trainer: {numProcPerNode: 2}}\n").unwrap();
-    let out = run(h.path(), &["migrate", "-f", f.to_str().unwrap()]);
+    let out = migrate(h.path(), &["-f", f.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "apiVersion: v1\nitems: []\nkind: List\n");
 }
@@ -161,7 +174,53 @@ fn legacy_jobs_come_through_a_snapshot() {
         ),
     )
     .unwrap();
-    let out = run(h.path(), &["migrate", "--legacy", "--snapshot", snap.to_str().unwrap()]);
+    let out = migrate(h.path(), &["--legacy", "--snapshot", snap.to_str().unwrap()]);
     assert!(stdout(&out).contains("name: pytorch-simple"), "{}", stderr(&out));
     assert!(report(&out).contains("the PyTorchJob is Succeeded: applying the TrainJob starts the training again"), "{}", report(&out));
+}
+
+#[test]
+fn converted_objects_are_validated_against_the_target_crds() {
+    let h = home();
+    let dir = tempfile::tempdir().unwrap();
+    // numNodes 0 is below the target's minimum: the conversion is refused with the API server's words.
+    let f = dir.path().join("jobs.yaml");
+    std::fs::write(
+        &f,
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: zero, namespace: ns}\n\
+         spec: {runtimeRef: {name: r}, trainer: {numNodes: 0, numProcPerNode: cpu, resourcesPerNode: {requests: {cpu: '3'}}}}\n\
+         ---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: fine, namespace: ns}\n\
+         spec: {runtimeRef: {name: r}, trainer: {numNodes: 2, numProcPerNode: cpu, resourcesPerNode: {requests: {cpu: '3'}}}}\n",
+    )
+    .unwrap();
+    let out = migrate(h.path(), &["-f", f.to_str().unwrap(), "--kube-version", "1.33"]);
+    assert_eq!(out.status.code(), Some(1), "a rejection refuses the object: {}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("at Kubernetes 1.33: 1 accepted, 1 rejected\n"), "{text}");
+    assert!(
+        text.contains("  rejected  TrainJob ns/zero: spec.trainer.numNodes: Invalid value: 0: spec.trainer.numNodes in body should be greater than or equal to 1\n"),
+        "{text}"
+    );
+    let names: Vec<String> = trainer_audit::migrate::input::parse(&stdout(&out), "stdout")
+        .unwrap()
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(names, ["fine"]);
+}
+
+#[test]
+fn an_unreachable_default_target_is_exit_2() {
+    let h = home();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+        .args(["migrate", "-f", &fixture("trainer-2.1.yaml"), "--timeout", "2"])
+        .env_clear()
+        .env("HOME", h.path())
+        .env("TRAINER_AUDIT_CACHE_DIR", h.path().join("cache"))
+        .env("TRAINER_AUDIT_REPO", "oci://127.0.0.1:9/charts/kubeflow-trainer")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "nothing written");
+    assert!(stderr(&out).contains("127.0.0.1:9"), "{}", stderr(&out));
 }

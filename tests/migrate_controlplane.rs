@@ -1,151 +1,32 @@
-//! Rehearsal of `migrate` on a real control plane (etcd + kube-apiserver, no controllers, no
-//! webhooks): Trainer 2.1.0 CRDs and objects, the `--before-crds` patches, the 2.3.0 CRDs applied
-//! server-side, the converted List applied server-side, and the objects read back with the user's
-//! data present; then legacy PyTorchJobs converted, validated with a server-side dry run through
-//! the library's `TargetSchema` seam, and created. Needs etcd, kube-apiserver and kubectl (in
-//! `$TRAINER_AUDIT_CONTROLPLANE_BIN`, else /tmp/cpbin), openssl, and `TRAINER_AUDIT_CORPUS`;
-//! without them it prints SKIPPED (and fails under CI). A small harness of its own for now: the
-//! shared one (`testkit::controlplane`) is landing separately.
+//! Rehearsal of `migrate` on the shared real control plane (`testkit::controlplane`: etcd +
+//! kube-apiserver 1.36.1, no controllers, no webhooks): Trainer 2.1.0 CRDs and objects, the
+//! `--before-crds` patches, the 2.3.0 CRDs applied server-side, the converted List (validated
+//! by trainer-audit against the 2.3.0 chart's CRDs) applied server-side, and the objects read
+//! back with the user's data present; then legacy PyTorchJobs converted, validated both by a
+//! server-side dry run through the library's `TargetSchema` seam and by trainer-audit's own
+//! validator (which must agree), and created. Needs the control-plane binaries (`cargo xtask
+//! controlplane`) and `TRAINER_AUDIT_CORPUS`; without the binaries it prints SKIPPED (and fails
+//! under CI).
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 use serde_json::{json, Value as Json};
+use testkit::controlplane::ControlPlane;
 use trainer_audit::migrate::{self, output, Options, SchemaVerdict, Source};
+use trainer_audit::validate::stored::CrdSet;
+use trainer_audit::validate::KubeVersion;
 
-struct ControlPlane {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    children: Vec<Child>,
-    _dir: tempfile::TempDir,
+struct Cluster {
+    cp: ControlPlane,
 }
 
-impl Drop for ControlPlane {
-    fn drop(&mut self) {
-        for c in self.children.iter_mut().rev() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn bin_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TRAINER_AUDIT_CONTROLPLANE_BIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/tmp/cpbin".into());
-    ["etcd", "kube-apiserver", "kubectl"].iter().all(|b| dir.join(b).is_file()).then_some(dir)
-}
-
-impl ControlPlane {
-    fn start(bin: PathBuf) -> ControlPlane {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let key = d.join("sa.key");
-        let ok = Command::new("openssl").args(["genrsa", "-out"]).arg(&key).arg("2048").stderr(Stdio::null()).status().unwrap().success();
-        assert!(ok, "openssl genrsa");
-        let ok = Command::new("openssl")
-            .args(["rsa", "-pubout", "-in"])
-            .arg(&key)
-            .arg("-out")
-            .arg(d.join("sa.pub"))
-            .stderr(Stdio::null())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "openssl rsa -pubout");
-        std::fs::write(d.join("tokens.csv"), "migrate-admin-token,admin,admin,system:masters\n").unwrap();
-        let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
-        let log = |name: &str| std::fs::File::create(d.join(name)).unwrap();
-        let etcd = Command::new(bin.join("etcd"))
-            .arg("--data-dir")
-            .arg(d.join("etcd"))
-            .arg(format!("--listen-client-urls=http://127.0.0.1:{etcd_port}"))
-            .arg(format!("--advertise-client-urls=http://127.0.0.1:{etcd_port}"))
-            .arg(format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"))
-            .arg(format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"))
-            .arg(format!("--initial-cluster=default=http://127.0.0.1:{peer_port}"))
-            .stdout(log("etcd.log"))
-            .stderr(log("etcd.err"))
-            .spawn()
-            .unwrap();
-        let mut cp =
-            ControlPlane { bin: bin.clone(), kubeconfig: d.join("kubeconfig"), children: vec![etcd], _dir: tempfile::tempdir().unwrap() };
-        // Our etcd must be the one answering: a port taken by another etcd in the meantime would
-        // otherwise hand this test someone else's data.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", etcd_port)).is_err() {
-            assert!(Instant::now() < deadline, "etcd did not listen on {etcd_port}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(
-            cp.children[0].try_wait().unwrap().is_none(),
-            "etcd exited: {}",
-            std::fs::read_to_string(d.join("etcd.err")).unwrap_or_default()
-        );
-        let api = Command::new(bin.join("kube-apiserver"))
-            .arg(format!("--etcd-servers=http://127.0.0.1:{etcd_port}"))
-            .arg(format!("--cert-dir={}", d.join("certs").display()))
-            .arg(format!("--secure-port={api_port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--service-account-issuer=https://kubernetes.default.svc")
-            .arg(format!("--service-account-key-file={}", d.join("sa.pub").display()))
-            .arg(format!("--service-account-signing-key-file={}", key.display()))
-            .arg("--authorization-mode=RBAC")
-            .arg(format!("--token-auth-file={}", d.join("tokens.csv").display()))
-            .arg("--service-cluster-ip-range=10.0.0.0/24")
-            .arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook")
-            .stdout(log("apiserver.log"))
-            .stderr(log("apiserver.err"))
-            .spawn()
-            .unwrap();
-        cp.children.push(api);
-        std::fs::write(
-            &cp.kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:{api_port}', insecure-skip-tls-verify: true}}}}]\n\
-                 users: [{{name: u, user: {{token: migrate-admin-token}}}}]\ncontexts: [{{name: c, context: {{cluster: c, user: u}}}}]\ncurrent-context: c\n"
-            ),
-        )
-        .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !cp.kubectl(&["get", "--raw", "/readyz"]).status.success() {
-            let alive = cp.children.iter_mut().all(|c| c.try_wait().unwrap().is_none());
-            assert!(
-                alive && Instant::now() < deadline,
-                "control plane not ready: {}",
-                std::fs::read_to_string(d.join("apiserver.err")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        cp._dir = dir;
-        cp
-    }
-
+impl Cluster {
     fn kubectl_in(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = Command::new(self.bin.join("kubectl"))
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        if let Some(text) = stdin {
-            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        }
-        child.wait_with_output().unwrap()
+        self.cp.kubectl(&self.cp.admin_kubeconfig, args, stdin)
     }
 
     fn kubectl(&self, args: &[&str]) -> Output {
@@ -197,17 +78,14 @@ fn fixture(name: &str) -> PathBuf {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real 2.1.0 and 2.3.0 CRDs) and the control-plane binaries"]
 fn rehearsal_2_1_to_2_3_and_legacy() {
     let corpus = support::corpus();
-    let Some(bin) = bin_dir() else {
-        eprintln!(
-            "SKIPPED: needs etcd, kube-apiserver and kubectl ($TRAINER_AUDIT_CONTROLPLANE_BIN or /tmp/cpbin) and TRAINER_AUDIT_CORPUS"
-        );
-        assert!(!support::in_ci(), "the migrate rehearsal must run in CI");
-        return;
-    };
+    let Some(cp) = testkit::controlplane::fresh_or_skip("rehearsal_2_1_to_2_3_and_legacy") else { return };
+    let bin = cp.bin.clone();
+    let cp = Cluster { cp };
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let cp = ControlPlane::start(bin.clone());
     let charts = corpus.join("charts");
+    let target = charts.join("kubeflow-trainer-2.3.0.tgz");
+    let target = target.to_str().unwrap();
     cp.ok(&["apply", "--server-side", "-f", "-"], Some(&crds_from_crds_dir(&charts.join("kubeflow-trainer-2.1.0.tgz"))));
     for ns in ["team-a", "team-b", "ml"] {
         cp.ok(&["create", "namespace", ns], None);
@@ -221,11 +99,20 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
     let script = work.path().join("before-crds.sh");
     let out = support::run(
         home.path(),
-        &["migrate", "-f", fixture("trainer-2.1.yaml").to_str().unwrap(), "--before-crds", "-o", script.to_str().unwrap()],
+        &[
+            "migrate",
+            "-f",
+            fixture("trainer-2.1.yaml").to_str().unwrap(),
+            "--chart",
+            target,
+            "--before-crds",
+            "-o",
+            script.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", support::stderr(&out));
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let ran = Command::new("sh").arg(&script).env("PATH", path).env("KUBECONFIG", &cp.kubeconfig).output().unwrap();
+    let ran = std::process::Command::new("sh").arg(&script).env("PATH", path).env("KUBECONFIG", &cp.cp.admin_kubeconfig).output().unwrap();
     assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
 
     // 2. The 2.3.0 CRDs, server-side. 3. The converted List, server-side.
@@ -234,8 +121,25 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
         Some(&crds_rendered(home.path(), &charts.join("kubeflow-trainer-2.3.0.tgz"))),
     );
     let list = work.path().join("list.yaml");
-    let out = support::run(home.path(), &["migrate", "-f", fixture("trainer-2.1.yaml").to_str().unwrap(), "-o", list.to_str().unwrap()]);
+    let out = support::run(
+        home.path(),
+        &[
+            "migrate",
+            "-f",
+            fixture("trainer-2.1.yaml").to_str().unwrap(),
+            "--chart",
+            target,
+            "--kube-version",
+            "1.36",
+            "-o",
+            list.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
+    // trainer-audit's verdict on the List, which the API server then accepts object by object.
+    let report = support::stderr(&out);
+    let summary = report.lines().find(|l| l.starts_with("validated against")).unwrap_or_default().to_string();
+    assert!(summary.contains("at Kubernetes 1.36:") && summary.contains(" 0 rejected"), "{report}");
     cp.ok(&["apply", "--server-side", "--field-manager=trainer-audit-migrate", "-f", list.to_str().unwrap()], None);
 
     // The user's data is there, where 2.3 reads it.
@@ -272,7 +176,7 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
 
     // Legacy: converted through the library with the API server as the target-schema check.
     let legacy = migrate::input::read_files(&[fixture("pytorchjobs.yaml")]).unwrap();
-    let dry_run = |o: &Json| {
+    let dry_run = |o: &Json, _: Option<&Json>| {
         let out = cp.kubectl_in(&["create", "--dry-run=server", "-o", "json", "-f", "-"], Some(&o.to_string()));
         if out.status.success() {
             SchemaVerdict::Accepted { pruned: Vec::new(), unevaluated: Vec::new() }
@@ -283,6 +187,20 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
     let m = migrate::migrate(&legacy, &Options::new(true, Source::Files), &dry_run);
     let accepted = m.conversions.iter().filter(|c| matches!(c.schema, SchemaVerdict::Accepted { .. })).count();
     assert_eq!(accepted, 2, "{:#?}", m.conversions.iter().map(|c| (&c.id.name, &c.schema)).collect::<Vec<_>>());
+    // trainer-audit's validator over the same 2.3.0 CRDs gives the API server's verdicts.
+    let crds: Vec<Json> = serde_yaml_documents(&crds_rendered(home.path(), &charts.join("kubeflow-trainer-2.3.0.tgz")));
+    let ours = CrdSet::new(crds.iter(), KubeVersion::new(1, 36));
+    let by_us = migrate::migrate(&legacy, &Options::new(true, Source::Files), &ours);
+    for (server, us) in m.conversions.iter().zip(&by_us.conversions) {
+        assert_eq!(
+            matches!(server.schema, SchemaVerdict::Accepted { .. }),
+            matches!(us.schema, SchemaVerdict::Accepted { .. }),
+            "{}: api-server {:?}, trainer-audit {:?}",
+            us.id,
+            server.schema,
+            us.schema
+        );
+    }
     cp.ok(&["apply", "--server-side", "--field-manager=trainer-audit-migrate", "-f", "-"], Some(&output::list(&m).to_string()));
     let bert = cp.get("trainjob", "ml", "bert-ddp");
     assert_eq!(bert["spec"]["trainer"]["numNodes"], 3);
@@ -292,4 +210,12 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
     assert_eq!(pod["spec"]["nodeSelector"]["gpu-pool"], "a100");
     assert_eq!(pod["spec"]["volumes"][1]["emptyDir"]["medium"], "Memory");
     assert_eq!(cp.get("trainjob", "ml", "pytorch-simple")["spec"]["trainer"]["numNodes"], 2);
+}
+
+/// The documents of a multi-document YAML stream, as JSON (what `trainer-audit render` prints).
+fn serde_yaml_documents(text: &str) -> Vec<Json> {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("crds.yaml");
+    std::fs::write(&file, text).unwrap();
+    migrate::input::read_files(&[file]).unwrap()
 }

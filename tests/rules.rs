@@ -102,8 +102,18 @@ rule_tests! {
     rel_002: "TA-REL-002";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
+    own_003: "TA-OWN-003";
     imm_001: "TA-IMM-001";
     fld_001: "TA-FLD-001";
+    sch_001: "TA-SCH-001";
+    sch_002: "TA-SCH-002";
+    sch_003: "TA-SCH-003";
+    sch_004: "TA-SCH-004";
+    sch_005: "TA-SCH-005";
+    mig_001: "TA-MIG-001";
+    mig_002: "TA-MIG-002";
+    mig_003: "TA-MIG-003";
+    mig_004: "TA-MIG-004";
     crd_001: "TA-CRD-001";
     crd_002: "TA-CRD-002";
     crd_010: "TA-CRD-010";
@@ -112,6 +122,7 @@ rule_tests! {
     rt_002: "TA-RT-002";
     rt_003: "TA-RT-003";
     rt_004: "TA-RT-004";
+    rt_005: "TA-RT-005";
     hook_001: "TA-HOOK-001";
     hook_002: "TA-HOOK-002";
     hook_003: "TA-HOOK-003";
@@ -129,6 +140,11 @@ rule_tests! {
     cfg_001: "TA-CFG-001";
     leg_001: "TA-LEG-001";
     leg_002: "TA-LEG-002";
+    nb_001: "TA-NB-001";
+    nb_002: "TA-NB-002";
+    nb_003: "TA-NB-003";
+    nb_004: "TA-NB-004";
+    nb_005: "TA-NB-005";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::finding::{sort_findings, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
-use super::rules::{Rule, Scope};
+use super::rules::{Rule, Scope, REGISTRY_FLAGS};
 
 /// Findings of the upgrade rules that apply to this upgrade.
 pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
@@ -19,6 +19,7 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("from".into(), input.from.to_string());
     vars.insert("to".into(), input.to.to_string());
     vars.insert("repository".into(), input.repository.clone());
+    vars.insert(REGISTRY_FLAGS.into(), input.registry_flags.clone());
     vars.insert("engine".into(), engine.as_str().to_string());
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {

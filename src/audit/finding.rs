@@ -31,14 +31,17 @@ impl Severity {
 }
 
 /// When a finding's fix is done during the change: fixes run in this order (back up before
-/// touching CRDs, CRDs before the objects that use them, objects before the upgrade).
+/// touching CRDs, edits the old CRDs still allow, CRDs before the objects that use them, objects
+/// before the upgrade).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// The cluster and the release must be fit for any change (versions, release state).
     Prerequisites,
     /// Copies to take before anything changes.
     Backup,
+    /// Edits that must land while the installed CRDs are still in place (`migrate --before-crds`).
+    BeforeCrds,
     /// CRDs: ownership, keep policy, schema.
     Crds,
     /// Objects that use the CRDs, and objects the release will own.

@@ -38,6 +38,11 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
+    /// The target CRDs over the live objects, computed on first use (`super::schema`).
+    pub derived: super::schema::Derived,
+    /// Helm flags needed to reach that repository, each with a leading space (` --plain-http`):
+    /// every printed command that names the repository carries them.
+    pub registry_flags: String,
     /// In a GitOps review: the engine the file deploys with and its options (the engine then
     /// is the file's, not the one detected in the cluster).
     pub gitops: Option<&'a EngineContext>,

@@ -1,6 +1,7 @@
 //! Checks over what was rendered and what is installed: rules (data) run check kinds (code)
 //! and produce findings with stable ids.
 
+pub mod compat;
 pub mod engine;
 pub mod finding;
 pub mod gitops;
@@ -8,3 +9,4 @@ pub mod hooks;
 pub mod input;
 pub mod kinds;
 pub mod rules;
+pub mod schema;

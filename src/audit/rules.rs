@@ -20,11 +20,17 @@ use super::gitops::Engine;
 use super::kinds::{kind, Check, KINDS};
 use crate::version::Constraint;
 
+/// The fix variable holding the Helm flags that reach the chart repository (` --plain-http`):
+/// never written in a rule; appended wherever a command line names `{repository}`.
+pub const REGISTRY_FLAGS: &str = "registry_flags";
+
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[
     ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
     ("rules/hooks.yaml", include_str!("../../rules/hooks.yaml")),
+    ("rules/schema.yaml", include_str!("../../rules/schema.yaml")),
     ("rules/gitops.yaml", include_str!("../../rules/gitops.yaml")),
+    ("rules/neighbours.yaml", include_str!("../../rules/neighbours.yaml")),
 ];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -167,7 +173,8 @@ impl Rule {
 
     /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
     /// line by line: a line starting `$ ` is a command, and values filled into it are
-    /// shell-quoted, except `{commands}`, which a kind fills with whole command lines.
+    /// shell-quoted, except `{commands}`, which a kind fills with whole command lines. In a
+    /// command, `{repository}` is followed by the [`REGISTRY_FLAGS`] var (the flags that reach it).
     pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
         let mut out = Vec::new();
         for line in fix.trim_end().lines() {
@@ -178,14 +185,20 @@ impl Rule {
                 }
                 Some(command) => {
                     let mut text = command.to_string();
-                    for (k, v) in vars {
-                        text = text.replace(&format!("{{{k}}}"), &crate::shell::quote(v));
+                    for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
+                        let mut value = crate::shell::quote(v);
+                        // A command that names the repository must reach it as given to us
+                        // (`--plain-http`): seen failing as printed in the rehearsals.
+                        if k == "repository" {
+                            value.push_str(vars.get(REGISTRY_FLAGS).map(String::as_str).unwrap_or(""));
+                        }
+                        text = text.replace(&format!("{{{k}}}"), &value);
                     }
                     out.push(FixLine::Command(text));
                 }
                 None => {
                     let mut text = line.to_string();
-                    for (k, v) in vars {
+                    for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
                         text = text.replace(&format!("{{{k}}}"), v);
                     }
                     out.push(FixLine::Text(text));
@@ -238,6 +251,7 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
 
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name); ids must be unique.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
+    super::compat::embedded().map_err(RuleError)?;
     let mut rules = Vec::new();
     for (name, text) in EMBEDDED {
         rules.extend(parse_rules(name, text)?);
@@ -303,5 +317,23 @@ mod tests {
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t}")).unwrap_err().0.contains("source"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: '', source: s}")).unwrap_err().0.contains("needs a text"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: s, kubernetes: 'one'}")).is_err());
+    }
+
+    #[test]
+    fn commands_naming_the_repository_carry_the_registry_flags() {
+        let vars: BTreeMap<String, String> = [
+            ("repository".to_string(), "oci://127.0.0.1:5000/charts/x".to_string()),
+            (REGISTRY_FLAGS.to_string(), " --plain-http".to_string()),
+            ("to".to_string(), "2.3.0".to_string()),
+        ]
+        .into();
+        let lines = Rule::fix_lines("Pull {repository} {to}:\n$ helm pull {repository} --version {to} --untar", &vars);
+        assert_eq!(
+            lines,
+            [
+                FixLine::Text("Pull oci://127.0.0.1:5000/charts/x 2.3.0:".into()),
+                FixLine::Command("helm pull oci://127.0.0.1:5000/charts/x --plain-http --version 2.3.0 --untar".into()),
+            ]
+        );
     }
 }

@@ -76,7 +76,8 @@ impl RegistryArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClusterArgs {
-    /// Read this snapshot file (kubectl get -o yaml|json output, or `trainer-audit snapshot`)
+    /// Read this snapshot file (`kubectl get -o yaml|json --show-managed-fields` output, or
+    /// `trainer-audit snapshot`)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["context", "kubeconfig"])]
     pub snapshot: Option<PathBuf>,
     /// Kubeconfig context (default: the current context; in a pod, the in-cluster config)
@@ -248,5 +249,42 @@ impl UpgradeFlags {
         let request = self.request()?;
         let state = cluster.state()?;
         Ok(crate::upgrade::Upgrade::prepare(request, state)?)
+    }
+}
+
+/// The chart whose CRDs objects are validated against, for the commands that read no upgrade
+/// (`migrate`, `status --to`).
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Target chart version or range, resolved in the repository
+    #[arg(long, value_name = "V")]
+    pub to: Option<String>,
+    /// Chart repository (default: $TRAINER_AUDIT_REPO or oci://ghcr.io/kubeflow/charts/kubeflow-trainer)
+    #[arg(long, value_name = "oci://REF")]
+    pub repo: Option<String>,
+    /// Target chart as a local .tgz or directory instead of --to
+    #[arg(long, value_name = "PATH", conflicts_with = "to")]
+    pub chart: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+impl TargetArgs {
+    /// Whether a target was named (`--to` or `--chart`).
+    pub fn given(&self) -> bool {
+        self.to.is_some() || self.chart.is_some()
+    }
+
+    /// The target chart's CRDs (`--to`, `--chart`, else the repository's newest release).
+    pub fn crds(&self, command: &str) -> Result<crate::upgrade::crds::ChartCrds, CliError> {
+        let repository = if self.chart.is_some() { None } else { Some(oci_reference(self.repo.as_deref(), command)?.repository_ref()) };
+        let request = Request {
+            to: self.to.clone(),
+            repository,
+            chart: self.chart.clone(),
+            registry: self.registry.client_options()?,
+            ..Request::default()
+        };
+        Ok(crate::upgrade::crds::chart_crds(&request)?)
     }
 }

@@ -8,12 +8,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::args::ClusterArgs;
+use super::args::{ClusterArgs, TargetArgs};
 use super::CliError;
 use crate::atomic_write::write_atomically;
 use crate::cluster::ClusterState;
 use crate::migrate::output::{self, shell_quote, NextSteps};
-use crate::migrate::{self, Options, Source, Unvalidated, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
+use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
+use crate::validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
 pub enum MigrateFormat {
@@ -28,13 +29,18 @@ pub enum MigrateFormat {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Order: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
-server-side; apply the List; upgrade the chart. With -f, --context and --kubeconfig only go into the printed kubectl commands.")]
+server-side; apply the List; upgrade the chart. With -f, --context and --kubeconfig only go into the printed kubectl commands. \
+Converted objects are validated against the target chart's CRDs (--to/--chart; default: the repository's newest release) at the \
+cluster's Kubernetes version (--kube-version for files).")]
 pub struct MigrateArgs {
     /// Convert the objects in these files (YAML or JSON, objects or Lists; repeatable) instead of reading a cluster
     #[arg(short = 'f', long = "filename", value_name = "FILE", conflicts_with = "snapshot")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// The chart whose CRDs the converted objects are validated against (default: the newest release)
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Convert legacy Training Operator v1 jobs (PyTorchJob) to TrainJobs instead of Trainer 2.1 objects
     #[arg(long)]
     pub legacy: bool,
@@ -64,6 +70,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
     options.legacy_runtime = args.runtime.clone();
     options.suspend_legacy = args.suspend;
     options.validate().map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut server = args.cluster.kube_version.clone();
     let objects = match source {
         Source::Files => migrate::input::read_files(&args.files).map_err(|e| CliError::Usage(e.to_string()))?,
         Source::Cluster => {
@@ -78,10 +85,11 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
                      convert the snapshot taken before the CRD update instead (--snapshot FILE)"
                 );
             }
+            server = state.info.server_version.clone();
             state.objects
         }
     };
-    let schema = Unvalidated { reason: "the target-CRD validator is not wired into this build".into() };
+    let schema = target_schema(&args.target, server.as_deref())?;
     let migration = migrate::migrate(&objects, &options, &schema);
     let text = if args.before_crds {
         output::before_crds_script(&migration, &kubectl(&args))
@@ -108,6 +116,21 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
     };
     eprint!("{}", output::report(&migration, &next));
     Ok(if migration.incomplete() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The target chart's CRDs compiled for the cluster's version (`--kube-version` with files; the
+/// newest the validator models when nothing tells, said in the report).
+fn target_schema(target: &TargetArgs, server: Option<&str>) -> Result<TargetCrds, CliError> {
+    let chart = target.crds("migrate")?;
+    let (kube, how) = match kube_version(server) {
+        Some(k) => (k, String::new()),
+        None => (ASSUMED_KUBE, " (assumed: pass --kube-version)".to_string()),
+    };
+    let crds = CrdSet::new(chart.crds.iter(), kube);
+    for skipped in &crds.skipped {
+        eprintln!("warning: the target CRD {skipped}: objects of its kind are not validated");
+    }
+    Ok(TargetCrds { crds, label: format!("the CRDs of {} at Kubernetes {kube}{how}", chart.chart) })
 }
 
 /// `kubectl` with the user's context flags, quoted.

@@ -1,11 +1,15 @@
-//! `trainer-audit status`: what is installed, on one cluster or every cluster of a fleet.
+//! `trainer-audit status`: what is installed, on one cluster or every cluster of a fleet, and how
+//! the live objects fare under the installed CRDs (or, with `--to`/`--chart`, a target chart's;
+//! one cluster only for now).
 
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::args::TargetArgs;
 use super::fleet::{FleetArgs, Output};
 use super::{print_json, CliError};
+use crate::cluster::status::Validation;
 use crate::fleet::audit::Job;
 use crate::report::style::Paint;
 
@@ -22,6 +26,10 @@ pub enum StatusFormat {
 pub struct StatusArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,
+    /// Validate the live objects against this target chart's CRDs (--to V or --chart PATH)
+    /// instead of the installed ones
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
     pub format: StatusFormat,
     /// Print only the verdict line (one per cluster)
@@ -37,10 +45,21 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (false, _, false) => None,
     };
     if let Some(output) = output {
+        if args.target.given() {
+            return Err(CliError::Usage(
+                "status --to/--chart validates one cluster; with --quiet, --format jsonl or several clusters, drop --to/--chart".into(),
+            ));
+        }
         return super::fleet::run(Job::Status, &args.clusters, output, paint);
     }
     let state = args.clusters.single().state()?;
-    let status = crate::cluster::status::status(&state);
+    let validation = if args.target.given() {
+        let target = args.target.crds("status")?;
+        Validation::of(&state, Some((&target.crds, format!("the CRDs of {}", target.chart))))
+    } else {
+        Validation::of(&state, None)
+    };
+    let status = crate::cluster::status::status_against(&state, validation);
     match args.format {
         StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
         StatusFormat::Json | StatusFormat::Jsonl => print_json(&status)?,

@@ -44,6 +44,7 @@ const fn custom(group: &'static str, version: &'static str, kind: &'static str, 
 }
 
 pub const TRAINER_GROUP: &str = "trainer.kubeflow.org";
+pub const JOBSET_GROUP: &str = "jobset.x-k8s.io";
 /// The Training Operator v1 API group.
 pub const LEGACY_GROUP: &str = "kubeflow.org";
 pub const LEGACY_KINDS: &[&str] = &["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"];
@@ -56,6 +57,8 @@ pub const RESOURCES: &[Resource] = &[
     custom(TRAINER_GROUP, "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", false),
     custom(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes", true),
     custom(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs", true),
+    // The chart ships JobSet's CRD: its objects are validated against the target's too.
+    custom(JOBSET_GROUP, "v1alpha2", "JobSet", "jobsets", true),
     // Training Operator v1 jobs, for `migrate --legacy`.
     custom(LEGACY_GROUP, "v1", "PyTorchJob", "pytorchjobs", true),
     custom(LEGACY_GROUP, "v1", "TFJob", "tfjobs", true),
@@ -66,15 +69,19 @@ pub const RESOURCES: &[Resource] = &[
     Resource { label_selector: Some("owner=helm"), ..core("Secret", "secrets", true) },
     Resource { label_selector: Some("owner=helm"), ..core("ConfigMap", "configmaps", true) },
     Resource { field_selector: Some("metadata.name=kubeflow-trainer-public"), ..core("ConfigMap", "configmaps", true) },
-    Resource {
-        group: "apps",
-        field_selector: Some("metadata.name=kubeflow-trainer-controller-manager"),
-        ..core("Deployment", "deployments", true)
-    },
+    // Every Deployment: Trainer's under any release name, and the neighbours' (Kueue, JobSet,
+    // LWS, schedulers, Training Operator, cert-manager) are told by image; the rest are dropped.
+    Resource { group: "apps", ..core("Deployment", "deployments", true) },
+    // Kueue LocalQueues (names only), for TrainJobs labelled with a queue; v1beta1 is served
+    // from Kueue 0.9 to 0.19.
+    custom("kueue.x-k8s.io", "v1beta1", "LocalQueue", "localqueues", true),
+    // Quotas that count ConfigMaps (2.3 adds one per TrainJob).
+    core("ResourceQuota", "resourcequotas", true),
     core("Namespace", "namespaces", false),
     Resource { group: "admissionregistration.k8s.io", ..core("ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false) },
     Resource { group: "admissionregistration.k8s.io", ..core("MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false) },
 ];
 
-/// CRD groups whose definitions are kept (Trainer, Training Operator v1 leftovers, JobSet, LWS).
-pub const CRD_GROUPS: &[&str] = &[TRAINER_GROUP, "kubeflow.org", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io"];
+/// CRD groups whose definitions are kept whole (Trainer, Training Operator v1 leftovers, JobSet,
+/// LWS); `neighbours::CRD_GROUPS` are kept without their schemas.
+pub const CRD_GROUPS: &[&str] = &[TRAINER_GROUP, "kubeflow.org", JOBSET_GROUP, "leaderworkerset.x-k8s.io"];

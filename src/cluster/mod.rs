@@ -1,14 +1,17 @@
 //! What is installed, read without changing anything: from a live cluster (`live`) or from a
 //! snapshot file (`snapshot`), normalised the same way so both give the same [`ClusterState`].
 //! Only what the audit needs is kept (see `catalog`), and large, irrelevant parts are dropped
-//! (TrainJob status, managedFields bodies, last-applied copies).
+//! (TrainJob and JobSet status, managedFields bodies, last-applied copies).
 
 pub mod catalog;
 pub mod install;
+pub mod legacy;
 pub mod live;
+pub mod neighbours;
 pub mod release;
 pub mod snapshot;
 pub mod status;
+pub mod trim;
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -90,7 +93,9 @@ impl ClusterState {
     pub fn releases(&self) -> (Vec<release::Release>, Vec<String>) {
         let mut records = Vec::new();
         let mut errors = Vec::new();
-        for o in self.objects.iter().filter(|o| str_at(o, &["metadata", "name"]).starts_with("sh.helm.release.v1.")) {
+        // Stubs of other charts' records name their chart only (see `neighbours`).
+        for o in self.objects.iter().filter(|o| str_at(o, &["metadata", "name"]).starts_with("sh.helm.release.v1.") && !release::is_stub(o))
+        {
             match release::decode(o) {
                 Ok(r) => records.push(r),
                 Err(e) => errors.push(e.to_string()),
@@ -123,17 +128,30 @@ fn labels_have(o: &Json, key: &str, value: &str) -> bool {
 pub fn normalise(mut o: Json) -> Option<Json> {
     let kind = str_at(&o, &["kind"]).to_string();
     let name = str_at(&o, &["metadata", "name"]).to_string();
+    let helm_record = name.starts_with("sh.helm.release.v1.")
+        && match kind.as_str() {
+            "Secret" => str_at(&o, &["type"]) == "helm.sh/release.v1",
+            "ConfigMap" => labels_have(&o, "owner", "helm"),
+            _ => false,
+        };
+    if helm_record {
+        // Trainer's records whole; the neighbours' as stubs naming their chart; no others.
+        match release::kept_record(&o)? {
+            release::Kept::Whole => {}
+            release::Kept::Stub(stub) => return Some(stub),
+        }
+    }
+    let neighbour_crd = kind == "CustomResourceDefinition" && neighbours::CRD_GROUPS.contains(&str_at(&o, &["spec", "group"]));
     let keep = match kind.as_str() {
-        "CustomResourceDefinition" => CRD_GROUPS.contains(&str_at(&o, &["spec", "group"])),
-        "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Deployment" | "Namespace" => true,
+        "CustomResourceDefinition" => CRD_GROUPS.contains(&str_at(&o, &["spec", "group"])) || neighbour_crd,
+        "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Namespace" => true,
+        "Deployment" => neighbours::keep_deployment(&o),
+        "LocalQueue" => return str_at(&o, &["apiVersion"]).starts_with("kueue.x-k8s.io/").then(|| trim::local_queue(&o)),
+        "ResourceQuota" => return trim::limits_configmaps(&o).then(|| trim::resource_quota(&o)),
         k if catalog::LEGACY_KINDS.contains(&k) => str_at(&o, &["apiVersion"]).starts_with("kubeflow.org/"),
-        "Secret" => {
-            str_at(&o, &["type"]) == "helm.sh/release.v1" && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o)
-        }
-        "ConfigMap" => {
-            name == PUBLIC_CONFIGMAP
-                || (labels_have(&o, "owner", "helm") && name.starts_with("sh.helm.release.v1.") && release::is_trainer_record(&o))
-        }
+        "JobSet" => str_at(&o, &["apiVersion"]).starts_with("jobset.x-k8s.io/"),
+        "Secret" => helm_record,
+        "ConfigMap" => name == PUBLIC_CONFIGMAP || helm_record,
         "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
             name.contains("trainer")
                 || o.get("webhooks")
@@ -162,9 +180,18 @@ pub fn normalise(mut o: Json) -> Option<Json> {
     if kind == "Namespace" {
         meta.retain(|k, _| matches!(k.as_str(), "name" | "labels"));
     }
+    if neighbour_crd {
+        neighbours::trim_crd(&mut o);
+    }
+    match kind.as_str() {
+        "Deployment" => neighbours::trim_deployment(&mut o),
+        k if catalog::LEGACY_KINDS.contains(&k) => trim::legacy_job(&mut o),
+        _ => {}
+    }
     if let Some(obj) = o.as_object_mut() {
         match kind.as_str() {
-            "ClusterTrainingRuntime" | "TrainingRuntime" => {
+            // Validation of the main resource never reads status (a status subresource).
+            "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet" => {
                 obj.remove("status");
             }
             // A TrainJob or legacy job keeps only its condition types and states (enough to tell running ones).

@@ -31,6 +31,11 @@ pub struct ReleaseRecord {
     pub last_deployed: String,
     /// `Secret` or `ConfigMap`: the storage driver.
     pub driver: String,
+    /// How Helm applied it: `ssa` (server-side, Helm 4's install default) or `csa`; empty for
+    /// records written by Helm 3, which Helm 4 treats as `csa` (helm/helm v4.2.3
+    /// pkg/release/v1/release.go `ApplyMethod`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub apply_method: String,
     /// User-supplied values (`config`), unmasked: mask before printing.
     #[serde(skip)]
     pub config: Json,
@@ -110,6 +115,7 @@ pub fn decode(object: &Json) -> Result<ReleaseRecord, ClusterError> {
         description: str_at(&release, &["info", "description"]).to_string(),
         last_deployed: str_at(&release, &["info", "last_deployed"]).to_string(),
         driver: str_at(object, &["kind"]).to_string(),
+        apply_method: str_at(&release, &["apply_method"]).to_string(),
         config: release.get("config").cloned().unwrap_or(Json::Null),
         manifest: str_at(&release, &["manifest"]).to_string(),
         hooks: release.get("hooks").and_then(Json::as_array).cloned().unwrap_or_default(),
@@ -119,10 +125,64 @@ pub fn decode(object: &Json) -> Result<ReleaseRecord, ClusterError> {
 /// Whether a record belongs to a Trainer release (records that cannot be decoded are kept, so
 /// the problem is reported instead of hidden).
 pub fn is_trainer_record(object: &Json) -> bool {
-    match release_json(object) {
-        Ok(release) => str_at(&release, &["chart", "metadata", "name"]) == "kubeflow-trainer",
-        Err(_) => true,
+    matches!(kept_record(object), Some(Kept::Whole))
+}
+
+/// Annotations a record stub carries instead of its payload: the chart's name, version and
+/// app version (what `status` and the neighbour checks read; values and manifest are left out).
+pub const STUB_CHART: &str = "trainer-audit.dev/chart";
+pub const STUB_VERSION: &str = "trainer-audit.dev/chart-version";
+pub const STUB_APP_VERSION: &str = "trainer-audit.dev/app-version";
+
+/// How much of a Helm release record a cluster state keeps.
+#[derive(Debug, PartialEq)]
+pub enum Kept {
+    /// A Trainer record (or one that cannot be decoded: the problem is reported, not hidden).
+    Whole,
+    /// A record of a chart Trainer depends on, reduced to a stub naming the chart.
+    Stub(Json),
+}
+
+/// Whether a record is a stub made by [`kept_record`].
+pub fn is_stub(object: &Json) -> bool {
+    !str_at(object, &["metadata", "annotations", STUB_CHART]).is_empty()
+}
+
+/// What to keep of a Helm release record: the whole record for Trainer, a stub for the charts
+/// in `neighbours` (by chart name), nothing for other charts.
+pub fn kept_record_of(object: &Json, neighbours: &[&str]) -> Option<Kept> {
+    if is_stub(object) {
+        return neighbours.contains(&str_at(object, &["metadata", "annotations", STUB_CHART])).then(|| Kept::Stub(object.clone()));
     }
+    let Ok(release) = release_json(object) else { return Some(Kept::Whole) };
+    let meta = |k: &str| str_at(&release, &["chart", "metadata", k]).to_string();
+    let chart = meta("name");
+    if chart == "kubeflow-trainer" {
+        return Some(Kept::Whole);
+    }
+    if !neighbours.contains(&chart.as_str()) {
+        return None;
+    }
+    let mut metadata = serde_json::Map::new();
+    for key in ["name", "namespace", "labels", "creationTimestamp"] {
+        if let Some(v) = object.pointer(&format!("/metadata/{key}")) {
+            metadata.insert(key.to_string(), v.clone());
+        }
+    }
+    metadata.insert(
+        "annotations".into(),
+        serde_json::json!({STUB_CHART: chart, STUB_VERSION: meta("version"), STUB_APP_VERSION: meta("appVersion")}),
+    );
+    let mut stub = serde_json::json!({"apiVersion": "v1", "kind": str_at(object, &["kind"]), "metadata": metadata});
+    if let Some(t) = object.get("type") {
+        stub["type"] = t.clone();
+    }
+    Some(Kept::Stub(stub))
+}
+
+/// [`kept_record_of`] with the neighbour charts the cluster reader knows.
+pub fn kept_record(object: &Json) -> Option<Kept> {
+    kept_record_of(object, super::neighbours::CHARTS)
 }
 
 /// A release with its history.

@@ -1,7 +1,10 @@
 //! What is installed, summarised for people (`trainer-audit status`): install method and its
 //! evidence, Trainer version, the Helm release (values masked), CRDs with ownership metadata and
 //! versions, runtimes with owner, labels and finalizers, TrainJob counts, JobSet/LWS presence,
-//! Pod Security labels, and the Kubernetes version.
+//! the neighbours Trainer depends on (with version and evidence), the per-namespace migration
+//! from the Training Operator v1, Pod Security labels, the Kubernetes version, and per kind how
+//! the live objects fare under the installed CRDs (or a target chart's): valid, ratcheted,
+//! rejected, unevaluated, pruned.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +15,7 @@ use super::install::{installed_version, object_method, overall, InstalledVersion
 use super::release::redact;
 use super::ClusterState;
 use crate::kube::str_at;
+use crate::validate::stored::{kube_version, CrdSet, KindTally, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseSummary {
@@ -65,9 +69,47 @@ pub struct Status {
     pub trainjobs_per_namespace: BTreeMap<String, usize>,
     pub jobset: Option<String>,
     pub lws: Option<String>,
+    /// Components Trainer depends on or runs beside, installed or not.
+    pub neighbours: Vec<super::neighbours::Neighbour>,
+    /// Training Operator v1 jobs and TrainJobs per namespace, and how far each has moved.
+    pub migration: super::legacy::Migration,
     /// Namespace → `enforce=…` Pod Security labels, for namespaces that have any.
     pub pod_security: BTreeMap<String, String>,
+    pub validation: Validation,
     pub warnings: Vec<String>,
+}
+
+/// The live objects of each kind the CRDs define, validated as their next write would be.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    /// `the installed CRDs`, or `the CRDs of oci://… 2.3.0`.
+    pub against: String,
+    pub kubernetes: String,
+    /// Whether `kubernetes` is the cluster's version or assumed.
+    pub kubernetes_known: bool,
+    pub kinds: Vec<KindTally>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+impl Validation {
+    /// Validates the state's objects against `crds` (None: the state's own CRDs).
+    pub fn of(state: &ClusterState, crds: Option<(&[Json], String)>) -> Validation {
+        let known = kube_version(state.info.server_version.as_deref());
+        let kube = known.unwrap_or(ASSUMED_KUBE);
+        let (set, against) = match crds {
+            Some((crds, label)) => (CrdSet::new(crds.iter(), kube), label),
+            None => (CrdSet::new(state.crds(), kube), "the installed CRDs".to_string()),
+        };
+        let survey = set.survey(state.objects.iter());
+        Validation {
+            against,
+            kubernetes: kube.to_string(),
+            kubernetes_known: known.is_some(),
+            kinds: survey.kinds,
+            skipped: survey.skipped,
+        }
+    }
 }
 
 /// Labels of a runtime that change behaviour.
@@ -87,7 +129,12 @@ fn versions(crd: &Json, flag: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The status, with the objects validated against the installed CRDs.
 pub fn status(state: &ClusterState) -> Status {
+    status_against(state, Validation::of(state, None))
+}
+
+pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
     let (releases, release_errors) = state.releases();
     let install = overall(state, &releases);
     let version = installed_version(state, &releases);
@@ -181,7 +228,10 @@ pub fn status(state: &ClusterState) -> Status {
         trainjobs_per_namespace: per_namespace,
         jobset: crd_versions("jobsets.jobset.x-k8s.io"),
         lws: crd_versions("leaderworkersets.leaderworkerset.x-k8s.io"),
+        neighbours: super::neighbours::detect(state),
+        migration: super::legacy::migration(state),
         pod_security,
+        validation,
         warnings: state.warnings.clone(),
     }
 }

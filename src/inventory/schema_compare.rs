@@ -1,7 +1,6 @@
 //! The one comparison of two flattened CRD schemas (an older and a newer, or the live and the
 //! chart's): which property paths appear, which vanish, and what changes at the paths both
-//! have. `diff` reports it to reviewers; the `field-removed` and `stale-crd` checks read it
-//! against live objects.
+//! have. `diff` reports it to reviewers; the `stale-crd` check reads it against the live CRDs.
 
 use std::collections::{BTreeMap, BTreeSet};
 

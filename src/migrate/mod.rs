@@ -5,7 +5,8 @@
 //! (`legacy`). The library never talks to a cluster: it takes objects (from files, a snapshot or a
 //! live read done elsewhere) and returns [`Conversion`]s; `output` turns those into the `List` for
 //! `kubectl apply --server-side`, per-object diffs, the pre-CRD patch commands and the report.
-//! Validation against the target CRDs is a step the caller plugs in through [`TargetSchema`].
+//! Validation against the target CRDs is a step the caller plugs in through [`TargetSchema`]
+//! ([`TargetCrds`]: trainer-audit's validator over the target chart's CRDs).
 //!
 //! Sources are the Trainer API types and controller code at the tags (`T@v2.1.0 path#Lx` means
 //! <https://github.com/kubeflow/trainer/blob/v2.1.0/path#Lx>); every [`Note`] carries its own.
@@ -24,7 +25,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::kube::str_at;
-pub use schema::{SchemaVerdict, TargetSchema, Unvalidated};
+pub use schema::{SchemaVerdict, TargetCrds, TargetSchema};
 
 /// The Trainer API group and version every converted object uses.
 pub const TRAINER_API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
@@ -209,7 +210,10 @@ pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -
     let mut conversions = if options.legacy { legacy::convert_all(objects, options) } else { trainjob::convert_all(objects, options) };
     for c in conversions.iter_mut() {
         if let Some(converted) = &c.converted {
-            c.schema = schema.check(converted);
+            // A stored object is rewritten in place: the List's apply is an update of the object
+            // as the `--before-crds` patches left it. Files and legacy jobs are written anew.
+            let stored = (options.source == Source::Cluster && !options.legacy).then(|| schema::patched(&c.original, &c.before_crds));
+            c.schema = schema.check(converted, stored.as_ref());
             if let SchemaVerdict::Rejected { errors, .. } = &c.schema {
                 c.notes.push(Note::new(
                     Level::Refused,
@@ -224,7 +228,7 @@ pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -
     }
     conversions.sort_by(|a, b| a.id.cmp(&b.id));
     let passed_over = objects.len().saturating_sub(conversions.len());
-    Migration { conversions, passed_over, legacy: options.legacy }
+    Migration { conversions, passed_over, legacy: options.legacy, validated_against: schema.describe() }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -234,6 +238,8 @@ pub struct Migration {
     pub passed_over: usize,
     /// Legacy jobs → TrainJobs (new objects) rather than 2.1 → 2.2+ (stored objects).
     pub legacy: bool,
+    /// What the converted objects were validated against (`the 2.3.0 CRDs at Kubernetes 1.33`).
+    pub validated_against: String,
 }
 
 impl Migration {
@@ -300,12 +306,12 @@ mod tests {
     fn a_schema_rejection_refuses_the_object() {
         let job = serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob", "metadata": {"name": "j", "namespace": "n"},
             "spec": {"runtimeRef": {"name": "r"}, "labels": {"a": "b"}}});
-        let reject = |_: &Json| SchemaVerdict::Rejected { errors: vec!["spec.x: Invalid value".into()], pruned: vec![] };
+        let reject = |_: &Json, _: Option<&Json>| SchemaVerdict::Rejected { errors: vec!["spec.x: Invalid value".into()], pruned: vec![] };
         let m = migrate(std::slice::from_ref(&job), &Options::new(false, Source::Files), &reject);
         assert!(m.conversions[0].refused() && !m.conversions[0].write);
         assert!(m.conversions[0].notes.iter().any(|n| n.level == Level::Refused && n.text.contains("spec.x: Invalid value")));
         assert_eq!(output::list(&m)["items"], serde_json::json!([]));
-        let accept = |_: &Json| SchemaVerdict::Accepted { pruned: vec![], unevaluated: vec![] };
+        let accept = |_: &Json, _: Option<&Json>| SchemaVerdict::Accepted { pruned: vec![], unevaluated: vec![] };
         let m = migrate(&[job], &Options::new(false, Source::Files), &accept);
         assert_eq!(output::list(&m)["items"].as_array().map(Vec::len), Some(1));
         assert_eq!(m.passed_over, 0);

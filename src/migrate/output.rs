@@ -124,6 +124,7 @@ pub fn report(m: &Migration, next: &NextSteps) -> String {
         m.conversions.len() - refused - written,
         m.passed_over
     );
+    out.push_str(&validation_summary(m));
     for c in &m.conversions {
         let state = if c.refused() {
             "REFUSED (not in the output)"
@@ -148,6 +149,36 @@ pub fn report(m: &Migration, next: &NextSteps) -> String {
     }
     out.push_str(&steps(m, next));
     out
+}
+
+/// `validated against the 2.3.0 CRDs (Kubernetes 1.33): 5 accepted, 1 rejected`, with the
+/// rejections' reasons (their objects are refused above).
+fn validation_summary(m: &Migration) -> String {
+    let (mut accepted, mut rejected, mut unvalidated, mut unevaluated) = (0, 0, 0, 0);
+    let mut reasons = String::new();
+    for c in &m.conversions {
+        match &c.schema {
+            SchemaVerdict::Accepted { unevaluated: u, .. } => {
+                accepted += 1;
+                unevaluated += usize::from(!u.is_empty());
+            }
+            SchemaVerdict::Rejected { errors, .. } => {
+                rejected += 1;
+                reasons.push_str(&format!("  rejected  {}: {}\n", c.id, errors.join("; ")));
+            }
+            // Objects refused before validation keep the default verdict: not counted.
+            SchemaVerdict::NotValidated { reason } if !reason.is_empty() => unvalidated += 1,
+            SchemaVerdict::NotValidated { .. } => {}
+        }
+    }
+    let mut line = format!("validated against {}: {accepted} accepted, {rejected} rejected", m.validated_against);
+    if unevaluated > 0 {
+        line.push_str(&format!(" ({unevaluated} accepted with rules not evaluated: see below)"));
+    }
+    if unvalidated > 0 {
+        line.push_str(&format!(", {unvalidated} not validated"));
+    }
+    format!("{line}\n{reasons}")
 }
 
 fn verdict(v: &SchemaVerdict) -> String {

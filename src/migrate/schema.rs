@@ -1,10 +1,13 @@
-//! The seam to the target CRDs' validator: `migrate` asks a [`TargetSchema`] whether each
-//! converted object would be accepted by the API server holding the target CRDs. The validator
-//! lives elsewhere (a CRD-schema + CEL evaluator); until one is plugged in, [`Unvalidated`] says so
-//! in the report instead of pretending the objects passed.
+//! The seam to the target CRDs: `migrate` asks a [`TargetSchema`] whether each converted object
+//! would be accepted by the API server holding the target CRDs. [`TargetCrds`] answers with
+//! trainer-audit's own validator (`crate::validate`), for the target chart's CRDs at the
+//! cluster's version; tests can plug the real API server in through a closure.
 
 use serde::Serialize;
 use serde_json::Value as Json;
+
+use super::PatchOp;
+use crate::validate::stored::CrdSet;
 
 /// The verdict on one converted object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,26 +22,98 @@ pub enum SchemaVerdict {
     Rejected { errors: Vec<String>, pruned: Vec<String> },
 }
 
-/// Validates an object as a create or update under the target CRDs would.
+/// Validates an object as a create (`stored` None) or as an update of `stored` under the
+/// target CRDs would.
 pub trait TargetSchema {
-    fn check(&self, object: &Json) -> SchemaVerdict;
-}
+    fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict;
 
-/// The stand-in used while no validator is wired: every verdict is "not validated".
-#[derive(Debug, Clone, Default)]
-pub struct Unvalidated {
-    pub reason: String,
-}
-
-impl TargetSchema for Unvalidated {
-    fn check(&self, _object: &Json) -> SchemaVerdict {
-        SchemaVerdict::NotValidated { reason: self.reason.clone() }
+    /// What the objects are validated against, for the report.
+    fn describe(&self) -> String {
+        "the target CRDs".into()
     }
 }
 
 /// Any closure works as a validator (tests plug the real API server in this way).
-impl<F: Fn(&Json) -> SchemaVerdict> TargetSchema for F {
-    fn check(&self, object: &Json) -> SchemaVerdict {
-        self(object)
+impl<F: Fn(&Json, Option<&Json>) -> SchemaVerdict> TargetSchema for F {
+    fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict {
+        self(object, stored)
+    }
+}
+
+/// The target chart's CRDs, compiled for the cluster's version.
+#[derive(Debug)]
+pub struct TargetCrds {
+    pub crds: CrdSet,
+    /// `the 2.3.0 CRDs (Kubernetes 1.33)`.
+    pub label: String,
+}
+
+impl TargetSchema for TargetCrds {
+    fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict {
+        self.crds.check(object, stored)
+    }
+
+    fn describe(&self) -> String {
+        self.label.clone()
+    }
+}
+
+impl TargetSchema for CrdSet {
+    fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict {
+        let Some(v) = self.validate(object, stored) else {
+            let kind = object.get("kind").and_then(Json::as_str).unwrap_or("?");
+            return SchemaVerdict::NotValidated { reason: format!("the target chart ships no CRD for {kind}") };
+        };
+        let unevaluated: Vec<String> = v.unevaluated.iter().map(|u| format!("{}: {} ({})", u.path, u.rule, u.reason)).collect();
+        if v.errors.is_empty() {
+            SchemaVerdict::Accepted { pruned: v.pruned, unevaluated }
+        } else {
+            SchemaVerdict::Rejected { errors: v.errors.iter().map(ToString::to_string).collect(), pruned: v.pruned }
+        }
+    }
+}
+
+/// `object` with the JSON Patch operations applied (`test` ops are checked and skipped; an op
+/// that does not apply is skipped too: this models the stored object after `--before-crds`,
+/// whose own `test` guards stop the real patch in that case).
+pub fn patched(object: &Json, ops: &[PatchOp]) -> Json {
+    let mut out = object.clone();
+    for op in ops {
+        let Some((parent, key)) = op.path.rsplit_once('/') else { continue };
+        let key = key.replace("~1", "/").replace("~0", "~");
+        match op.op {
+            "add" | "replace" => {
+                if let (Some(Json::Object(m)), Some(v)) = (out.pointer_mut(parent), &op.value) {
+                    m.insert(key, v.clone());
+                }
+            }
+            "remove" => {
+                if let Some(Json::Object(m)) = out.pointer_mut(parent) {
+                    m.remove(&key);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patches_model_the_stored_object() {
+        let o = json!({"spec": {"trainer": {"numProcPerNode": "cpu", "image": "x"}}});
+        let ops = [
+            PatchOp { op: "test", path: "/spec/trainer/numProcPerNode".into(), value: Some(json!("cpu")) },
+            PatchOp { op: "replace", path: "/spec/trainer/numProcPerNode".into(), value: Some(json!(2)) },
+        ];
+        assert_eq!(patched(&o, &ops), json!({"spec": {"trainer": {"numProcPerNode": 2, "image": "x"}}}));
+        let rm = [PatchOp { op: "remove", path: "/spec/trainer/numProcPerNode".into(), value: None }];
+        assert_eq!(patched(&o, &rm), json!({"spec": {"trainer": {"image": "x"}}}));
+        let nowhere = [PatchOp { op: "add", path: "/spec/missing/x".into(), value: Some(json!(1)) }];
+        assert_eq!(patched(&o, &nowhere), o);
     }
 }

@@ -69,15 +69,25 @@ pub struct StepContext<'a> {
     pub namespace: &'a str,
     pub method: Method,
     pub repository: &'a str,
+    /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
+    pub registry_flags: &'a str,
     pub values: &'a crate::upgrade::values::UserValues,
 }
 
 /// The step's commands for this deployment method.
 pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
     let q = crate::shell::quote;
-    let (release, ns, repo, version) = (q(ctx.release), q(ctx.namespace), q(ctx.repository), q(&to.to_string()));
+    let (release, ns, version) = (q(ctx.release), q(ctx.namespace), q(&to.to_string()));
+    let repo = format!("{}{}", q(ctx.repository), ctx.registry_flags);
     let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
-    let take = if adopt { " --take-ownership" } else { "" };
+    // Server-side apply conflicts with another field manager (TA-OWN-003): only forcing them
+    // gets through, --take-ownership does not (rehearsed: kustomize 2.2.0 → Helm 2.3.0).
+    let force = findings.iter().any(|f| f.id == "TA-OWN-003");
+    let take = match (adopt, force) {
+        (_, true) => " --take-ownership --force-conflicts",
+        (true, false) => " --take-ownership",
+        (false, false) => "",
+    };
     let values = ctx.values.shell_flags();
     let (manual, upgrade) = match ctx.method {
         Method::ArgoCd => (
@@ -163,5 +173,64 @@ mod tests {
         assert_eq!(path(&rules, &v("2.3.0"), &v("2.4.0"), &available).unwrap(), [v("2.4.0")]);
         assert_eq!(path(&rules, &v("2.2.1"), &v("2.3.1"), &available).unwrap(), [v("2.3.1")]);
         assert!(path(&rules, &v("2.1.0"), &v("2.4.0"), &[v("2.4.0")]).unwrap_err().contains("~2.3"));
+    }
+
+    #[test]
+    fn helm_commands_reach_the_repository_with_its_flags() {
+        let values = crate::upgrade::values::UserValues::default();
+        let mut ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Helm,
+            repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
+            registry_flags: " --plain-http",
+            values: &values,
+        };
+        let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
+        assert_eq!(
+            s.upgrade,
+            ["helm upgrade kubeflow-trainer oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer --plain-http --version 2.3.1 -n kubeflow-system --reset-then-reuse-values --wait --timeout 10m"]
+        );
+        ctx.method = Method::Kubectl;
+        assert!(step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), Vec::new()).upgrade[0].contains("kubeflow-trainer --plain-http --version 2.3.0"));
+    }
+
+    #[test]
+    fn kubectl_installs_are_forced_helm_releases_only_on_a_conflict() {
+        let values = crate::upgrade::values::UserValues::default();
+        let ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Kubectl,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            values: &values,
+        };
+        let finding = |id: &str| Finding {
+            id: id.into(),
+            severity: Severity::Error,
+            title: String::new(),
+            subject: String::new(),
+            location: String::new(),
+            message: String::new(),
+            evidence: Vec::new(),
+            fix: String::new(),
+            commands: Vec::new(),
+            fix_lines: Vec::new(),
+            source: String::new(),
+            expect: Vec::new(),
+            phase: Default::default(),
+        };
+        // A kubectl/kustomize install is always taken over with --force-conflicts (its apply
+        // manager owns fields); a Helm release only when check found a conflict.
+        let adopt = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002")]);
+        assert!(adopt.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", adopt.upgrade[0]);
+        let helm = StepContext { method: Method::Helm, ..ctx };
+        let adopt = step(&helm, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-001")]);
+        assert!(adopt.upgrade[0].ends_with("--take-ownership --wait --timeout 10m"), "{}", adopt.upgrade[0]);
+        let force = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002"), finding("TA-OWN-003")]);
+        assert!(force.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", force.upgrade[0]);
+        let force = step(&helm, 1, &v("2.3.0"), &v("2.3.1"), vec![finding("TA-OWN-003")]);
+        assert!(force.upgrade[0].contains("--reset-then-reuse-values --take-ownership --force-conflicts --wait"), "{}", force.upgrade[0]);
     }
 }

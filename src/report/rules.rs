@@ -69,5 +69,23 @@ pub fn explain(r: &Rule) -> String {
     if !r.params.is_null() {
         out.push_str(&format!("\nParams: {}\n", serde_json::to_string(&r.params).unwrap_or_default()));
     }
+    out.push_str(&compat_rows(r));
+    out
+}
+
+/// The `rules/compat.yaml` rows a rule rests on: the tables its kind reads, and the Helm
+/// minimums of the flags its words name.
+fn compat_rows(r: &Rule) -> String {
+    let compat = crate::audit::compat::get();
+    let mut rows: Vec<String> = r.check.as_ref().map(|c| c.compat()).unwrap_or_default().iter().flat_map(|t| compat.rows(*t)).collect();
+    let words = format!("{}\n{}\n{}", r.fix, r.why, r.title);
+    rows.extend(compat.helm_flags_in(&words).map(crate::audit::compat::helm_row));
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\nCompatibility ({}):\n", crate::audit::compat::FILE);
+    for row in rows {
+        out.push_str(&format!("  {row}\n"));
+    }
     out
 }

@@ -3,6 +3,7 @@
 //! and what not to do.
 
 use crate::audit::finding::Severity;
+use crate::cluster::install::Method;
 use crate::plan::Plan;
 
 pub fn markdown(p: &Plan, notes: &[String]) -> String {
@@ -31,9 +32,15 @@ pub fn markdown(p: &Plan, notes: &[String]) -> String {
         super::findings::markdown(&s.preconditions, &mut out);
         out.push('\n');
     }
-    out.push_str(&format!(
-        "## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainer-backup/trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/crds.yaml\n# if Helm manages it:\nhelm get values {qrelease} -n {qns} -o yaml > trainer-backup/{values_file}\nhelm history {qrelease} -n {qns} > trainer-backup/history.txt\n```\n"
-    ));
+    out.push_str("## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainer-backup/trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/crds.yaml\n");
+    // Only a Helm release has values and history to save: `helm get values` of an install that
+    // is not one fails ("Error: release: not found") and stops the block (rehearsed).
+    if matches!(p.method, Method::Helm | Method::FluxHelm) {
+        out.push_str(&format!(
+            "helm get values {qrelease} -n {qns} -o yaml > trainer-backup/{values_file}\nhelm history {qrelease} -n {qns} > trainer-backup/history.txt\n"
+        ));
+    }
+    out.push_str("```\n");
     let mut n = 0;
     out.push_str("\n## Steps\n");
     for s in &p.steps {

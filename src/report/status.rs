@@ -74,6 +74,31 @@ pub fn text(s: &Status) -> String {
     }
     line(&mut out, "JobSet", &s.jobset.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
     line(&mut out, "LWS", &s.lws.as_ref().map(|v| format!("CRD present (served {v})")).unwrap_or_else(|| "absent".into()));
+    neighbours(&mut out, s);
+    migration(&mut out, s);
+    let v = &s.validation;
+    let assumed = if v.kubernetes_known { "" } else { " (assumed: pass --kube-version)" };
+    line(&mut out, "Objects", &format!("validated against {} at Kubernetes {}{assumed}", v.against, v.kubernetes));
+    for k in &v.kinds {
+        let pruned = if k.pruned > 0 { format!("; {} lose fields on the next write", k.pruned) } else { String::new() };
+        line(
+            &mut out,
+            "",
+            &format!(
+                "{}: {} object{}: {} valid, {} ratcheted, {} rejected, {} unevaluated{pruned}",
+                k.kind,
+                k.objects,
+                if k.objects == 1 { "" } else { "s" },
+                k.valid,
+                k.ratcheted,
+                k.rejected,
+                k.unevaluated
+            ),
+        );
+    }
+    for sk in &v.skipped {
+        line(&mut out, "", &format!("not validated: {sk}"));
+    }
     for (ns, levels) in &s.pod_security {
         line(&mut out, "Pod Security", &format!("{ns}: {levels}"));
     }
@@ -81,4 +106,36 @@ pub fn text(s: &Status) -> String {
         line(&mut out, "Warning", w);
     }
     out
+}
+
+fn neighbours(out: &mut String, s: &Status) {
+    out.push_str("Neighbours\n");
+    for n in &s.neighbours {
+        if !n.present {
+            out.push_str(&format!("  {:<22} absent\n", n.component));
+            continue;
+        }
+        out.push_str(&format!("  {:<22} {}\n", n.component, n.version.as_deref().unwrap_or("version unknown")));
+        for e in &n.evidence {
+            out.push_str(&format!("  {:<22}   evidence: {e}\n", ""));
+        }
+    }
+}
+
+fn migration(out: &mut String, s: &Status) {
+    let m = &s.migration;
+    if m.legacy.is_empty() {
+        return;
+    }
+    let counts = |c: &crate::cluster::legacy::Counts| format!("{} running, {} finished", c.running, c.finished);
+    out.push_str("Legacy jobs (Training Operator v1 → TrainJob)\n");
+    for n in &m.namespaces {
+        out.push_str(&format!("  namespace {}: {}\n", n.namespace, n.state.as_str()));
+        for (kind, c) in &n.legacy {
+            out.push_str(&format!("    {kind:<12} {}\n", counts(c)));
+        }
+        out.push_str(&format!("    {:<12} {}\n", "TrainJob", counts(&n.trainjobs)));
+    }
+    let states: Vec<String> = m.states.iter().map(|(st, n)| format!("{} {n}", st.as_str())).collect();
+    out.push_str(&format!("  total: {} legacy jobs; namespaces: {}\n", m.legacy_total(), states.join(", ")));
 }

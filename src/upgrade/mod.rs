@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod crds;
 pub mod store;
 pub mod target;
 pub mod values;
@@ -231,6 +232,16 @@ impl Upgrade {
         self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default()
     }
 
+    /// Helm flags a printed command needs to reach the repository as this run reached it
+    /// (` --plain-http`), each with a leading space; empty for a local chart.
+    fn registry_flags(&self) -> String {
+        if self.repository().is_some() && self.request.registry.plain_http {
+            " --plain-http".into()
+        } else {
+            String::new()
+        }
+    }
+
     fn render_for(&self) -> RenderFor {
         RenderFor { release: self.release_name.clone(), namespace: self.namespace.clone(), values: self.user_values.clone() }
     }
@@ -271,6 +282,8 @@ impl Upgrade {
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
+            derived: Default::default(),
+            registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
         };
         if self.request.without_cluster {
@@ -313,11 +326,13 @@ impl Upgrade {
     pub fn plan(&self) -> Result<(Plan, Vec<String>), UpgradeError> {
         let stops = self.route()?;
         let repository = self.repository_text();
+        let registry_flags = self.registry_flags();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
             method: self.install.method,
             repository: &repository,
+            registry_flags: &registry_flags,
             values: &self.flags,
         };
         let mut notes = self.notes.clone();

@@ -14,6 +14,7 @@ pub mod openapi;
 pub mod prune;
 pub mod ratchet;
 pub mod schema;
+pub mod stored;
 
 use std::fmt;
 
@@ -78,6 +79,8 @@ pub struct CrdIssue {
     pub rule: Option<String>,
     pub message: String,
     pub accepted_from: Option<KubeVersion>,
+    /// A cost estimate over a budget (ours, in the spirit of cel-go's), not a certain refusal.
+    pub estimate: bool,
 }
 
 /// What one write of one object would do.
@@ -250,6 +253,7 @@ impl Validator {
                 ));
             } else {
                 let mut eval = cel::Eval::new(&self.ctx, old.is_some());
+                eval.invalid_data = !verdict.ratcheted.is_empty();
                 eval.validate(&self.schema, &new, old.as_ref(), true);
                 for e in eval.errors {
                     match (&old, ratchet) {
@@ -309,6 +313,7 @@ impl Validator {
                     cel::cost::STATIC_CRD_LIMIT
                 ),
                 accepted_from: None,
+                estimate: true,
             });
         }
         out
@@ -348,6 +353,7 @@ fn collect_issues(s: &Schema, path: &str, out: &mut Vec<CrdIssue>, total: &mut f
                 rule: Some(r.spec.rule.clone()),
                 message: i.message.clone(),
                 accepted_from: i.accepted_from,
+                estimate: false,
             });
         }
         if r.estimated_cost > cel::cost::STATIC_RULE_LIMIT {
@@ -360,6 +366,7 @@ fn collect_issues(s: &Schema, path: &str, out: &mut Vec<CrdIssue>, total: &mut f
                     cel::cost::STATIC_RULE_LIMIT
                 ),
                 accepted_from: None,
+                estimate: true,
             });
         }
         *total += cel::cost::weighted(r.estimated_cost, r.cardinality);

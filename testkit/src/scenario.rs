@@ -17,6 +17,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("kustomize-2.2.0", "kustomize (kubectl server-side apply) install of 2.2.0, no Helm metadata"),
     ("helm-2.3.0", "healthy Helm release of 2.3.0, runtimes applied by the installer hook"),
     ("argocd-2.2.1", "Argo CD application rendering the 2.2.1 chart (no Helm release record)"),
+    (
+        "neighbours-2.1.0",
+        "Helm release of 2.1.0 beside Kueue 0.17.0 (built for Trainer 2.2), a coscheduling runtime without scheduler-plugins, and the Training Operator with legacy jobs in namespaces at every migration state",
+    ),
 ];
 
 pub const NAMESPACE: &str = "kubeflow-system";
@@ -292,8 +296,122 @@ pub fn scenario(name: &str) -> Option<Vec<Json>> {
             objects.extend(trainjobs(4, 2, &["torch-distributed"], false));
             objects
         }
+        "neighbours-2.1.0" => {
+            let mut objects = scenario("helm-2.1.0")?;
+            // The 2.1 TrainJob CRD: podTemplateOverrides, no runtimePatches (what Kueue 0.17 writes).
+            let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+            let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "runtimeRef": open, "trainer": open, "podTemplateOverrides": {"type": "array", "items": open}}}, "status": open}});
+            for o in objects.iter_mut().filter(|o| o["metadata"]["name"] == "trainjobs.trainer.kubeflow.org") {
+                o["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema.clone();
+            }
+            // Queued through Kueue: team-000 has the LocalQueue, team-001 does not.
+            for o in objects
+                .iter_mut()
+                .filter(|o| o["kind"] == "TrainJob" && (o["metadata"]["name"] == "job-00000" || o["metadata"]["name"] == "job-00001"))
+            {
+                o["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-queue"});
+            }
+            objects.extend(neighbours_2_1_0());
+            objects
+        }
         _ => return None,
     })
+}
+
+/// A neighbour CRD with its served versions (storage: the last).
+fn neighbour_crd(plural: &str, kind: &str, group: &str, versions: &[&str]) -> Json {
+    let versions: Vec<Json> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, v)| json!({"name": v, "served": true, "storage": i + 1 == versions.len(), "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}))
+        .collect();
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {"group": group, "names": {"kind": kind, "plural": plural}, "scope": "Namespaced", "versions": versions}})
+}
+
+fn neighbour_deployment(namespace: &str, name: &str, labels: Json, image: &str) -> Json {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "manager", "image": image, "args": ["--leader-elect"]}]}}},
+        "status": {"replicas": 1, "readyReplicas": 1}})
+}
+
+/// A Training Operator v1 job; `state` is its last condition (`Running`, `Succeeded`, `Failed`).
+pub fn legacy_job(kind: &str, namespace: &str, name: &str, state: &str) -> Json {
+    let replicas = match kind {
+        "PyTorchJob" => "pytorchReplicaSpecs",
+        "TFJob" => "tfReplicaSpecs",
+        _ => "replicaSpecs",
+    };
+    json!({"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": name, "namespace": namespace, "creationTimestamp": "2026-05-02T08:00:00Z"},
+        "spec": {replicas: {"Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [
+            {"name": "pytorch", "image": "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727", "command": ["python3", "/opt/mnist.py"]}]}}}}},
+        "status": {"conditions": [{"type": "Created", "status": "True"}, {"type": state, "status": "True"}]}})
+}
+
+/// `count` Training Operator v1 jobs over `namespaces` namespaces (`team-000`…), a mix of
+/// kinds, every fourth running (for the benchmarks).
+pub fn legacy_jobs(count: usize, namespaces: usize) -> Vec<Json> {
+    const KINDS: &[&str] = &["PyTorchJob", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "JAXJob"];
+    (0..count)
+        .map(|i| {
+            let state = if i % 4 == 0 { "Running" } else { "Succeeded" };
+            legacy_job(KINDS[i % KINDS.len()], &format!("team-{:03}", i % namespaces.max(1)), &format!("legacy-{i:05}"), state)
+        })
+        .collect()
+}
+
+/// Kueue 0.17.0 with a LocalQueue, a coscheduling ClusterTrainingRuntime (scheduler-plugins is
+/// absent), the Training Operator and its jobs: team-000 and team-001 run both kinds of job,
+/// legacy-lab only legacy jobs, archive has only finished ones.
+fn neighbours_2_1_0() -> Vec<Json> {
+    let mut objects = vec![
+        neighbour_crd("clusterqueues", "ClusterQueue", "kueue.x-k8s.io", &["v1beta1", "v1beta2"]),
+        neighbour_crd("localqueues", "LocalQueue", "kueue.x-k8s.io", &["v1beta1", "v1beta2"]),
+        neighbour_crd("workloads", "Workload", "kueue.x-k8s.io", &["v1beta1", "v1beta2"]),
+        neighbour_deployment(
+            "kueue-system",
+            "kueue-controller-manager",
+            json!({"control-plane": "controller-manager"}),
+            "registry.k8s.io/kueue/kueue:v0.17.0",
+        ),
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": "team-queue", "namespace": "team-000"}, "spec": {"clusterQueue": "cluster-queue"}}),
+        json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime", "metadata": {"name": "torch-gang", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+            "spec": {"mlPolicy": {"numNodes": 2, "torch": {}}, "podGroupPolicy": {"coscheduling": {"scheduleTimeoutSeconds": 120}},
+                "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "containers": [{"name": "node", "image": "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"}]}}}}}]}}}}),
+        neighbour_deployment(
+            "kubeflow",
+            "training-operator",
+            json!({"control-plane": "kubeflow-training-operator"}),
+            "kubeflow/training-operator:v1-855e096",
+        ),
+    ];
+    for (plural, kind) in [
+        ("pytorchjobs", "PyTorchJob"),
+        ("tfjobs", "TFJob"),
+        ("mpijobs", "MPIJob"),
+        ("xgboostjobs", "XGBoostJob"),
+        ("paddlejobs", "PaddleJob"),
+        ("jaxjobs", "JAXJob"),
+    ] {
+        objects.push(neighbour_crd(plural, kind, "kubeflow.org", &["v1"]));
+    }
+    for ns in ["kubeflow", "legacy-lab", "archive"] {
+        objects.push(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}),
+        );
+    }
+    objects.extend([
+        legacy_job("PyTorchJob", "team-000", "mnist-a", "Running"),
+        legacy_job("PyTorchJob", "team-000", "mnist-b", "Succeeded"),
+        legacy_job("TFJob", "team-001", "resnet", "Running"),
+        legacy_job("PyTorchJob", "legacy-lab", "bert", "Running"),
+        legacy_job("MPIJob", "legacy-lab", "hvd", "Failed"),
+        legacy_job("PyTorchJob", "archive", "old", "Succeeded"),
+    ]);
+    objects
 }
 
 /// A list of objects as `kubectl get -o yaml` writes a List.

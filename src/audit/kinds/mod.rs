@@ -2,35 +2,44 @@
 //! Each kind lives in its own file with a typed params struct (`deny_unknown_fields`) that is
 //! checked when rules load, reads the [`CheckInput`] (or, for kinds that need no cluster, the
 //! [`ChartInput`] of a chart review) and returns hits; the rule that names it supplies id,
-//! severity and words. Kinds are generic (ownership of whatever the target owns, fields removed
-//! between whatever two CRD schemas), so rules stay data.
+//! severity and words. Kinds are generic (ownership of whatever the target owns, any object against
+//! whatever CRDs the target ships), so rules stay data.
 
 mod adopt_refused;
+mod apply_conflict;
+mod configmap_quota;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
 mod crds_not_applied;
+mod data_cache_lws;
 mod feature_gates;
-mod field_removed;
 mod finalizer;
+mod gang_scheduler;
 mod hook_argocd_unsupported;
 mod hook_delete_event;
 mod hook_deletes;
 mod hook_downloads;
 mod hook_force_conflicts;
 mod hook_image_pin;
+mod hook_prunes_live;
 mod hook_rbac_delete;
 mod hook_security_context;
 mod hook_unbounded;
 mod hooks_skipped;
 mod immutable_field;
 mod kube_version;
+mod kueue_compat;
+mod kueue_queue;
 mod label_bypass;
+mod migrate;
 mod ownership;
 mod release_stuck;
 mod replace_runtime_fields;
 mod runtime_drift;
 mod runtime_handoff;
+mod schema;
+mod schema_crd;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
@@ -101,6 +110,11 @@ pub trait Check: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The `rules/compat.yaml` tables the kind reads (`explain` prints their rows).
+    fn compat(&self) -> &'static [crate::audit::compat::Table] {
+        &[]
+    }
+
     /// Whether its hits depend on the cluster (read, or unknown without one); a GitOps review
     /// without a cluster runs only the kinds that say no.
     fn reads_cluster(&self) -> bool {
@@ -165,8 +179,18 @@ pub const KINDS: &[KindSpec] = &[
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
+    kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
-    kind!("field-removed", field_removed, "live objects use fields the target CRD schemas drop or retype"),
+    kind!(
+        "schema",
+        schema,
+        "live objects validated against the target CRDs as the API server validates their next write",
+        variants: ["migrate"],
+        reviews: false,
+        typed
+    ),
+    kind!("schema-crd", schema_crd, "the target CRDs' CEL rules against the cluster's API server (compile, cost)"),
+    kind!("migrate", migrate, "live objects trainer-audit migrate converts, one step of the rehearsed order per rule"),
     kind!("stale-crd", stale_crd, "a CRD from a chart's crds/ is older live than the target's (Helm never upgrades them)"),
     kind!(
         "crd-keep",
@@ -183,7 +207,45 @@ pub const KINDS: &[KindSpec] = &[
         runtime_drift,
         "local edits to built-in runtimes (live against the installed release's render) that the target's installer undoes"
     ),
+    kind!(
+        "kueue-compat",
+        kueue_compat,
+        "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
+        variants: ["stale-crd", "untested"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kueue-queue",
+        kueue_queue,
+        "TrainJobs name a Kueue queue, but Kueue or that LocalQueue is missing",
+        variants: ["no-queue"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "data-cache-lws",
+        data_cache_lws,
+        "dataCache.enabled without LeaderWorkerSet after the upgrade, and the ignored dataCache.lws.install",
+        variants: ["install-ignored"],
+        reviews: false,
+        typed
+    ),
+    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
+    kind!(
+        "gang-scheduler",
+        gang_scheduler,
+        "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
+        variants: ["no-scheduler"],
+        reviews: false,
+        typed
+    ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!(
+        "hook-prunes-live",
+        hook_prunes_live,
+        "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
+    ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
     kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),

@@ -122,3 +122,76 @@ pub fn untyped(v: &Value) -> Cel {
         }
     }
 }
+
+/// Where `v` holds data its schema's type cannot take, as apiserver's `UnstructuredToVal` says
+/// it when a rule reads it (`invalid data, expected int, got string`): per top-level field of
+/// an object (`Some(key)`), or the node itself (`None`). Only values validation let through
+/// can be wrong here — type errors ratcheting forgave on an update — and cel-go raises them on
+/// access, so a rule reading that field fails with this text (k8s.io/apiserver v0.36.1
+/// `pkg/cel/common/valuesunstructured.go`).
+pub fn invalid_data(v: &Value, s: &Schema, resource_root: bool) -> Vec<(Option<String>, String)> {
+    if let (Value::Object(m), "object") = (v, s.ty.as_str()) {
+        let mut out = Vec::new();
+        for (k, child) in m {
+            if (resource_root || s.embedded_resource) && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            let cs = s.properties.get(k).or(match &s.additional {
+                Some(Additional::Schema(a)) => Some(a.as_ref()),
+                _ => None,
+            });
+            if let Some(msg) = cs.and_then(|cs| first_invalid(child, cs)) {
+                out.push((Some(k.clone()), msg));
+            }
+        }
+        return out;
+    }
+    first_invalid(v, s).map(|m| vec![(None, m)]).unwrap_or_default()
+}
+
+/// Go's `%T` of a decoded JSON value.
+fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+fn first_invalid(v: &Value, s: &Schema) -> Option<String> {
+    if v.is_null() {
+        return (!s.nullable).then(|| "invalid data, got null for schema with nullable=false".to_string());
+    }
+    if s.int_or_string {
+        let ok = matches!(v, Value::String(_)) || matches!(v, Value::Number(n) if n.is_i64());
+        return (!ok).then(|| "invalid data, expected XIntOrString value to be either a string or integer".to_string());
+    }
+    match (s.ty.as_str(), v) {
+        ("object", Value::Object(m)) => m.iter().find_map(|(k, child)| {
+            let cs = s.properties.get(k).or(match &s.additional {
+                Some(Additional::Schema(a)) => Some(a.as_ref()),
+                _ => None,
+            })?;
+            if s.embedded_resource && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                return None;
+            }
+            first_invalid(child, cs)
+        }),
+        ("object", _) => Some("invalid data, expected a map for the provided schema with type=object".into()),
+        ("array", Value::Array(items)) => s.items.as_deref().and_then(|is| items.iter().find_map(|i| first_invalid(i, is))),
+        ("array", _) => Some("invalid data, expected an array for the provided schema with type=array".into()),
+        ("string", Value::String(_)) => None,
+        ("string", other) => Some(format!("invalid data, expected string, got {}", go_type(other))),
+        ("number", Value::Number(_)) => None,
+        ("number", other) => Some(format!("invalid data, expected float, got {}", go_type(other))),
+        ("integer", Value::Number(n)) if n.is_i64() => None,
+        ("integer", other) => Some(format!("invalid data, expected int, got {}", go_type(other))),
+        ("boolean", Value::Bool(_)) => None,
+        ("boolean", other) => Some(format!("invalid data, expected bool, got {}", go_type(other))),
+        _ => None,
+    }
+}

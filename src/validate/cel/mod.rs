@@ -192,11 +192,14 @@ pub struct Eval<'c> {
     path: Vec<Seg>,
     /// When set, transition rules can run (this is an update).
     update: bool,
+    /// When set, values may not match their schema's type (ratcheting forgave a type error), so
+    /// each node is checked for data cel-go would refuse to read.
+    pub invalid_data: bool,
 }
 
 impl<'c> Eval<'c> {
     pub fn new(ctx: &'c cel::Context<'static, 'static>, update: bool) -> Self {
-        Eval { ctx, errors: Vec::new(), unevaluated: Vec::new(), path: Vec::new(), update }
+        Eval { ctx, errors: Vec::new(), unevaluated: Vec::new(), path: Vec::new(), update, invalid_data: false }
     }
 
     fn path_string(&self) -> String {
@@ -261,6 +264,25 @@ impl<'c> Eval<'c> {
     fn expressions(&mut self, s: &Schema, v: &Value, old: Option<&Value>, resource_root: bool) {
         let here = self.path_string();
         let type_value = BadValue::Str(s.type_name().to_string());
+        // `self` and `oldSelf` are converted once per node and shared by its rules (CEL values
+        // are reference-counted), limited to the fields the node's rules read between them.
+        let runnable = |r: &&Arc<CompiledRule>| r.unevaluated.is_none() && r.program.is_some();
+        let fields: Option<BTreeSet<String>> = s.compiled.iter().filter(runnable).try_fold(BTreeSet::new(), |mut acc, r| {
+            acc.extend(r.self_fields.as_ref()?.iter().cloned());
+            Some(acc)
+        });
+        let old_now = old.filter(|_| self.update);
+        let self_val = OnceLock::new();
+        let old_val = OnceLock::new();
+        let invalid: Vec<(Option<String>, String)> = if self.invalid_data {
+            let mut found = convert::invalid_data(v, s, resource_root);
+            if let Some(o) = old_now {
+                found.extend(convert::invalid_data(o, s, resource_root));
+            }
+            found
+        } else {
+            Vec::new()
+        };
         for rule in &s.compiled {
             if let Some(reason) = &rule.unevaluated {
                 self.unevaluated.push(Unevaluated { path: field_or_nil(&here), rule: rule.spec.rule.clone(), reason: reason.clone() });
@@ -270,10 +292,23 @@ impl<'c> Eval<'c> {
             if rule.uses_old_self && (old.is_none() || !self.update) && !rule.spec.optional_old_self {
                 continue;
             }
+            let reads = |k: &Option<String>| match (k, &rule.self_fields) {
+                (None, _) | (_, None) => true,
+                (Some(k), Some(f)) => f.contains(k),
+            };
+            if let Some((_, msg)) = invalid.iter().find(|(k, _)| reads(k)) {
+                let text = format!("{msg} evaluating rule: {}", rule_error_string(&rule.spec));
+                self.errors.push(RuleError {
+                    error: FieldError::invalid(field_or_nil(&here), type_value.clone(), text),
+                    node: self.path.clone(),
+                    uses_old_self: rule.uses_old_self,
+                });
+                continue;
+            }
             let mut scope = self.ctx.new_inner_scope();
-            scope.add_variable_from_value("self", convert::to_cel(v, s, rule.self_fields.as_ref(), resource_root));
+            scope.add_variable_from_value("self", self_val.get_or_init(|| convert::to_cel(v, s, fields.as_ref(), resource_root)).clone());
             if rule.uses_old_self {
-                let old_val = old.filter(|_| self.update).map(|o| convert::to_cel(o, s, rule.self_fields.as_ref(), resource_root));
+                let old_val = old_now.map(|o| old_val.get_or_init(|| convert::to_cel(o, s, fields.as_ref(), resource_root)).clone());
                 if rule.spec.optional_old_self {
                     let opt = match old_val {
                         Some(o) => cel::objects::OptionalValue::of(o),

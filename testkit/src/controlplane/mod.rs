@@ -19,6 +19,7 @@
 //! `ServiceAccount` admission plugin is off as in envtest: without the ServiceAccount controller
 //! it would reject every Pod that names no existing ServiceAccount.
 
+pub mod http;
 pub mod pki;
 pub mod process;
 mod tools;

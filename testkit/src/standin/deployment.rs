@@ -38,7 +38,11 @@ impl Deployments {
                 && status.replicas.unwrap_or(0) == replicas
                 && status.updated_replicas.unwrap_or(0) == replicas
                 && status.available_replicas.unwrap_or(0) == replicas;
-            if done || deployment.metadata.deletion_timestamp.is_some() {
+            if deployment.metadata.deletion_timestamp.is_some() {
+                orphan(&api, &deployment, &name).await?;
+                continue;
+            }
+            if done {
                 continue;
             }
             let key = (uid, generation);
@@ -93,6 +97,25 @@ impl Deployments {
                 .map_err(|e| kube_err(&format!("writing Deployment {name} status"), e))?;
         }
         Ok(())
+    }
+}
+
+/// The garbage collector's part of `kubectl delete --cascade=orphan` (propagationPolicy
+/// Orphan): the API server parks the Deployment with the `orphan` finalizer; the collector
+/// strips its dependents' owner references (the stand-in makes no ReplicaSets, so there are
+/// none) and removes the finalizer, and the delete completes.
+async fn orphan(api: &Api<Deployment>, deployment: &Deployment, name: &str) -> Result<(), StandInError> {
+    let finalizers = deployment.metadata.finalizers.clone().unwrap_or_default();
+    if !finalizers.iter().any(|f| f == "orphan") {
+        return Ok(());
+    }
+    let rest: Vec<&String> = finalizers.iter().filter(|f| *f != "orphan").collect();
+    let patch = serde_json::json!({"metadata": {"finalizers": rest, "resourceVersion": deployment.metadata.resource_version}});
+    match api.patch(name, &as_controller_patch(), &Patch::Merge(&patch)).await {
+        Ok(_) => Ok(()),
+        // Gone or changed meanwhile: the next tick sees the current object.
+        Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
+        Err(e) => Err(kube_err(&format!("removing the orphan finalizer of Deployment {name}"), e)),
     }
 }
 

@@ -21,7 +21,9 @@
 //!   what the controller shows when its ReplicaSet cannot create Pods (`Available=False`,
 //!   `ReplicaFailure=True/FailedCreate` with the API server's message) and ask again later. No
 //!   ReplicaSet or Pod objects are made and no containers run.
-//! - **Garbage collector**: not modelled; Pods of deleted Jobs stay (they are inert).
+//! - **Garbage collector**: only its part of an orphaning Deployment delete (`kubectl delete
+//!   --cascade=orphan` waits for it): the `orphan` finalizer removed. Pods of deleted Jobs stay
+//!   (they are inert).
 //!
 //! Everything the stand-in saw and did is kept as [`Record`]s for the test to assert on.
 

@@ -1,0 +1,63 @@
+//! `kueue-queue`: TrainJobs labelled `kueue.x-k8s.io/queue-name` when Kueue is not installed (the
+//! label does nothing, so the jobs run unqueued) or when their namespace has no LocalQueue of
+//! that name (Kueue leaves the job suspended, its Workload inadmissible). One hit per namespace
+//! and queue, counting the TrainJobs. LocalQueues are kept as names only (`cluster::trim`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use super::{Check, Hit};
+use crate::audit::input::CheckInput;
+use crate::cluster::neighbours;
+use crate::kube::str_at;
+
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        let mut queued: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+        for tj in input.state.trainjobs() {
+            let queue = str_at(tj, &["metadata", "labels", QUEUE_LABEL]);
+            if !queue.is_empty() {
+                queued.entry((str_at(tj, &["metadata", "namespace"]), queue)).or_default().push(str_at(tj, &["metadata", "name"]));
+            }
+        }
+        if queued.is_empty() {
+            return Vec::new();
+        }
+        let kueue = neighbours::find(input.state, neighbours::KUEUE);
+        let queues: BTreeSet<(&str, &str)> =
+            input.state.of_kind("LocalQueue").map(|q| (str_at(q, &["metadata", "namespace"]), str_at(q, &["metadata", "name"]))).collect();
+        let mut hits = Vec::new();
+        for ((ns, queue), jobs) in queued {
+            let sample = jobs.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            let more = if jobs.len() > 3 { format!(" and {} more", jobs.len() - 3) } else { String::new() };
+            let base = |message: String| {
+                Hit::new(format!("LocalQueue/{ns}/{queue}"), message)
+                    .var("queue", queue)
+                    .var("namespace", ns)
+                    .evidence(format!("{} TrainJob(s) in {ns} labelled {QUEUE_LABEL}={queue}: {sample}{more}", jobs.len()))
+            };
+            if !kueue.present {
+                hits.push(base(format!(
+                    "{} TrainJob(s) in {ns} name Kueue queue {queue}, but Kueue is not installed: they run unqueued",
+                    jobs.len()
+                )));
+            } else if !queues.contains(&(ns, queue)) {
+                hits.push(
+                    base(format!(
+                        "{} TrainJob(s) in {ns} name Kueue queue {queue}, which is not a LocalQueue in {ns}: Kueue keeps them suspended",
+                        jobs.len()
+                    ))
+                    .variant("no-queue"),
+                );
+            }
+        }
+        hits
+    }
+}

@@ -1,0 +1,204 @@
+//! `schema`: live objects of every kind whose CRD the target chart ships, validated against the
+//! target CRD's storage version as the API server would on each object's next write (at the
+//! cluster's version, ratcheting included). One rule per outcome — rejected on every update,
+//! rejected when the field changes, fields pruned (data loss), rules not evaluated — each hit one
+//! constraint on one kind, naming the objects, their values and the API server's message. This
+//! kind subsumes the former `field-removed` (schema paths compared between two charts): a field
+//! the target drops is exactly what pruning reports, and a retyped one what validation rejects.
+//! A hit whose objects `trainer-audit migrate` converts selects the `migrate` variant, whose fix
+//! points at the migrate steps (rules of kind `migrate`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::support::examples;
+use super::{Check, Hit};
+use crate::audit::input::CheckInput;
+use crate::validate::stored::{Assessment, Standing};
+use crate::validate::FieldError;
+
+/// The most objects a hit names in its evidence and fix commands.
+const SHOWN: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Every update is rejected, a metadata-only one (the controller's) included.
+    Rejected,
+    /// Accepted while the invalid field is left alone; rejected when it changes or on re-create.
+    Ratcheted,
+    /// Fields the target schema does not declare: dropped from reads and on the next write.
+    Pruned,
+    /// Rules trainer-audit could not evaluate on the objects.
+    Unevaluated,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    pub outcome: Outcome,
+    /// Kinds to report (default: every kind whose CRD the target ships).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+}
+
+/// Objects sharing one constraint on one kind.
+#[derive(Default)]
+struct Group<'a> {
+    /// (object, what it says about this constraint)
+    objects: Vec<(&'a Assessment, String)>,
+}
+
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        let survey = input.survey();
+        let (converted, refused) = migrated(input);
+        let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+        for a in survey.notable.iter().filter(|a| self.kinds.is_empty() || self.kinds.contains(&a.kind)) {
+            match self.outcome {
+                Outcome::Rejected if a.standing == Standing::Rejected => {
+                    for e in &a.on_any_update {
+                        group(&mut groups, a, e);
+                    }
+                }
+                Outcome::Ratcheted if a.standing == Standing::Ratcheted => {
+                    let errors = if a.when_field_changes.is_empty() { &a.as_new } else { &a.when_field_changes };
+                    for e in errors {
+                        group(&mut groups, a, e);
+                    }
+                }
+                Outcome::Pruned => {
+                    for p in &a.pruned {
+                        let path = without_indexes(p);
+                        groups.entry((a.kind.clone(), path, String::new())).or_default().objects.push((a, p.clone()));
+                    }
+                }
+                Outcome::Unevaluated => {
+                    for u in &a.unevaluated {
+                        let key = (a.kind.clone(), without_indexes(&u.path), u.rule.clone());
+                        groups.entry(key).or_default().objects.push((a, u.reason.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (kube, known) = input.kube();
+        let at =
+            if known { format!("Kubernetes {kube}") } else { format!("Kubernetes {kube} (assumed: the cluster's version is unknown)") };
+        groups
+            .into_iter()
+            .map(|((kind, path, what), g)| {
+                let names: Vec<String> = g.objects.iter().map(|(a, _)| a.subject()).collect();
+                let n = names.len();
+                let plural = if n == 1 { kind.clone() } else { format!("{kind}s") };
+                let message = match self.outcome {
+                    Outcome::Rejected => format!(
+                        "{n} {plural} rejected on every update under the {} CRD, even one that changes only metadata (the controller's status and finalizer writes included): {path}: {what}",
+                        input.to
+                    ),
+                    Outcome::Ratcheted => format!(
+                        "{n} {plural} invalid under the {} CRD at {path} ({what}): accepted while {path} is left alone (ratcheting), rejected when it changes or when the object is created again (a restore from backup)",
+                        input.to
+                    ),
+                    Outcome::Pruned => format!(
+                        "{n} {plural} set {path}, which the {} CRD does not declare: the API server drops it from every read once the CRD is applied, and from storage on the next write",
+                        input.to
+                    ),
+                    Outcome::Unevaluated => format!(
+                        "{n} {plural} not fully validated: trainer-audit cannot evaluate the rule `{what}` at {path}; the API server will"
+                    ),
+                };
+                let mut hit = Hit::new(format!("{kind} {path}"), message);
+                for (a, detail) in g.objects.iter().take(SHOWN) {
+                    hit = hit.evidence(format!("{}: {detail}", a.subject()));
+                }
+                if n > SHOWN {
+                    hit = hit.evidence(format!("and {} more: {}", n - SHOWN, examples(&names[SHOWN..])));
+                }
+                if let Some((a, _)) = g.objects.iter().find(|(a, _)| !a.message.is_empty()) {
+                    if matches!(self.outcome, Outcome::Rejected | Outcome::Ratcheted) {
+                        hit = hit.evidence(format!("the API server: {}", a.message));
+                    }
+                }
+                hit = hit.evidence(format!("validated against the {} CRD {} at {at}", input.to, g.objects[0].0.crd));
+                let edits: Vec<String> = g.objects.iter().take(SHOWN).map(|(a, _)| edit_command(a)).collect();
+                hit = hit.var("kind", kind.as_str()).var("path", path.as_str()).var("crd", g.objects[0].0.crd.as_str()).var("commands", edits.join("\n"));
+                for (subject, why) in refused.iter().filter(|(s, _)| names.contains(s)).take(SHOWN) {
+                    hit = hit.evidence(format!("trainer-audit migrate refuses {subject}: {why}"));
+                }
+                if names.iter().any(|s| converted.contains(s)) {
+                    hit = hit.variant("migrate");
+                }
+                hit
+            })
+            .collect()
+    }
+}
+
+fn group<'a>(groups: &mut BTreeMap<(String, String, String), Group<'a>>, a: &'a Assessment, e: &FieldError) {
+    let what = if e.detail.is_empty() { e.kind.as_str().to_string() } else { format!("{}: {}", e.kind.as_str(), e.detail) };
+    groups.entry((a.kind.clone(), without_indexes(&e.field), what)).or_default().objects.push((a, e.to_string()));
+}
+
+/// `spec.x[3].y` → `spec.x[*].y`: one constraint however many list items break it.
+fn without_indexes(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close) if after[..close].chars().all(|c| c.is_ascii_digit()) && close > 0 => {
+                out.push_str("[*]");
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `kubectl edit` of one object, quoted (the fix for objects `migrate` does not convert).
+fn edit_command(a: &Assessment) -> String {
+    let q = crate::shell::quote;
+    let ns = if a.namespace.is_empty() { String::new() } else { format!(" -n {}", q(&a.namespace)) };
+    format!("kubectl edit {} {}{ns}", q(&a.crd), q(&a.name))
+}
+
+/// Subjects (`Kind/ns/name`) of the live objects `migrate` converts and writes back, and of
+/// those it refuses, with the reason.
+fn migrated(input: &CheckInput) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut converted, mut refused) = (Vec::new(), Vec::new());
+    for c in &input.migration().conversions {
+        let subject = if c.id.namespace.is_empty() {
+            format!("{}/{}", c.id.kind, c.id.name)
+        } else {
+            format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
+        };
+        if c.refused() {
+            let why = c.notes.iter().filter(|n| n.level == crate::migrate::Level::Refused).map(|n| n.text.as_str()).collect::<Vec<_>>();
+            refused.push((subject, why.join("; ")));
+        } else if c.write || !c.before_crds.is_empty() {
+            converted.push(subject);
+        }
+    }
+    (converted, refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_collapse() {
+        assert_eq!(without_indexes("spec.a[3].b[12]"), "spec.a[*].b[*]");
+        assert_eq!(without_indexes("metadata.labels[app]"), "metadata.labels[app]");
+        assert_eq!(without_indexes("x[]"), "x[]");
+        assert_eq!(without_indexes("plain"), "plain");
+    }
+}

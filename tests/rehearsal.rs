@@ -1,0 +1,401 @@
+//! Rehearsals (issue 12 §2): each scenario installs a Trainer "from" state for real on a fresh
+//! control plane (etcd + kube-apiserver 1.36.1, `testkit::controlplane`) with the real `helm`
+//! 4.2.3 from a real registry holding the corpus charts, adds objects like a user's, then
+//! 1. runs `trainer-audit check` live and records its findings;
+//! 2. runs the upgrade exactly as `plan` prints it, without the fixes, and records what Helm and
+//!    the API server do (each error finding must be observed there);
+//! 3. resets to the same from-state on a fresh control plane, runs every `sh` block of
+//!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
+//!    checks the outcome; `check` on the upgraded state must then exit 0.
+//!
+//! No Trainer controller and no admission webhook runs (see `testkit::controlplane`): what needs
+//! them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! `cargo xtask rehearse` runs these alone.
+
+mod support;
+
+#[path = "rehearsal/access.rs"]
+mod access;
+#[path = "rehearsal/kustomize.rs"]
+mod kustomize;
+#[path = "rehearsal/lab.rs"]
+mod lab;
+#[path = "rehearsal/observe.rs"]
+mod observe;
+#[path = "rehearsal/printed.rs"]
+mod printed;
+#[path = "rehearsal/users.rs"]
+mod users;
+#[path = "rehearsal/verdict.rs"]
+mod verdict;
+
+use lab::{Lab, Ran, NAMESPACE, RELEASE};
+
+fn values(lab: &Lab, name: &str) -> String {
+    lab.corpus.join("values").join(name).display().to_string()
+}
+
+/// One rehearsal: the from-state, the target, the errors `check` must report there, and how the
+/// un-fixed upgrade is cut short when Helm would only wait for its own 10-minute timeout.
+struct Scenario {
+    name: &'static str,
+    versions: &'static [&'static str],
+    to: &'static str,
+    errors: &'static [&'static str],
+    from: fn(&mut Lab),
+    /// Stop an un-fixed attempt (SIGKILL, as a dying runner) once this holds, instead of waiting
+    /// for Helm's timeout; what it observed until then is what counts.
+    stop_when: Option<fn(&Lab) -> bool>,
+}
+
+/// The fixes `plan` puts into the upgrade command itself. The un-fixed attempts run the printed
+/// command with none of them, then with each alone, then as printed: one fix can hide what
+/// another cures (Helm 4 applies crds/ server-side before it checks ownership, so without
+/// --force-conflicts an install never gets to "invalid ownership metadata").
+const COMMAND_FIXES: [&str; 2] = [" --take-ownership", " --force-conflicts"];
+
+fn attempts_of(command: &str) -> Vec<String> {
+    let present: Vec<&str> = COMMAND_FIXES.iter().copied().filter(|f| command.contains(f)).collect();
+    let without = |keep: &[&str]| present.iter().filter(|f| !keep.contains(f)).fold(command.to_string(), |c, f| c.replace(f, ""));
+    let mut attempts = vec![without(&[])];
+    attempts.extend(present.iter().map(|f| without(&[f])));
+    attempts.push(command.to_string());
+    attempts.dedup();
+    attempts.into_iter().fold(Vec::new(), |mut seen, a| {
+        if !seen.contains(&a) {
+            seen.push(a);
+        }
+        seen
+    })
+}
+
+#[test]
+fn attempts_add_each_fix_alone_then_all() {
+    let printed = "helm upgrade --install r c --take-ownership --force-conflicts --wait";
+    assert_eq!(
+        attempts_of(printed),
+        [
+            "helm upgrade --install r c --wait",
+            "helm upgrade --install r c --take-ownership --wait",
+            "helm upgrade --install r c --force-conflicts --wait",
+            printed
+        ]
+    );
+    assert_eq!(attempts_of("helm upgrade r c --wait"), ["helm upgrade r c --wait"]);
+    assert_eq!(attempts_of("helm upgrade r c --take-ownership"), ["helm upgrade r c", "helm upgrade r c --take-ownership"]);
+}
+
+fn rehearse(s: &Scenario) {
+    let Some(mut lab) = Lab::start(s.name, s.versions) else { return };
+    (s.from)(&mut lab);
+
+    // 1. check, live.
+    let check = printed::check(&lab, s.to);
+    assert_eq!(check.ran.code, Some(1), "[{}] check must fail the gate here:\n{}", s.name, check.ran.stdout);
+    for id in s.errors {
+        assert!(check.errors().iter().any(|f| f.id == *id), "[{}] check reports no {id} error: {:?}", s.name, check.summary());
+    }
+
+    // 2. the upgrade exactly as plan prints it, first without its fixes.
+    let (_, commands) = printed::plan_upgrade_commands(&lab, s.to);
+    let before = observe::State::read(&lab);
+    let mut ran: Vec<Ran> = Vec::new();
+    'commands: for command in &commands {
+        for attempt in attempts_of(command) {
+            let r = match s.stop_when {
+                Some(stop) => {
+                    let started = std::time::Instant::now();
+                    lab.shell_until(&attempt, &|| started.elapsed() > lab::COMMAND_LIMIT || stop(&lab))
+                }
+                None => lab.shell(&attempt),
+            };
+            lab.note(&format!("un-fixed: {r}"));
+            let ok = r.ok();
+            ran.push(r);
+            if ok {
+                continue 'commands;
+            }
+        }
+        break;
+    }
+    // What the API server recorded meanwhile (a rejected hook Pod is an Event, not Helm output).
+    let events = lab.shell("kubectl get events -A --field-selector type=Warning -o custom-columns=MESSAGE:.message --no-headers");
+    lab.note(&format!("warning events: {}", events.stdout));
+    let after = observe::State::read(&lab);
+    let mut seen = ran.clone();
+    seen.push(events);
+    lab.note(&format!("before: {}\nafter:  {}", before.describe(), after.describe()));
+    let mut unobserved = Vec::new();
+    for f in check.errors() {
+        match verdict::observed(&lab, &check, f, &seen, &before, &after) {
+            Some(how) => lab.note(&format!("OBSERVED {} {}: {how}", f.id, f.subject)),
+            None => unobserved.push(format!("{} {}: {}", f.id, f.subject, f.message)),
+        }
+    }
+    assert!(unobserved.is_empty(), "[{}] error findings not observed in the un-fixed upgrade: {unobserved:#?}", s.name);
+    for failed in ran.iter().filter(|r| r.code.is_some_and(|c| c != 0)) {
+        assert!(
+            verdict::explained_by(&check, failed).is_some(),
+            "[{}] the upgrade failed with what no finding of check predicts:\n{failed}",
+            s.name
+        );
+    }
+
+    // 3. a fresh control plane, the same from-state, the runbook verbatim.
+    lab.reset();
+    (s.from)(&mut lab);
+    let before = observe::State::read(&lab);
+    let (runbook, blocks) = printed::runbook(&lab, s.to);
+    let results = printed::run_blocks(&lab, &blocks);
+    let last = results.last().expect("at least one block");
+    assert!(
+        results.len() == blocks.len() && last.ok(),
+        "[{}] runbook block {}/{} failed:\n{last}\n--- runbook ---\n{runbook}",
+        s.name,
+        results.len(),
+        blocks.len()
+    );
+    let after = observe::State::read(&lab);
+    lab.note(&format!("runbook done: {}", after.describe()));
+    assert_eq!(after.release, ("deployed".to_string(), format!("kubeflow-trainer-{}", s.to)), "[{}]", s.name);
+    assert_eq!(after.crds.len(), observe::TRAINER_CRDS.len(), "[{}] CRDs after the runbook: {:?}", s.name, after.crds);
+    for key in before.trainjobs.keys() {
+        assert!(after.trainjobs.contains_key(key), "[{}] TrainJob {key} lost by the runbook", s.name);
+    }
+    for name in before.runtimes.keys() {
+        assert!(after.runtimes.contains_key(name), "[{}] ClusterTrainingRuntime {name} lost by the runbook", s.name);
+    }
+    let again = printed::check(&lab, s.to);
+    assert_eq!(again.ran.code, Some(0), "[{}] check after the runbook:\n{}", s.name, again.ran.stdout);
+}
+
+/// Helm 2.2.1 with every built-in runtime, a TrainJob using one (so the runtime carries the
+/// 2.2 controller's in-use finalizer), an edited built-in runtime, and a user's runtime copied
+/// from a built-in one → 2.3.0.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_helm_2_2_1_all_runtimes_to_2_3_0() {
+    rehearse(&Scenario {
+        name: "helm-2.2.1-to-2.3.0",
+        versions: &["2.2.1", "2.3.0"],
+        to: "2.3.0",
+        errors: &["TA-OWN-001", "TA-RT-001", "TA-RT-005"],
+        from: |lab| {
+            lab.standin_start();
+            let values = values(lab, "runtimes-all.yaml");
+            lab.shell_ok(&format!(
+                "helm install {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
+                lab.repo()
+            ));
+            users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
+            users::mark_in_use(lab, "torch-distributed");
+            users::edit_builtin(lab, "deepspeed-distributed");
+            users::own_runtime_with_installer_label(lab, "torch-distributed", "team-a-torch");
+        },
+        stop_when: None,
+    });
+}
+
+/// kubectl apply --server-side of Trainer's kustomize overlays at v2.2.0 → a Helm 2.3.0 release.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_kustomize_2_2_0_to_helm_2_3_0() {
+    rehearse(&Scenario {
+        name: "kustomize-2.2.0-to-helm-2.3.0",
+        versions: &["2.2.0", "2.3.0"],
+        to: "2.3.0",
+        errors: &["TA-OWN-002", "TA-OWN-003"],
+        from: |lab| {
+            lab.standin_start();
+            let manifests = kustomize::manifests(lab, "v2.2.0", "v0.11.0");
+            kustomize::install(lab, &manifests);
+            users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
+            users::mark_in_use(lab, "torch-distributed");
+        },
+        stop_when: None,
+    });
+}
+
+/// Helm 2.1.0 with `manager.labels` (the Deployment's selector changes in 2.2) and a runtime and
+/// TrainJob using what 2.2 removed or retyped → 2.3.0.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_helm_2_1_0_manager_labels_to_2_3_0() {
+    rehearse(&Scenario {
+        name: "helm-2.1.0-to-2.3.0",
+        versions: &["2.1.0", "2.3.0"],
+        to: "2.3.0",
+        errors: &["TA-OWN-001", "TA-IMM-001", "TA-FLD-001"],
+        from: |lab| {
+            lab.standin_start();
+            lab.shell_ok(&format!(
+                "helm install {RELEASE} {} --version 2.1.0 -n {NAMESPACE} --create-namespace --plain-http --set manager.labels.team=ml-platform --wait --timeout 3m",
+                lab.repo()
+            ));
+            users::apply(lab, &users::runtime_2_1("torch-distributed"));
+            users::apply(lab, &users::trainjob_2_1("llama-ft", "torch-distributed"));
+            users::mark_in_use(lab, "torch-distributed");
+        },
+        stop_when: None,
+    });
+}
+
+/// A healthy 2.3.0 with an edited built-in runtime and, with `own`, a user's runtime carrying the
+/// installer's label.
+fn install_2_3_0(lab: &mut Lab, own: bool) {
+    lab.standin_start();
+    let values = values(lab, "runtimes-all.yaml");
+    lab.shell_ok(&format!(
+        "helm install {RELEASE} {} --version 2.3.0 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
+        lab.repo()
+    ));
+    users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
+    users::edit_builtin(lab, "deepspeed-distributed");
+    if own {
+        users::own_runtime_with_installer_label(lab, "torch-distributed", "team-a-torch");
+    }
+}
+
+/// A healthy Helm 2.3.0 (edited built-in runtime, a user's runtime with the installer's label)
+/// → the relabelled 2.4.0.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_helm_2_3_0_to_2_4_0() {
+    rehearse(&Scenario {
+        name: "helm-2.3.0-to-2.4.0",
+        versions: &["2.3.0", "2.3.1", "2.4.0"],
+        to: "2.4.0",
+        errors: &["TA-RT-005"],
+        from: |lab| install_2_3_0(lab, true),
+        stop_when: None,
+    });
+}
+
+/// A release left `pending-upgrade` for real: `helm upgrade 2.2.1 → 2.3.0 --wait` killed with
+/// SIGKILL (as a dying CI runner) after it applied the 2.3.0 objects and while it waits.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_pending_upgrade() {
+    rehearse(&Scenario {
+        name: "pending-upgrade",
+        versions: &["2.2.1", "2.3.0"],
+        to: "2.3.0",
+        errors: &["TA-REL-001"],
+        from: |lab| {
+            lab.standin_start();
+            let values = values(lab, "runtimes-all.yaml");
+            lab.shell_ok(&format!(
+                "helm install {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
+                lab.repo()
+            ));
+            users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
+            // No stand-in: the Deployment never becomes ready, so Helm waits after applying.
+            lab.standin_stop();
+            let applied = || {
+                lab.release().0 == "pending-upgrade"
+                    && !lab
+                        .shell("kubectl get crd trainjobs.trainer.kubeflow.org -o jsonpath='{.metadata.annotations.meta\\.helm\\.sh/release-name}'")
+                        .stdout
+                        .is_empty()
+            };
+            let ran = lab.shell_until(
+                &format!(
+                    "helm upgrade {RELEASE} {} --version 2.3.0 -n {NAMESPACE} --plain-http --reset-then-reuse-values --take-ownership --wait --timeout 10m",
+                    lab.repo()
+                ),
+                &applied,
+            );
+            assert_eq!(ran.code, None, "the upgrade was to be killed while it waits:\n{ran}");
+            assert_eq!(lab.release().0, "pending-upgrade");
+            lab.standin_start();
+        },
+        stop_when: None,
+    });
+}
+
+/// A healthy 2.3.0 in a namespace enforcing Pod Security `restricted` → the relabelled 2.3.1:
+/// the installer hook's Pod is rejected (Helm then waits out its --timeout 10m, observed once at
+/// 607 s; here the attempt stops at the rejection).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_restricted_namespace() {
+    rehearse(&Scenario {
+        name: "restricted-namespace",
+        versions: &["2.3.0", "2.3.1"],
+        to: "2.3.1",
+        errors: &["TA-HOOK-101"],
+        from: |lab| {
+            // Without the user's labelled runtime: the rejected hook never runs, so its prune
+            // (TA-RT-005) could not be observed here; the 2.3.0 → 2.4.0 rehearsal shows it.
+            install_2_3_0(lab, false);
+            lab.shell_ok(&format!("kubectl label namespace {NAMESPACE} pod-security.kubernetes.io/enforce=restricted"));
+        },
+        stop_when: Some(|lab| {
+            !lab.shell(&format!("kubectl get events -n {NAMESPACE} --field-selector reason=FailedCreate -o name")).stdout.trim().is_empty()
+        }),
+    });
+}
+
+/// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and
+/// from `kubectl get -o yaml` of what `trainer-audit rbac` grants, all alike; then `check` as a
+/// ServiceAccount bound to exactly that role warns about nothing, and without any one rule of
+/// the role warns about exactly that rule's resources (every rule tried).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_live_snapshots_and_least_privilege() {
+    let Some(mut lab) = Lab::start("live-and-snapshots", &["2.3.0", "2.3.1"]) else { return };
+    install_2_3_0(&mut lab, true);
+    let to = "2.3.1";
+    let repo = lab.repo();
+    let status_live = lab.audit(&["status", "--format", "json"]);
+    assert!(status_live.ok(), "{status_live}");
+    let snap = lab.audit(&["snapshot", "-o", "audit-snapshot.yaml"]);
+    assert!(snap.ok(), "{snap}");
+    let (_, items) = access::rbac(&lab);
+    let role = access::role(&items);
+    let served = access::served(&lab);
+    let types: Vec<String> =
+        role["rules"].as_array().into_iter().flatten().flat_map(access::resources).filter(|r| served.contains(r)).collect();
+    lab.shell_ok(&format!("kubectl get {} -A -o yaml --show-managed-fields > kubectl-snapshot.yaml", types.join(",")));
+    let check_live = printed::check(&lab, to);
+    // A kubectl snapshot records no server version: it is given as the live one was read.
+    for (file, version) in [("audit-snapshot.yaml", None), ("kubectl-snapshot.yaml", Some("1.36.1"))] {
+        let mut args = vec!["--snapshot", file];
+        args.extend(version.iter().flat_map(|v| ["--kube-version", *v]));
+        let status = lab.audit_offline(&[&["status", "--format", "json"][..], &args].concat());
+        assert!(status.ok(), "{status}");
+        let live: serde_json::Value = serde_json::from_str(&status_live.stdout).unwrap();
+        let read: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+        for (key, value) in live.as_object().unwrap() {
+            let differs: Vec<String> = match (value.as_array(), read[key].as_array()) {
+                (Some(l), Some(r)) => l.iter().zip(r).filter(|(a, b)| a != b).map(|(a, b)| format!("live {a}\nread {b}")).collect(),
+                _ => vec![format!("live {value}\nread {}", read[key])],
+            };
+            assert_eq!(Some(value), read.get(key), "status {key}: live vs from {file}:\n{}", differs.join("\n"));
+        }
+        assert_eq!(live.as_object().unwrap().len(), read.as_object().unwrap().len(), "status keys: live vs from {file}: {read}");
+        let check = lab.audit_offline(&[&["check", "--to", to, "--repo", &repo, "--plain-http", "--format", "json"][..], &args].concat());
+        let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap_or_else(|e| panic!("{e}\n{check}"));
+        assert_eq!(check_live.findings_json(), &report["findings"], "check findings live vs from {file}");
+        lab.note(&format!("{file}: status and check findings as live"));
+    }
+
+    // Least privilege: the ServiceAccount bound to exactly what `rbac` prints.
+    let (rbac_yaml, _) = access::rbac(&lab);
+    lab.shell_ok(&format!("kubectl apply -f - <<'EOF'\n{rbac_yaml}EOF"));
+    let sa = lab.cp.service_account_kubeconfig(access::SA_NAMESPACE, "trainer-audit").unwrap();
+    let full = access::check_as(&lab, &sa, to, &|c| access::warnings(c).is_empty());
+    assert_eq!(access::warnings(&full), Vec::<String>::new(), "warnings with the printed role");
+    assert_eq!(full.findings_json(), check_live.findings_json(), "check as the ServiceAccount vs as the admin");
+    let rules: Vec<serde_json::Value> = role["rules"].as_array().cloned().unwrap_or_default();
+    for (i, rule) in rules.iter().enumerate() {
+        let expected: std::collections::BTreeSet<String> = access::resources(rule).into_iter().filter(|r| served.contains(r)).collect();
+        let mut fewer = rules.clone();
+        fewer.remove(i);
+        access::apply_role(&lab, &role, fewer);
+        let c = access::check_as(&lab, &sa, to, &|c| access::named(&access::warnings(c)) == expected);
+        lab.note(&format!("without {rule}: {:?}", access::warnings(&c)));
+        assert_eq!(access::named(&access::warnings(&c)), expected, "warnings without rule {rule}: {:#?}", access::warnings(&c));
+    }
+    access::apply_role(&lab, &role, rules);
+}

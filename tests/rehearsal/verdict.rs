@@ -1,0 +1,106 @@
+//! Whether what `check` predicted happened: each error finding is *observed* when an un-fixed
+//! attempt's output holds one of the texts the rule expects (`expect` in the JSON), or when the
+//! damage it predicts is read back (a runtime deleted or left Terminating, a field gone, an
+//! object that accepts no write). And the converse: an attempt that failed must be explained by
+//! some finding's expected text, or `check` missed a blocker.
+
+use serde_json::Value as Json;
+
+use crate::lab::{Lab, Ran};
+use crate::observe::State;
+use crate::printed::{Check, Finding};
+
+/// The texts a finding expects (from `check --format json`).
+pub fn expected(check: &Check, finding: &Finding) -> Vec<String> {
+    check.report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["id"] == finding.id.as_str() && f["subject"] == finding.subject.as_str())
+        .and_then(|f| f["expect"].as_array())
+        .map(|e| e.iter().filter_map(|x| x["text"].as_str().map(squash)).collect())
+        .unwrap_or_default()
+}
+
+/// Whitespace runs as one space (rule texts are folded YAML; Helm wraps nothing, but be fair).
+pub fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The dotted `path` (`spec.trainer.numProcPerNode`) of an object's JSON.
+fn at<'a>(object: &'a Json, path: &str) -> Option<&'a Json> {
+    path.split('.').try_fold(object, |v, key| v.get(key))
+}
+
+/// How the predicted damage of `finding` shows in the cluster after the un-fixed attempts, if it
+/// does: `before`/`after` are read back before and after them.
+pub fn damage(lab: &Lab, finding: &Finding, before: &State, after: &State) -> Option<String> {
+    if let Some(name) = finding.subject.strip_prefix("ClusterTrainingRuntime/") {
+        return match after.runtimes.get(name) {
+            None if before.runtimes.contains_key(name) => Some(format!("ClusterTrainingRuntime {name} deleted")),
+            Some(r) if r.terminating => Some(format!("ClusterTrainingRuntime {name} left Terminating (finalizers {:?})", r.finalizers)),
+            _ => None,
+        };
+    }
+    // TA-FLD-001: `Kind spec.path`, the field the target CRD no longer declares or retypes.
+    let (kind, path) = finding.subject.split_once(' ')?;
+    let (objects_before, objects_after, resource) = match kind {
+        "TrainJob" => (&before.trainjobs, &after.trainjobs, "trainjob"),
+        "ClusterTrainingRuntime" => return None,
+        _ => return None,
+    };
+    let path = path.strip_prefix("spec.")?;
+    for (key, spec) in objects_before {
+        let Some(was) = at(spec, path) else { continue };
+        match objects_after.get(key).map(|s| at(s, path)) {
+            Some(None) => return Some(format!("{kind} {key}: spec.{path} gone on read-back (was {was})")),
+            Some(Some(now)) if now != was => return Some(format!("{kind} {key}: spec.{path} read back as {now} (was {was})")),
+            _ => {}
+        }
+        // Still there as it was: does the object accept a write (a label, as any controller's)?
+        let (ns, name) = key.split_once('/')?;
+        let probe = lab.shell(&format!("kubectl label {resource} {name} -n {ns} rehearsal-probe=1 --overwrite"));
+        if !probe.ok() {
+            return Some(format!("{kind} {key} accepts no write: {}", squash(&probe.stderr)));
+        }
+    }
+    None
+}
+
+/// The runtimes findings cover through their spec: a ClusterTrainingRuntime's spec field read
+/// back without it.
+pub fn runtime_field_damage(finding: &Finding, before: &State, after: &State) -> Option<String> {
+    let (kind, path) = finding.subject.split_once(' ')?;
+    if kind != "ClusterTrainingRuntime" {
+        return None;
+    }
+    let path = path.strip_prefix("spec.")?;
+    before.runtimes.iter().find_map(|(name, r)| {
+        let was = at(&r.spec, path)?;
+        match after.runtimes.get(name).map(|a| at(&a.spec, path)) {
+            Some(None) => Some(format!("ClusterTrainingRuntime {name}: spec.{path} gone on read-back (was {was})")),
+            _ => None,
+        }
+    })
+}
+
+/// The first expected text of `finding` found in what the attempts printed, or its damage.
+pub fn observed(lab: &Lab, check: &Check, finding: &Finding, attempts: &[Ran], before: &State, after: &State) -> Option<String> {
+    let printed: Vec<String> = attempts.iter().map(|r| squash(&format!("{}\n{}", r.stdout, r.stderr))).collect();
+    for text in expected(check, finding) {
+        if let Some(line) = printed.iter().find(|p| p.contains(&text)) {
+            let at = line.find(&text).unwrap_or(0);
+            let start = line[..at].rfind("Error:").unwrap_or(at);
+            let end = (at + text.len() + 120).min(line.len());
+            let end = (end..=line.len()).find(|i| line.is_char_boundary(*i)).unwrap_or(line.len());
+            return Some(format!("printed: {}", &line[start..end]));
+        }
+    }
+    damage(lab, finding, before, after).or_else(|| runtime_field_damage(finding, before, after))
+}
+
+/// The finding whose expected text explains a failed attempt, if any.
+pub fn explained_by<'a>(check: &'a Check, failed: &Ran) -> Option<&'a Finding> {
+    let printed = squash(&failed.stderr);
+    check.findings.iter().find(|f| expected(check, f).iter().any(|t| printed.contains(t)))
+}
