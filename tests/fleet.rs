@@ -126,14 +126,14 @@ fn fleet_output_is_the_same_whatever_the_concurrency() {
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
     assert_eq!(stdout(&one), stdout(&many));
     let text = stdout(&one);
-    assert!(text.starts_with("Fleet status: 5 clusters: 5 installed\n"), "{text}");
-    for name in ["argocd-2.2.1", "helm-2.1.0", "helm-2.2.1", "helm-2.3.0", "kustomize-2.2.0"] {
+    assert!(text.starts_with("Fleet status: 6 clusters: 6 installed\n"), "{text}");
+    for name in ["argocd-2.2.1", "helm-2.1.0", "helm-2.2.1", "helm-2.3.0", "kustomize-2.2.0", "neighbours-2.1.0"] {
         assert!(text.contains(&format!("=== {} ===", snapshots.join(format!("{name}.yaml")).display())), "{name}: {text}");
     }
     let jsonl = run(home.path(), &["status", "--snapshot", &s, "--format", "jsonl", "--concurrency", "3"]);
     let docs = lines(&jsonl);
     let installed: Vec<&str> = docs.iter().map(|d| d["installed"].as_str().unwrap()).collect();
-    assert_eq!(installed, ["2.2.1", "2.1.0", "2.2.1", "2.3.0", "2.2.0"]);
+    assert_eq!(installed, ["2.2.1", "2.1.0", "2.2.1", "2.3.0", "2.2.0", "2.1.0"]);
     assert_eq!(docs[4]["method"], "kubectl");
 }
 
@@ -169,6 +169,10 @@ fn bad_members_fail_alone_and_bad_flags_fail_the_run() {
     let out = run(home.path(), &["check", "--snapshot", &d, "--chart", &to, "--format", "sarif"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("a fleet prints text, json or jsonl"), "{}", stderr(&out));
+    // status --to/--chart validates one cluster: refused for a fleet before any read.
+    let out = run(home.path(), &["status", "--snapshot", &d, "--chart", &to]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty() && stderr(&out).contains("drop --to/--chart"), "{}", stderr(&out));
 
     // One snapshot: the single-cluster report, unchanged; jsonl gives it the fleet document.
     let single = run(home.path(), &["status", "--snapshot", &a]);
