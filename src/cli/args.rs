@@ -106,14 +106,19 @@ impl ClusterArgs {
             }
         };
         if let Some(v) = &self.kube_version {
-            let trimmed = v.trim_start_matches('v');
-            if crate::version::parse_lenient(trimmed).is_none() {
-                return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
-            }
-            state.info.server_version = Some(format!("v{trimmed}"));
+            state.info.server_version = Some(assumed_kube_version(v)?);
         }
         Ok(state)
     }
+}
+
+/// `--kube-version` checked and written as servers report it (`v1.33`).
+pub fn assumed_kube_version(v: &str) -> Result<String, CliError> {
+    let trimmed = v.trim_start_matches('v');
+    if crate::version::parse_lenient(trimmed).is_none() {
+        return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
+    }
+    Ok(format!("v{trimmed}"))
 }
 
 /// Helm's value flags, shared by every command that renders.
@@ -165,10 +170,30 @@ pub struct RenderTarget {
     pub namespace: String,
 }
 
+/// One cluster and the upgrade (`runbook`).
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub flags: UpgradeFlags,
+}
+
+impl UpgradeArgs {
+    /// The upgrade the flags ask for.
+    pub fn request(&self) -> Result<Request, CliError> {
+        self.flags.request()
+    }
+
+    /// The upgrade prepared against the cluster.
+    pub fn prepare(&self) -> Result<crate::upgrade::Upgrade, CliError> {
+        self.flags.prepare(&self.cluster)
+    }
+}
+
+/// What to upgrade to and how, without the cluster (`check` and `plan` take a fleet's flags).
+#[derive(Debug, Args)]
+pub struct UpgradeFlags {
     /// Target chart version or range (resolved in the repository)
     #[arg(long, value_name = "V")]
     pub to: Option<String>,
@@ -199,7 +224,7 @@ pub struct UpgradeArgs {
     pub registry: RegistryArgs,
 }
 
-impl UpgradeArgs {
+impl UpgradeFlags {
     /// The upgrade the flags ask for (the repository resolved from --repo, the environment or
     /// the default; values read).
     pub fn request(&self) -> Result<Request, CliError> {
@@ -219,10 +244,10 @@ impl UpgradeArgs {
         })
     }
 
-    /// The upgrade prepared against the cluster.
-    pub fn prepare(&self) -> Result<crate::upgrade::Upgrade, CliError> {
+    /// The upgrade prepared against `cluster`.
+    pub fn prepare(&self, cluster: &ClusterArgs) -> Result<crate::upgrade::Upgrade, CliError> {
         let request = self.request()?;
-        let state = self.cluster.state()?;
+        let state = cluster.state()?;
         Ok(crate::upgrade::Upgrade::prepare(request, state)?)
     }
 }

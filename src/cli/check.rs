@@ -1,39 +1,64 @@
-//! `trainer-audit check`: the readiness gate — findings for upgrading this cluster's Trainer to
-//! a target version; exit 1 when any is at or above `--fail-on`.
+//! `trainer-audit check`: the readiness gate — findings for upgrading this cluster's Trainer (or
+//! every cluster of a fleet) to a target version; exit 1 when any is at or above `--fail-on`.
 
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::args::UpgradeArgs;
+use super::args::UpgradeFlags;
+use super::fleet::{FleetArgs, Output};
 use super::{fails_at, print_json, CliError};
 use crate::audit::finding::Severity;
+use crate::fleet::audit::Job;
+use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum CheckFormat {
     Text,
+    /// One JSON document (JSON Lines for a fleet)
     Json,
     Sarif,
     Markdown,
+    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
+    Jsonl,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
-    pub upgrade: UpgradeArgs,
+    pub clusters: FleetArgs,
+    #[command(flatten)]
+    pub upgrade: UpgradeFlags,
+    /// Output format (a fleet prints text, json or jsonl)
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
     /// Exit 1 when a finding is at or above this severity
     #[arg(long, value_enum, default_value_t = Severity::Error)]
     pub fail_on: Severity,
+    /// Print only the verdict line (one per cluster)
+    #[arg(long, short = 'q', conflicts_with = "format")]
+    pub quiet: bool,
 }
 
-pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
-    let upgrade = args.upgrade.prepare()?;
+pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
+    let output = match (args.quiet, args.format, args.clusters.is_fleet()) {
+        (true, _, _) => Some(Output::Quiet),
+        (false, CheckFormat::Jsonl, _) | (false, CheckFormat::Json, true) => Some(Output::JsonLines),
+        (false, CheckFormat::Text, true) => Some(Output::Text),
+        (false, CheckFormat::Sarif | CheckFormat::Markdown, true) => {
+            return Err(CliError::Usage("--format sarif and markdown report one cluster; a fleet prints text, json or jsonl".into()))
+        }
+        (false, _, false) => None,
+    };
+    if let Some(output) = output {
+        let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
+        return super::fleet::run(job, &args.clusters, output, paint);
+    }
+    let upgrade = args.upgrade.prepare(&args.clusters.single())?;
     let report = upgrade.check()?;
     match args.format {
-        CheckFormat::Text => print!("{}", crate::report::check::text(&report)),
-        CheckFormat::Json => print_json(&report)?,
+        CheckFormat::Text => print!("{}", crate::report::check::text_painted(&report, paint)),
+        CheckFormat::Json | CheckFormat::Jsonl => print_json(&report)?,
         CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &upgrade.rules))?,
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
     }

@@ -3,9 +3,12 @@
 
 mod args;
 mod check;
+mod completions;
 mod diff;
+mod fleet;
 mod gitops;
 mod hooks;
+mod man;
 mod migrate;
 mod plan;
 mod pull;
@@ -21,6 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::report::style::ColorChoice;
 use crate::source::oci::RegistryError;
 use crate::source::pull::PullError;
 use crate::source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
@@ -37,6 +41,9 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 the run itself failed (
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour in text output: auto (a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,6 +78,10 @@ pub enum Command {
     Migrate(Box<migrate::MigrateArgs>),
     /// Audit the Kubeflow Trainer references of a GitOps tree (with a base: what a change adds or changes)
     Gitops(Box<gitops::GitopsArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(completions::CompletionsArgs),
+    /// Print the man page, or write one per command with -o DIR
+    Man(man::ManArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -106,22 +117,25 @@ pub enum CliError {
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    let paint = || cli.color.paint_stdout();
     match cli.command {
         Command::Versions(args) => versions::run(args),
         Command::Pull(args) => pull::run(args),
         Command::Render(args) => render::run(*args),
         Command::Hooks(args) => hooks::run(*args),
         Command::Diff(args) => diff::run(*args),
-        Command::Status(args) => status::run(*args),
+        Command::Status(args) => status::run(*args, paint()),
         Command::Snapshot(args) => snapshot::run(*args),
         Command::Rbac(args) => rbac::run(args),
-        Command::Check(args) => check::run(*args),
-        Command::Plan(args) => plan::run(*args),
+        Command::Check(args) => check::run(*args, paint()),
+        Command::Plan(args) => plan::run(*args, paint()),
         Command::Runbook(args) => runbook::run(*args),
         Command::Rules(args) => rules::list(args),
         Command::Explain(args) => rules::explain(args),
         Command::Migrate(args) => migrate::run(*args),
         Command::Gitops(args) => gitops::run(*args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 

@@ -1,32 +1,57 @@
-//! `trainer-audit plan`: the stepwise upgrade path with what to fix before each step.
+//! `trainer-audit plan`: the stepwise upgrade path with what to fix before each step, for one
+//! cluster or every cluster of a fleet.
 
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::args::UpgradeArgs;
+use super::args::UpgradeFlags;
+use super::fleet::{FleetArgs, Output};
 use super::{print_json, CliError};
+use crate::fleet::audit::Job;
+use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum PlanFormat {
     Text,
+    /// One JSON document (JSON Lines for a fleet)
     Json,
     Markdown,
+    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
+    Jsonl,
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
-    pub upgrade: UpgradeArgs,
+    pub clusters: FleetArgs,
+    #[command(flatten)]
+    pub upgrade: UpgradeFlags,
+    /// Output format (a fleet prints text, json or jsonl)
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     pub format: PlanFormat,
+    /// Print only the verdict line (one per cluster)
+    #[arg(long, short = 'q', conflicts_with = "format")]
+    pub quiet: bool,
 }
 
-pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
-    let (plan, notes) = args.upgrade.prepare()?.plan()?;
+pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
+    let output = match (args.quiet, args.format, args.clusters.is_fleet()) {
+        (true, _, _) => Some(Output::Quiet),
+        (false, PlanFormat::Jsonl, _) | (false, PlanFormat::Json, true) => Some(Output::JsonLines),
+        (false, PlanFormat::Text, true) => Some(Output::Text),
+        (false, PlanFormat::Markdown, true) => {
+            return Err(CliError::Usage("--format markdown plans one cluster; a fleet prints text, json or jsonl".into()))
+        }
+        (false, _, false) => None,
+    };
+    if let Some(output) = output {
+        return super::fleet::run(Job::Plan { request: args.upgrade.request()? }, &args.clusters, output, paint);
+    }
+    let (plan, notes) = args.upgrade.prepare(&args.clusters.single())?.plan()?;
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
+        PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
     }
     Ok(ExitCode::SUCCESS)

@@ -1,5 +1,5 @@
 //! `trainer-audit rbac`: the least-privilege ClusterRole and binding the tool needs (get and
-//! list on exactly what it reads).
+//! list on exactly what it reads), and with `--cronjob` a CronJob running `check` in the cluster.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::CliError;
 use crate::cluster::catalog::RESOURCES;
+use crate::cronjob::{validate, CronJob};
 
 #[derive(Debug, Args)]
 pub struct RbacArgs {
@@ -17,6 +18,24 @@ pub struct RbacArgs {
     /// Namespace of that ServiceAccount
     #[arg(long, short = 'n', default_value = "kubeflow-system")]
     pub namespace: String,
+    /// Also print a CronJob that runs `check --format jsonl` in the cluster with that account
+    #[arg(long, requires = "schedule")]
+    pub cronjob: bool,
+    /// When the CronJob runs: five cron fields ('0 6 * * 1-5') or @daily, @hourly, …
+    #[arg(long, requires = "cronjob", value_name = "CRON")]
+    pub schedule: Option<String>,
+    /// IANA time zone of the schedule (e.g. Europe/Berlin; default: the controller manager's)
+    #[arg(long, requires = "cronjob", value_name = "ZONE")]
+    pub time_zone: Option<String>,
+    /// Image the CronJob runs (build it with the repository's Dockerfile and push it where the cluster pulls from)
+    #[arg(long, requires = "cronjob", default_value = crate::cronjob::DEFAULT_IMAGE)]
+    pub image: String,
+    /// Target version or range the CronJob checks against (default: the newest release)
+    #[arg(long, requires = "cronjob", default_value = "*", value_name = "V")]
+    pub to: String,
+    /// Chart repository the CronJob checks against (default: the published Trainer repository)
+    #[arg(long, requires = "cronjob", value_name = "oci://REF")]
+    pub repo: Option<String>,
 }
 
 pub fn manifest(service_account: &str, namespace: &str) -> String {
@@ -42,6 +61,25 @@ apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n 
 }
 
 pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
-    print!("{}", manifest(&args.service_account, &args.namespace));
+    let mut text = manifest(&args.service_account, &args.namespace);
+    if args.cronjob {
+        let cronjob = CronJob {
+            namespace: args.namespace.clone(),
+            service_account: args.service_account.clone(),
+            schedule: args.schedule.clone().unwrap_or_default(),
+            time_zone: args.time_zone.clone(),
+            image: args.image.clone(),
+            to: args.to.clone(),
+            repo: args.repo.clone(),
+        };
+        validate(&cronjob).map_err(|e| CliError::Usage(e.to_string()))?;
+        if let Some(repo) = &args.repo {
+            super::oci_reference(Some(repo), "rbac --cronjob --repo")?;
+        }
+        // As `check --to` will read it.
+        crate::source::versions::VersionRequest::parse(Some(&args.to)).map_err(|e| CliError::Usage(format!("invalid --to: {e}")))?;
+        text.push_str(&crate::cronjob::manifest(&cronjob).map_err(CliError::Io)?);
+    }
+    print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! Findings as text blocks and as a Markdown table, shared by every report that has findings.
 
+use super::style::Paint;
 use crate::audit::finding::{Finding, FixLine, Severity};
 
 /// `N findings: a error, b warning, c info`.
@@ -38,16 +39,35 @@ pub fn summary_lines(findings: &[Finding]) -> Vec<String> {
         .collect()
 }
 
+/// The first finding of each (rule, severity), in the order [`summary_lines`] lists them.
+fn first_of_each_rule(findings: &[Finding]) -> Vec<&Finding> {
+    let mut firsts: Vec<&Finding> = Vec::new();
+    for f in findings {
+        if !firsts.iter().any(|x| x.id == f.id && x.severity == f.severity) {
+            firsts.push(f);
+        }
+    }
+    firsts
+}
+
 pub fn text(findings: &[Finding], out: &mut String) {
+    text_painted(findings, Paint::PLAIN, out)
+}
+
+/// [`text`] with the severities coloured.
+pub fn text_painted(findings: &[Finding], paint: Paint, out: &mut String) {
     if !findings.is_empty() {
         out.push_str(&format!("Summary: {}\n", summary(findings)));
-        for line in summary_lines(findings) {
-            out.push_str(&format!("  {line}\n"));
+        for (line, f) in summary_lines(findings).into_iter().zip(first_of_each_rule(findings)) {
+            // The line opens with the padded severity word; colour just that.
+            let (word, rest) = line.split_at(7.min(line.len()));
+            out.push_str(&format!("  {}{rest}\n", paint.severity(f.severity, word)));
         }
         out.push('\n');
     }
     for f in findings {
-        out.push_str(&format!("{:<7} {}  {}\n", f.severity.as_str(), f.id, f.title));
+        let word = format!("{:<7}", f.severity.as_str());
+        out.push_str(&format!("{} {}  {}\n", paint.severity(f.severity, &word), f.id, f.title));
         out.push_str(&format!("        subject:  {}\n", f.subject));
         if !f.location.is_empty() {
             out.push_str(&format!("        location: {}\n", f.location));

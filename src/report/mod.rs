@@ -4,6 +4,7 @@
 pub mod check;
 pub mod diff;
 pub mod findings;
+pub mod fleet;
 pub mod gitops;
 pub mod gitops_sarif;
 pub mod hooks;
@@ -12,3 +13,4 @@ pub mod rules;
 pub mod runbook;
 pub mod sarif;
 pub mod status;
+pub mod style;

@@ -10,6 +10,7 @@ pub mod target;
 pub mod values;
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -105,7 +106,7 @@ pub struct Upgrade {
     pub rules: Vec<Rule>,
     pub notes: Vec<String>,
     request: Request,
-    store: ChartStore,
+    store: Rc<ChartStore>,
 }
 
 fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
@@ -130,8 +131,25 @@ fn json_to_map(v: &Json) -> Map {
     }
 }
 
+/// The chart store a request pulls from: its repository (or its chart directory, with
+/// `charts_dir`), or none with a local target chart.
+pub fn store_for(request: &Request) -> ChartStore {
+    let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
+    match &request.charts_dir {
+        Some(dir) => ChartStore::with_directory(repository, dir.clone()),
+        None => ChartStore::new(repository, request.registry.clone()),
+    }
+}
+
 impl Upgrade {
     pub fn prepare(request: Request, state: ClusterState) -> Result<Upgrade, UpgradeError> {
+        let store = Rc::new(store_for(&request));
+        Upgrade::prepare_in(request, state, store)
+    }
+
+    /// Prepared over a store shared with other upgrades of the same run (a fleet): each chart
+    /// version is pulled once for all of them. `store` must be [`store_for`] this request.
+    pub fn prepare_in(request: Request, state: ClusterState, store: Rc<ChartStore>) -> Result<Upgrade, UpgradeError> {
         let rules = load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
         let (releases, errors) = state.releases();
         if let Some(e) = errors.first() {
@@ -164,11 +182,6 @@ impl Upgrade {
             .unwrap_or_else(|| crate::cluster::live::DEFAULT_NAMESPACE.into());
         let install = overall(&state, &releases);
         let found = installed_version(&state, &releases);
-        let repository = if request.chart.is_some() { None } else { request.repository.as_ref().map(OciRef::repository_ref) };
-        let store = match &request.charts_dir {
-            Some(dir) => ChartStore::with_directory(repository, dir.clone()),
-            None => ChartStore::new(repository, request.registry.clone()),
-        };
         let from = match (&request.from, &found) {
             (Some(v), _) => Some(installed_from(v, &store)?),
             (None, Some(found)) => Some(version(&found.version, "installed")?),

@@ -1,9 +1,10 @@
 //! The charts of one run: one async runtime and one registry client for the whole run, the
 //! repository's tags listed once, each chart (a version pulled from the repository, or a local
-//! `--chart`/`--from-chart`) loaded once, and each rendered once with the upgrade's values, so a
-//! plan through several versions renders every intermediate chart a single time. A store may
-//! also take its versions from a local directory of charts (an air-gapped CI job, a test) while
-//! commands still name the repository.
+//! `--chart`/`--from-chart`) loaded once, and each rendered once per release, namespace and
+//! values, so a plan through several versions renders every intermediate chart a single time and
+//! a fleet sharing one store pulls each version once and renders it once per distinct release.
+//! A store may also take its versions from a local directory of charts (an air-gapped CI job,
+//! a test) while commands still name the repository.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -37,6 +38,15 @@ pub struct RenderFor {
     pub values: crate::gotmpl::Map,
 }
 
+impl RenderFor {
+    /// Equal for renders that give the same output (values are sorted maps, so equal values
+    /// give equal JSON text).
+    fn key(&self) -> String {
+        let values = crate::kube::to_serde(&crate::gotmpl::Value::map(self.values.clone()));
+        format!("{}\n{}\n{values}", self.release, self.namespace)
+    }
+}
+
 /// A chart directory holds at most this many entries (each is opened to read its version).
 const MAX_DIRECTORY_ENTRIES: usize = 256;
 
@@ -49,7 +59,8 @@ pub struct ChartStore {
     client: RefCell<Option<Rc<RegistryClient>>>,
     versions: RefCell<Option<Rc<Vec<ChartVersion>>>>,
     charts: RefCell<BTreeMap<ChartSource, Rc<Chart>>>,
-    inventories: RefCell<BTreeMap<ChartSource, Rc<Inventory>>>,
+    /// Keyed by the chart and the render's release, namespace and values (as JSON text).
+    inventories: RefCell<BTreeMap<(ChartSource, String), Rc<Inventory>>>,
 }
 
 impl ChartStore {
@@ -186,9 +197,10 @@ impl ChartStore {
         Ok(self.charts.borrow_mut().entry(source.clone()).or_insert(Rc::new(chart)).clone())
     }
 
-    /// The chart rendered for this upgrade, once.
+    /// The chart rendered as `render` says, once.
     pub fn inventory(&self, source: &ChartSource, render: &RenderFor) -> Result<Rc<Inventory>, UpgradeError> {
-        if let Some(i) = self.inventories.borrow().get(source) {
+        let key = (source.clone(), render.key());
+        if let Some(i) = self.inventories.borrow().get(&key) {
             return Ok(i.clone());
         }
         let chart = self.chart(source)?;
@@ -200,7 +212,7 @@ impl ChartStore {
             UpgradeError::Render(format!("cannot render {} {} with the release's values: {}", chart.name(), chart.metadata.version, e.0))
         })?;
         let inventory = Rc::new(Inventory::build(&chart, &rendered, &render.namespace));
-        Ok(self.inventories.borrow_mut().entry(source.clone()).or_insert(inventory).clone())
+        Ok(self.inventories.borrow_mut().entry(key).or_insert(inventory).clone())
     }
 }
 
@@ -262,6 +274,15 @@ mod tests {
         assert!(Rc::ptr_eq(&first, &again), "rendered twice");
         assert!(Rc::ptr_eq(&store.chart(&source).unwrap(), &store.chart(&source).unwrap()), "loaded twice");
         assert!(store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).is_err(), "no repository: nothing to pull");
+        // Another release of the same chart (a fleet's other cluster) renders again; the same one does not.
+        let other = RenderFor { release: "trainer".into(), ..render.clone() };
+        let third = store.inventory(&source, &other).unwrap();
+        assert!(!Rc::ptr_eq(&first, &third), "a different release reused another's render");
+        assert!(Rc::ptr_eq(&third, &store.inventory(&source, &other.clone()).unwrap()));
+        let mut values = crate::gotmpl::Map::new();
+        values.insert("unusedByTheChart".into(), crate::gotmpl::Value::from("x"));
+        let with_values = RenderFor { values, ..render };
+        assert!(!Rc::ptr_eq(&first, &store.inventory(&source, &with_values).unwrap()), "other values reused a render");
     }
 
     #[test]

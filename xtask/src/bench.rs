@@ -18,23 +18,24 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
     };
     match target {
+        "fleet" => crate::bench_fleet::fleet(runs),
         "pull" => pull(runs),
         "render" => render(runs),
         "diff" => diff(runs),
         "cluster" => cluster(runs),
         "start" => start(runs),
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
     }
 }
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
-fn corpus() -> Result<PathBuf> {
+pub(crate) fn corpus() -> Result<PathBuf> {
     let dir = std::env::var_os("TRAINER_AUDIT_CORPUS").map(PathBuf::from).unwrap_or_else(|| repo_root().join("../shared/corpus"));
     if !dir.join("charts").is_dir() {
         bail!("no corpus at {} (set TRAINER_AUDIT_CORPUS)", dir.display());
@@ -42,7 +43,7 @@ fn corpus() -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn build_release() -> Result<PathBuf> {
+pub(crate) fn build_release() -> Result<PathBuf> {
     let status =
         Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "--bin", "trainer-audit"]).current_dir(repo_root()).status()?;
     if !status.success() {
@@ -84,7 +85,18 @@ fn time(mut cmd: Command) -> Result<Duration> {
     Ok(elapsed)
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
+/// Like [`time`], but findings (exit 1) are a normal outcome; only exit 2 fails.
+pub(crate) fn time_any_exit(mut cmd: Command) -> Result<Duration> {
+    let start = Instant::now();
+    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
+    let elapsed = start.elapsed();
+    if out.status.code() == Some(2) {
+        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(elapsed)
+}
+
+pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
@@ -370,7 +382,7 @@ fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
     }
 }
 
-fn tempfile_dir() -> Result<PathBuf> {
+pub(crate) fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("trainer-audit-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
@@ -384,7 +396,7 @@ fn json_field(text: &str, field: &str) -> Option<String> {
 }
 
 /// Peak RSS (KiB) of a command, via GNU time when the machine has it.
-fn peak_rss_kib(cmd: Command) -> Option<u64> {
+pub(crate) fn peak_rss_kib(cmd: Command) -> Option<u64> {
     if !Path::new("/usr/bin/time").exists() {
         return None;
     }

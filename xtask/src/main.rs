@@ -3,6 +3,7 @@
 //! `cargo xtask bench …` (whole-process benchmarks against a peer measured in the same run).
 
 mod bench;
+mod bench_fleet;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
@@ -60,7 +61,11 @@ const USAGE: &str = "usage: cargo xtask <task>
                       kubectl get -A -o json from the same fake API server; check
   bench cluster-serve DIR
                       write that cluster's snapshot and kubeconfig into DIR and
-                      serve it until stdin closes (for profiling)";
+                      serve it until stdin closes (for profiling)
+  bench fleet [--runs N]
+                      check over 50 clusters (fake API servers, 1,000 TrainJobs each) at
+                      concurrency 4, 16 and 50 with peak RSS, against a shell loop running
+                      check once per context";
 
 /// What both `test` and `rehearse` need installed; the control plane's bin dir when built.
 fn prepare() -> Result<Option<std::path::PathBuf>> {

@@ -1,0 +1,134 @@
+//! Reading a fleet's clusters with at most N reads at once, each exactly as a single-cluster run
+//! reads it (`cluster::snapshot::read_file`, `cluster::live::read`), on worker threads (snapshot
+//! parsing is CPU work; live reads get their own small async runtime). Each state is handed to
+//! the calling thread as soon as it is read, and the hand-off is a rendezvous: a worker with a
+//! finished state waits until the caller takes it. So at most N + 1 cluster states exist at any
+//! moment, whatever the fleet's size, and the caller (which owns the non-thread-safe chart
+//! store) audits them one by one.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use super::{Member, Source};
+use crate::cluster::live::{read as read_live, LiveOptions};
+use crate::cluster::snapshot::read_file;
+use crate::cluster::ClusterState;
+
+/// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
+/// on the calling thread, in the order the reads finish. A failed read is passed on as its
+/// error text; it never stops the others.
+pub fn read_all<R, F>(members: &[Member], concurrency: usize, read: R, mut each: F)
+where
+    R: Fn(&Member) -> Result<ClusterState, String> + Sync,
+    F: FnMut(usize, Result<ClusterState, String>),
+{
+    let workers = concurrency.clamp(1, members.len().max(1));
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        // Capacity 0: `send` returns only once the caller has received, so no finished state
+        // queues up beyond the one each worker holds.
+        let (tx, rx) = mpsc::sync_channel::<(usize, Result<ClusterState, String>)>(0);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, read) = (&next, &read);
+            scope.spawn(move || loop {
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                let Some(member) = members.get(index) else { return };
+                if tx.send((index, read(member))).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        for (index, result) in rx {
+            each(index, result);
+        }
+    });
+}
+
+/// One cluster read as a single-cluster run reads it, with `kube_version` (already validated,
+/// `v1.33`) standing in for a server version the cluster does not record.
+pub fn read_member(member: &Member, kube_version: Option<&str>) -> Result<ClusterState, String> {
+    let mut state = match &member.source {
+        Source::Snapshot { path } => read_file(path).map_err(|e| e.to_string())?,
+        Source::Live { kubeconfig, context } => {
+            let options = LiveOptions { kubeconfig: kubeconfig.clone(), context: context.clone(), namespaces: Vec::new(), progress: false };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            runtime.block_on(read_live(&options)).map_err(|e| e.to_string())?
+        }
+    };
+    if let Some(v) = kube_version {
+        state.info.server_version = Some(v.to_string());
+    }
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    fn members(n: usize) -> Vec<Member> {
+        (0..n).map(|i| Member { name: format!("c{i}"), source: Source::Snapshot { path: PathBuf::from(format!("c{i}")) } }).collect()
+    }
+
+    /// Live states are counted by a guard inside them: created by a read, dropped by the caller.
+    #[test]
+    fn reads_are_bounded_and_states_never_pile_up() {
+        let fleet = members(40);
+        let (in_flight, alive) = (AtomicUsize::new(0), std::sync::Arc::new(AtomicUsize::new(0)));
+        let (max_in_flight, max_alive) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let seen = Mutex::new(Vec::new());
+        read_all(
+            &fleet,
+            4,
+            |m| {
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                max_in_flight.fetch_max(now, Ordering::SeqCst);
+                // Uneven read times, so completion order differs from input order.
+                std::thread::sleep(Duration::from_millis(1 + (m.name.len() as u64 * 7 + m.name.as_bytes()[1] as u64) % 5));
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                // A failed read holds no state.
+                if m.name == "c7" {
+                    return Err("unreachable".into());
+                }
+                let a = alive.fetch_add(1, Ordering::SeqCst) + 1;
+                max_alive.fetch_max(a, Ordering::SeqCst);
+                Ok(ClusterState { warnings: vec![m.name.clone()], ..ClusterState::default() })
+            },
+            |i, result| {
+                // The caller is slow: finished reads must wait, not queue.
+                std::thread::sleep(Duration::from_millis(3));
+                if result.is_ok() {
+                    alive.fetch_sub(1, Ordering::SeqCst);
+                }
+                seen.lock().unwrap().push((i, result.map(|s| s.warnings[0].clone())));
+            },
+        );
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by_key(|(i, _)| *i);
+        assert_eq!(seen.len(), 40);
+        for (i, result) in &seen {
+            match result {
+                Ok(name) => assert_eq!(name, &format!("c{i}")),
+                Err(e) => assert_eq!((*i, e.as_str()), (7, "unreachable")),
+            }
+        }
+        assert!(max_in_flight.load(Ordering::SeqCst) <= 4);
+        assert!(max_alive.load(Ordering::SeqCst) <= 4 + 1, "{} states alive at once", max_alive.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn an_empty_fleet_and_a_concurrency_above_the_fleet_size_are_fine() {
+        let mut calls = 0;
+        read_all(&[], 8, |_| Ok(ClusterState::default()), |_, _| calls += 1);
+        assert_eq!(calls, 0);
+        read_all(&members(2), 64, |_| Ok(ClusterState::default()), |_, _| calls += 1);
+        assert_eq!(calls, 2);
+    }
+}
