@@ -217,36 +217,8 @@ impl fmt::Display for FieldError {
     }
 }
 
-/// Go's `strconv.Quote` (and `%q` of a string): printable runes kept, the rest escaped.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => {
-                let n = c as u32;
-                if n < 0x10000 {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `strconv.Quote`, as the template engine's `%q` prints it: the API server quotes values with it.
+pub use crate::gotmpl::fmt::go_quote;
 
 /// Go's `%v` of a float64: `strconv.FormatFloat(f, 'g', -1, 64)`, whose shortest form switches to
 /// an exponent when the decimal exponent is below -4 or at least 6 (`eprec = 6` in strconv/ftoa.go).
