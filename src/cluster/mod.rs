@@ -167,7 +167,7 @@ pub fn normalise(mut o: Json) -> Option<Json> {
         };
     if helm_record {
         // Trainer's records whole; the neighbours' as stubs naming their chart; no others.
-        match release::kept_record(&o)? {
+        match release::kept_record_of(&o, neighbours::CHARTS)? {
             release::Kept::Whole => {}
             release::Kept::Stub(stub) => return Some(stub),
         }

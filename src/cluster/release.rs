@@ -125,7 +125,8 @@ pub fn decode(object: &Json) -> Result<ReleaseRecord, ClusterError> {
 /// Whether a record belongs to a Trainer release (records that cannot be decoded are kept, so
 /// the problem is reported instead of hidden).
 pub fn is_trainer_record(object: &Json) -> bool {
-    matches!(kept_record(object), Some(Kept::Whole))
+    // Whether a record is kept whole does not depend on which neighbour charts are stubbed.
+    matches!(kept_record_of(object, &[]), Some(Kept::Whole))
 }
 
 /// Annotations a record stub carries instead of its payload: the chart's name, version and
@@ -143,7 +144,7 @@ pub enum Kept {
     Stub(Json),
 }
 
-/// Whether a record is a stub made by [`kept_record`].
+/// Whether a record is a stub made by [`kept_record_of`].
 pub fn is_stub(object: &Json) -> bool {
     !str_at(object, &["metadata", "annotations", STUB_CHART]).is_empty()
 }
@@ -178,11 +179,6 @@ pub fn kept_record_of(object: &Json, neighbours: &[&str]) -> Option<Kept> {
         stub["type"] = t.clone();
     }
     Some(Kept::Stub(stub))
-}
-
-/// [`kept_record_of`] with the neighbour charts the cluster reader knows.
-pub fn kept_record(object: &Json) -> Option<Kept> {
-    kept_record_of(object, super::neighbours::CHARTS)
 }
 
 /// A release with its history.
