@@ -15,6 +15,20 @@ pub struct Params {
     pub label: String,
 }
 
+/// `kubectl label KIND NAME [-n NAMESPACE] KEY-`, quoted: a TrainingRuntime is namespaced, so
+/// its command names the namespace (without it kubectl looks in the context's default namespace).
+fn unlabel_command(o: &serde_json::Value, key: &str) -> String {
+    let kind = str_at(o, &["kind"]).to_ascii_lowercase();
+    let mut words = vec!["kubectl", "label", kind.as_str(), str_at(o, &["metadata", "name"])];
+    let namespace = str_at(o, &["metadata", "namespace"]);
+    if !namespace.is_empty() {
+        words.extend(["-n", namespace]);
+    }
+    let unset = format!("{key}-");
+    words.push(&unset);
+    crate::shell::join(words)
+}
+
 /// User runtimes (not rendered by the target) carrying a label that skips webhook validation.
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
@@ -31,7 +45,7 @@ impl Check for Params {
                     format!("{} is not a built-in runtime but carries {label}: the validating webhooks skip it", name_of(o)),
                 )
                 .evidence(format!("label {label}"))
-                .var("name", str_at(o, &["metadata", "name"]))
+                .var("commands", unlabel_command(o, key))
             })
             .collect()
     }
