@@ -244,3 +244,67 @@ corpus_commands! {
     corpus_commands_of_helm_2_3_0: "helm-2.3.0", "2.3.0";
     corpus_commands_of_argocd_2_2_1: "argocd-2.2.1", "2.2.1";
 }
+
+/// TA-CRD-010's commands unpack the target chart from where the run read it (a chart directory
+/// or a local archive, which `helm pull` cannot read) and apply the CRD file at the printed
+/// path: run as printed with bash, `kubectl` replaced by a stand-in that reads the `-f` file.
+#[test]
+fn crd_fix_commands_unpack_a_local_chart_and_apply_the_printed_path() {
+    let work = tempfile::tempdir().unwrap();
+    let charts = root().join("tests/rules/charts");
+    // A packaged chart: one top directory named after the chart, as `helm package` writes it.
+    let stage = work.path().join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    let copied = Command::new("cp").arg("-R").arg(charts.join("to")).arg(stage.join("kubeflow-trainer")).status().unwrap();
+    assert!(copied.success());
+    let archive = work.path().join("target chart.tgz");
+    let packed = Command::new("tar").arg("-czf").arg(&archive).arg("-C").arg(&stage).arg("kubeflow-trainer").status().unwrap();
+    assert!(packed.success());
+    let shims = work.path().join("shims");
+    std::fs::create_dir_all(&shims).unwrap();
+    let kubectl = shims.join("kubectl");
+    std::fs::write(
+        &kubectl,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -f ]; then grep -q '^kind: CustomResourceDefinition' \"$2\" || exit 3; echo \"$2\" >> \"$APPLIED\"; fi; shift; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let snapshot = root().join("tests/rules/TA-CRD-010/cluster.yaml");
+    for chart in [charts.join("to"), archive.clone()] {
+        let cwd = tempfile::tempdir().unwrap();
+        let out = run_in(
+            cwd.path(),
+            work.path(),
+            &[
+                "check",
+                "--snapshot",
+                snapshot.to_str().unwrap(),
+                "--chart",
+                chart.to_str().unwrap(),
+                "--from-chart",
+                charts.join("from").to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        let finding = report["findings"].as_array().unwrap().iter().find(|f| f["id"] == "TA-CRD-010").expect("TA-CRD-010 fires");
+        let commands: Vec<&str> = finding["commands"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+        let applied = cwd.path().join("applied.txt");
+        let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap_or_default());
+        let ran = Command::new("bash")
+            .arg("-euo")
+            .arg("pipefail")
+            .arg("-c")
+            .arg(commands.join("\n"))
+            .current_dir(cwd.path())
+            .env("PATH", path)
+            .env("APPLIED", &applied)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{commands:#?}\n{}", stderr(&ran));
+        let applied = std::fs::read_to_string(&applied).unwrap();
+        assert_eq!(applied.trim(), "trainer-audit-chart/kubeflow-trainer/crds/jobsets.yaml", "{commands:#?}");
+        assert!(!cwd.path().join("trainer-audit-chart").exists(), "the last command cleans up");
+    }
+}

@@ -21,6 +21,7 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("repository".into(), input.repository.clone());
     vars.insert(REGISTRY_FLAGS.into(), input.registry_flags.clone());
     vars.insert("engine".into(), engine.as_str().to_string());
+    vars.insert("unpack_chart".into(), unpack_chart(&input.repository, &input.registry_flags, &input.to, &input.target.chart.name));
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
         let Some(check) = &rule.check else { continue };
@@ -28,6 +29,26 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     }
     sort_findings(&mut findings);
     findings
+}
+
+/// The command that unpacks the target chart into `trainer-audit-chart/<chart>/`: `helm pull
+/// --untar` from a repository; for the local chart a run was given (`--chart`), which `helm pull`
+/// cannot read, `tar` for an archive and `cp -R` for a directory, to the same layout.
+fn unpack_chart(repository: &str, registry_flags: &str, to: &semver::Version, chart: &str) -> String {
+    use crate::shell::quote;
+    let local = std::path::Path::new(repository);
+    if repository.starts_with("oci://") || !local.exists() {
+        let to = to.to_string();
+        format!(
+            "{}{registry_flags} {}",
+            crate::shell::join(["helm", "pull", repository]),
+            crate::shell::join(["--version", &to, "--untar", "--untardir", "trainer-audit-chart"])
+        )
+    } else if local.is_dir() {
+        format!("mkdir -p trainer-audit-chart && cp -R {} {}", quote(repository), quote(&format!("trainer-audit-chart/{chart}")))
+    } else {
+        format!("mkdir -p trainer-audit-chart && tar -xzf {} -C trainer-audit-chart", quote(repository))
+    }
 }
 
 /// Findings of the review rules for one chart; `vars` names the release it is rendered as.
@@ -75,5 +96,32 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
                 helm: e.helm.as_ref().map(ToString::to_string),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unpack_chart;
+
+    #[test]
+    fn the_chart_is_unpacked_from_where_the_run_read_it() {
+        let v = semver::Version::new(2, 3, 0);
+        assert_eq!(
+            unpack_chart("oci://127.0.0.1:5000/charts/kubeflow-trainer", " --plain-http", &v, "kubeflow-trainer"),
+            "helm pull oci://127.0.0.1:5000/charts/kubeflow-trainer --plain-http --version 2.3.0 --untar --untardir trainer-audit-chart"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("my chart.tgz");
+        std::fs::write(&archive, b"").unwrap();
+        let archive = archive.to_str().unwrap();
+        assert_eq!(
+            unpack_chart(archive, "", &v, "kubeflow-trainer"),
+            format!("mkdir -p trainer-audit-chart && tar -xzf '{archive}' -C trainer-audit-chart")
+        );
+        let d = dir.path().to_str().unwrap();
+        assert_eq!(
+            unpack_chart(d, "", &v, "kubeflow-trainer"),
+            format!("mkdir -p trainer-audit-chart && cp -R {} trainer-audit-chart/kubeflow-trainer", crate::shell::quote(d))
+        );
     }
 }

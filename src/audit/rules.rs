@@ -24,6 +24,11 @@ use crate::version::Constraint;
 /// never written in a rule; appended wherever a command line names `{repository}`.
 pub const REGISTRY_FLAGS: &str = "registry_flags";
 
+/// Fix variables a kind or the engine fills with whole command lines, already quoted: a command
+/// line `$ {var}` is replaced by them as they are. `unpack_chart` unpacks the target chart into
+/// `trainer-audit-chart/<chart name>/`, from the repository or from the local chart the run used.
+pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart"];
+
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[
     ("rules/trainer.yaml", include_str!("../../rules/trainer.yaml")),
@@ -173,14 +178,15 @@ impl Rule {
 
     /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
     /// line by line: a line starting `$ ` is a command, and values filled into it are
-    /// shell-quoted, except `{commands}`, which a kind fills with whole command lines. In a
+    /// shell-quoted, except the [`COMMAND_VARS`], filled with whole command lines. In a
     /// command, `{repository}` is followed by the [`REGISTRY_FLAGS`] var (the flags that reach it).
     pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
         let mut out = Vec::new();
         for line in fix.trim_end().lines() {
             match line.strip_prefix("$ ") {
-                Some(command) if command.trim() == "{commands}" => {
-                    let lines = vars.get("commands").map(String::as_str).unwrap_or("");
+                Some(command) if COMMAND_VARS.iter().any(|v| command.trim() == format!("{{{v}}}")) => {
+                    let name = command.trim().trim_start_matches('{').trim_end_matches('}');
+                    let lines = vars.get(name).map(String::as_str).unwrap_or("");
                     out.extend(lines.lines().map(|l| FixLine::Command(l.to_string())));
                 }
                 Some(command) => {
