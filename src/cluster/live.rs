@@ -229,6 +229,6 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
             eprintln!("read {}", r.permission().trim_start_matches("list "));
         }
     }
-    let info = ClusterInfo { server_version: Some(version.git_version), captured_at: None };
+    let info = ClusterInfo { server_version: Some(version.git_version), ..ClusterInfo::default() };
     Ok(ClusterState::from_normalised(info, objects, warnings))
 }

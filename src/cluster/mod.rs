@@ -29,6 +29,11 @@ pub struct ClusterInfo {
     pub server_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub captured_at: Option<String>,
+    /// What the read that made a snapshot could not see (its `readWarnings`), carried over into
+    /// [`ClusterState::warnings`] when the snapshot is read back: a check from a snapshot made
+    /// without some permission knows it as a live check does.
+    #[serde(skip)]
+    pub read_warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -56,7 +56,12 @@ fn cluster_info(item: &Json) -> Option<ClusterInfo> {
         return None;
     }
     let text = |k: &str| Some(str_at(item, &[k]).to_string()).filter(|s| !s.is_empty());
-    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt") })
+    let read_warnings = item
+        .get("readWarnings")
+        .and_then(Json::as_array)
+        .map(|ws| ws.iter().filter_map(Json::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt"), read_warnings })
 }
 
 impl<'a> Items<'a> {
@@ -170,7 +175,9 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
             None => {}
         }
     }
-    Ok(ClusterState::from_normalised(info.unwrap_or_default(), objects, Vec::new()))
+    let mut info = info.unwrap_or_default();
+    let warnings = std::mem::take(&mut info.read_warnings);
+    Ok(ClusterState::from_normalised(info, objects, warnings))
 }
 
 /// serde-saphyr's default budget suits configuration files; a snapshot is data. The file size
@@ -213,6 +220,9 @@ pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> 
     }
     if let Some(t) = &state.info.captured_at {
         info["capturedAt"] = Json::String(t.clone());
+    }
+    if !state.warnings.is_empty() {
+        info["readWarnings"] = Json::from(state.warnings.clone());
     }
     let items: Vec<Json> = std::iter::once(info).chain(state.objects.iter().cloned()).collect();
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});

@@ -34,6 +34,7 @@ mod kueue_queue;
 mod label_bypass;
 mod migrate;
 mod ownership;
+mod read_incomplete;
 mod release_stuck;
 mod replace_runtime_fields;
 mod runtime_drift;
@@ -177,6 +178,7 @@ macro_rules! kind {
 pub const KINDS: &[KindSpec] = &[
     kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
+    kind!("read-incomplete", read_incomplete, "the cluster read was refused some lists (missing permissions)"),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
