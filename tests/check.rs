@@ -28,9 +28,15 @@ fn check(corpus: &Path, scenario: &str, installed: &str, extra: &[&str]) -> std:
     run(home.path(), &args)
 }
 
-/// Output with the machine's corpus path replaced, so snapshots hold on any checkout.
+/// Output with the machine's corpus path replaced, so snapshots hold on any checkout: as given
+/// and as the tool prints it (absolute paths are canonical, so a corpus reached through a
+/// symbolic link prints its real path).
 fn portable(text: &str, corpus: &Path) -> String {
-    text.replace(&corpus.to_string_lossy().into_owned(), "$CORPUS")
+    let mut text = text.replace(&corpus.to_string_lossy().into_owned(), "$CORPUS");
+    if let Ok(real) = corpus.canonicalize() {
+        text = text.replace(&real.to_string_lossy().into_owned(), "$CORPUS");
+    }
+    text
 }
 
 fn ids(text: &str) -> Vec<String> {
