@@ -89,7 +89,7 @@ impl ChartKind for Params {
                     Hit::new(
                         subject.clone(),
                         format!(
-                            "{subject} is rendered without clientConfig.caBundle in {} (the controller's certificate rotator injects it at run time), and {known}",
+                            "{subject} is rendered without clientConfig.caBundle in {}, which is filled in at run time (Trainer's controller injects its own with the cert-controller rotator), and {known}",
                             uncovered.join(", ")
                         ),
                     )
