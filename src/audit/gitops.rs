@@ -28,6 +28,12 @@ impl Engine {
     }
 }
 
+/// Options named `ignoreDifferences.<group>/<kind>[/<name>]` hold what an Argo CD
+/// Application's `spec.ignoreDifferences` entries leave out of the diff, joined by
+/// [`PATH_SEPARATOR`] (`src/gitops/argocd.rs` writes them).
+pub const IGNORE_DIFFERENCES: &str = "ignoreDifferences.";
+pub const PATH_SEPARATOR: &str = "; ";
+
 /// The engine a GitOps file deploys the chart with, and the engine options the file sets (with
 /// the engine's defaults filled in), by the names `trainer-audit gitops` lists them
 /// (`syncOptions.ServerSideApply`, `upgrade.crds`, `includeCRDs`, …). Kinds whose outcome
@@ -55,6 +61,21 @@ impl EngineContext {
         } else {
             value.to_string()
         }
+    }
+
+    /// The paths an Argo CD Application's `ignoreDifferences` leaves out of the diff for one
+    /// object: entries for its group and kind (`*` matches any), unnamed or naming it.
+    pub fn ignored_paths(&self, group: &str, kind: &str, name: &str) -> Vec<&str> {
+        let matches = |want: &str, got: &str| want == "*" || want == got;
+        self.options
+            .iter()
+            .filter_map(|(k, v)| {
+                let mut parts = k.strip_prefix(IGNORE_DIFFERENCES)?.splitn(3, '/');
+                let (g, kd, n) = (parts.next()?, parts.next()?, parts.next());
+                (matches(g, group) && matches(kd, kind) && n.is_none_or(|n| n == name)).then_some(v.as_str())
+            })
+            .flat_map(|v| v.split(PATH_SEPARATOR))
+            .collect()
     }
 
     /// Whether a boolean option is on (`true`, as YAML 1.1 and Argo CD spell it).

@@ -21,6 +21,10 @@ pub struct ChartInput<'a> {
     pub gitops: Option<&'a EngineContext>,
 }
 
+/// The value that renders the Trainer chart's templated CRDs (2.3+: each
+/// `templates/crd/*.yaml` is wrapped in `if .Values.crds.enabled`, default true).
+pub const CRDS_SWITCH: [&str; 2] = ["crds", "enabled"];
+
 pub struct CheckInput<'a> {
     pub state: &'a ClusterState,
     pub release: Option<&'a Release>,
@@ -32,6 +36,9 @@ pub struct CheckInput<'a> {
     pub installed: Option<&'a Inventory>,
     /// The target chart rendered with the values the upgrade will use.
     pub target: &'a Inventory,
+    /// The target chart rendered with the same values but its CRD switch on (`crds.enabled`,
+    /// [`CRDS_SWITCH`]), when the user's values turn it off: the CRDs the upgrade leaves out.
+    pub target_crds_on: Option<&'a Inventory>,
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
     pub install: &'a Verdict,

@@ -8,6 +8,7 @@
 //! (`ghcr.io/kubeflow/charts` with `chart`) or is `oci://…` (an OCI source, Argo CD 3.1+).
 //! `$ref/path` value files of multi-source Applications are looked up in this tree, taken to be
 //! the checkout of the `ref` source's repository. ApplicationSets are named, not expanded.
+//! Sync options and `ignoreDifferences` are kept as engine options.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +17,7 @@ use super::tree::{normalize, Doc, Tree};
 use super::values::{Placement, Values};
 use super::yaml::Node;
 use super::{classify, is_trainer, Found};
+use crate::audit::gitops::{IGNORE_DIFFERENCES, PATH_SEPARATOR};
 
 pub const GROUP: &str = "argoproj.io";
 
@@ -259,6 +261,7 @@ fn options(doc: &Doc, helm: Option<&Node>) -> BTreeMap<String, EngineOption> {
     } else {
         out.insert("syncPolicy.automated".into(), EngineOption::default("false"));
     }
+    ignore_differences(doc, &mut out);
     for k in ["skipCrds", "skipSchemaValidation", "skipTests"] {
         let opt = match helm.and_then(|h| h.get(k)).and_then(|n| n.text().map(|t| (t, n.at))) {
             Some((v, at)) => EngineOption::set(v, doc.loc(at)),
@@ -267,6 +270,39 @@ fn options(doc: &Doc, helm: Option<&Node>) -> BTreeMap<String, EngineOption> {
         out.insert(format!("helm.{k}"), opt);
     }
     out
+}
+
+/// `spec.ignoreDifferences` (argo-cd v3.5.1 docs/user-guide/diffing.md, "Application Level
+/// Configuration"): the paths each entry leaves out of the diff, as option
+/// `ignoreDifferences.<group>/<kind>[/<name>]` whose value lists its `jqPathExpressions` and
+/// `jsonPointers` (then `managedFieldsManagers=<m>`), as [`crate::audit::gitops::EngineContext::ignored_paths`] reads
+/// them. Nothing is listed when the Application has none.
+fn ignore_differences(doc: &Doc, out: &mut BTreeMap<String, EngineOption>) {
+    let entries = doc.node.path(&["spec", "ignoreDifferences"]).map(|n| n.items()).unwrap_or(&[]);
+    for entry in entries {
+        let field = |k: &str| entry.str_at(&[k]).unwrap_or("");
+        let mut key = format!("{IGNORE_DIFFERENCES}{}/{}", field("group"), field("kind"));
+        if !field("name").is_empty() {
+            key.push('/');
+            key.push_str(field("name"));
+        }
+        let list = |k: &str| -> Vec<String> {
+            entry.get(k).map(|n| n.items()).unwrap_or(&[]).iter().filter_map(|n| n.text()).map(str::to_string).collect()
+        };
+        let mut paths = list("jqPathExpressions");
+        paths.extend(list("jsonPointers"));
+        paths.extend(list("managedFieldsManagers").into_iter().map(|m| format!("managedFieldsManagers={m}")));
+        if paths.is_empty() {
+            continue;
+        }
+        let option = out.entry(key).or_insert_with(|| EngineOption::set("", doc.loc(entry.at)));
+        for path in paths {
+            if !option.value.is_empty() {
+                option.value.push_str(PATH_SEPARATOR);
+            }
+            option.value.push_str(&path);
+        }
+    }
 }
 
 /// The Argo CD version the tree installs, from an `argocd` image tag, a kustomize `images`
@@ -336,6 +372,27 @@ mod tests {
         assert!(r.problems.iter().any(|p| p.message.contains("inside the chart package")), "{:?}", r.problems);
         assert_eq!(r.release_name.as_deref(), Some("t"));
         assert_eq!(r.release_namespace.as_deref(), Some("kf"));
+    }
+
+    #[test]
+    fn ignore_differences_are_kept_per_group_and_kind() {
+        let app = APP.replace(
+            "  destination: {namespace: kf}\n",
+            "  destination: {namespace: kf}\n  ignoreDifferences:\n    - group: admissionregistration.k8s.io\n      kind: MutatingWebhookConfiguration\n      jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle']\n    - {group: apps, kind: Deployment, name: web, jsonPointers: [/spec/replicas, /spec/x]}\n    - {group: apps, kind: Deployment, name: web, managedFieldsManagers: [kube-controller-manager]}\n    - {group: apps, kind: StatefulSet}\n",
+        );
+        let scan = scan_texts(&[("app.yaml", &app)]);
+        let options = &scan.references[0].options;
+        assert_eq!(
+            options["ignoreDifferences.admissionregistration.k8s.io/MutatingWebhookConfiguration"].value,
+            ".webhooks[]?.clientConfig.caBundle"
+        );
+        assert_eq!(
+            options["ignoreDifferences.apps/Deployment/web"].value,
+            "/spec/replicas; /spec/x; managedFieldsManagers=kube-controller-manager"
+        );
+        assert!(!options.contains_key("ignoreDifferences.apps/StatefulSet"), "an entry without paths ignores nothing");
+        let plain = scan_texts(&[("app.yaml", APP)]);
+        assert!(!plain.references[0].options.keys().any(|k| k.starts_with("ignoreDifferences.")));
     }
 
     #[test]

@@ -270,6 +270,18 @@ impl Upgrade {
             }
         };
         let target = self.store.inventory(&self.source(to, false), &render)?;
+        let target_crds_on = match crds_switched_on(&render.values) {
+            Some(values) => match self.store.inventory(&self.source(to, false), &RenderFor { values, ..render.clone() }) {
+                Ok(inv) => Some(inv),
+                Err(e) => {
+                    notes.push(format!(
+                        "the target chart {to} could not be rendered with crds.enabled=true ({e}); the CRDs it leaves out are unknown"
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
         let input = CheckInput {
             state: &self.state,
             release: self.release(),
@@ -279,6 +291,7 @@ impl Upgrade {
             to: to.clone(),
             installed: installed.as_deref(),
             target: &target,
+            target_crds_on: target_crds_on.as_deref(),
             user_values: self.user_values_json(),
             install: &self.install,
             repository: self.repository_text(),
@@ -358,5 +371,46 @@ impl Upgrade {
             steps,
         };
         Ok((plan, notes))
+    }
+}
+
+/// The user's values with the chart's CRD switch turned on, when they set it to anything but
+/// `true` (None otherwise: the target render already has every CRD the chart ships).
+fn crds_switched_on(values: &Map) -> Option<Map> {
+    let [section, key] = crate::audit::input::CRDS_SWITCH;
+    let set = match values.get(section) {
+        Some(Value::Map(m)) => m.entries.borrow().get(key).cloned(),
+        _ => None,
+    };
+    match set {
+        None | Some(Value::Bool(true)) => None,
+        Some(_) => {
+            let mut on = values.clone();
+            let mut switch = Map::new();
+            switch.insert(key.to_string(), Value::Bool(true));
+            let mut overlay = Map::new();
+            overlay.insert(section.to_string(), Value::map(switch));
+            crate::helm::values::merge_maps(&mut on, &overlay);
+            Some(on)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(json: serde_json::Value) -> Map {
+        crate::helm::values::to_map(&crate::kube::from_serde(&json)).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_crd_switch_is_turned_on_only_when_the_user_turns_it_off() {
+        assert!(crds_switched_on(&values(serde_json::json!({"a": 1}))).is_none());
+        assert!(crds_switched_on(&values(serde_json::json!({"crds": {"enabled": true}}))).is_none());
+        let off = values(serde_json::json!({"crds": {"enabled": false, "keep": "x"}, "a": 1}));
+        let on = crds_switched_on(&off).map(|m| crate::kube::to_serde(&Value::map(m)));
+        assert_eq!(on, Some(serde_json::json!({"crds": {"enabled": true, "keep": "x"}, "a": 1})));
+        assert_eq!(crate::kube::to_serde(&Value::map(off))["crds"]["enabled"], false, "the user's values are left as they were");
     }
 }

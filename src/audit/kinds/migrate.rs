@@ -116,7 +116,7 @@ fn subject(c: &Conversion) -> String {
 
 /// The target chart as a local path (absolute, so the command runs from anywhere), when the
 /// check used one.
-fn local_chart(input: &CheckInput) -> Option<String> {
+pub(super) fn local_chart(input: &CheckInput) -> Option<String> {
     if input.repository.starts_with("oci://") || input.repository.is_empty() {
         return None;
     }

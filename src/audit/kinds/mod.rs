@@ -11,6 +11,7 @@ mod configmap_quota;
 mod crd_keep;
 mod crd_present;
 mod crd_size;
+mod crds_disabled;
 mod crds_not_applied;
 mod data_cache_lws;
 mod feature_gates;
@@ -45,6 +46,7 @@ mod stale_crd;
 mod support;
 mod upgrade_gate;
 mod values_unknown_key;
+mod webhook_ca_bundle;
 
 use std::collections::BTreeMap;
 
@@ -240,6 +242,15 @@ pub const KINDS: &[KindSpec] = &[
         "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
         variants: ["no-scheduler"],
         reviews: false,
+        typed
+    ),
+    kind!("crds-disabled", crds_disabled, "CRDs the target ships that crds.enabled=false leaves out and the cluster lacks"),
+    kind!(
+        "webhook-ca-bundle",
+        webhook_ca_bundle,
+        "under Argo CD: webhook configurations rendered without caBundle that ignoreDifferences does not cover",
+        variants: [],
+        reviews: true,
         typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
