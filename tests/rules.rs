@@ -145,6 +145,8 @@ rule_tests! {
     nb_003: "TA-NB-003";
     nb_004: "TA-NB-004";
     nb_005: "TA-NB-005";
+    nb_006: "TA-NB-006";
+    nb_007: "TA-NB-007";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

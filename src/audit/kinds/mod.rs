@@ -7,6 +7,7 @@
 
 mod adopt_refused;
 mod apply_conflict;
+mod cert_secret_ssa;
 mod configmap_quota;
 mod crd_keep;
 mod crd_present;
@@ -35,6 +36,7 @@ mod label_bypass;
 mod migrate;
 mod ownership;
 mod release_stuck;
+mod removed_flag;
 mod replace_runtime_fields;
 mod runtime_drift;
 mod runtime_handoff;
@@ -237,6 +239,15 @@ pub const KINDS: &[KindSpec] = &[
         gang_scheduler,
         "runtimes ask for coscheduling or Volcano, whose PodGroup CRD or scheduler is missing",
         variants: ["no-scheduler"],
+        reviews: false,
+        typed
+    ),
+    kind!("removed-flag", removed_flag, "the live controller passes a flag the target's manager no longer defines (it exits at start)"),
+    kind!(
+        "cert-secret-ssa",
+        cert_secret_ssa,
+        "a Secret declared with the keys a certificate rotator rewrites, in a release Helm applies server-side",
+        variants: ["dropped"],
         reviews: false,
         typed
     ),
