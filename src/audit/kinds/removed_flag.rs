@@ -54,6 +54,17 @@ fn is_manager(c: &Container) -> bool {
     ImageRef::parse(&c.image).repository.ends_with("trainer-controller-manager") || c.name == "manager"
 }
 
+/// The ConfigMap the Deployment mounts as the manager's configuration (the chart's volume
+/// `manager-config`, named `<fullname>-config`), where `tls.nextProtos` goes instead.
+fn config_map(d: &Json) -> String {
+    d.pointer("/spec/template/spec/volumes")
+        .and_then(Json::as_array)
+        .and_then(|vs| vs.iter().find(|v| str_at(v, &["name"]) == "manager-config"))
+        .map(|v| str_at(v, &["configMap", "name"]).to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "<fullname>-config".to_string())
+}
+
 /// What the container runs after its executable: the rest of `command`, then `args` (as the
 /// kubelet joins them).
 fn argv(c: &Container) -> Vec<String> {
@@ -79,7 +90,10 @@ impl Check for Params {
                 let args = argv(c);
                 for (arg, flag) in named(&args, &self.flags) {
                     let in_manifest = recorded.map(|s| {
-                        containers(s).iter().filter(|rc| rc.name == c.name).any(|rc| !named(&argv(rc), &[flag.clone()]).is_empty())
+                        containers(s)
+                            .iter()
+                            .filter(|rc| rc.name == c.name)
+                            .any(|rc| !named(&argv(rc), std::slice::from_ref(&flag)).is_empty())
                     });
                     let origin = match in_manifest {
                         Some(true) => "the release's stored manifest carries it too: a Helm post-renderer adds it, and adds it again on an upgrade run with the same post-renderer".to_string(),
@@ -100,7 +114,8 @@ impl Check for Params {
                         .var("flag", flag.as_str())
                         .var("deployment", name)
                         .var("namespace", ns)
-                        .var("container", c.name.as_str()),
+                        .var("container", c.name.as_str())
+                        .var("configmap", config_map(d)),
                     );
                 }
             }
