@@ -146,6 +146,8 @@ rule_tests! {
     nb_003: "TA-NB-003";
     nb_004: "TA-NB-004";
     nb_005: "TA-NB-005";
+    nb_006: "TA-NB-006";
+    nb_007: "TA-NB-007";
     nb_008: "TA-NB-008";
     nb_009: "TA-NB-009";
     git_001: "TA-GIT-001";

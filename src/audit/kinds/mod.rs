@@ -7,6 +7,7 @@
 
 mod adopt_refused;
 mod apply_conflict;
+mod cert_secret_ssa;
 mod configmap_quota;
 mod crd_keep;
 mod crd_present;
@@ -37,6 +38,7 @@ mod migrate;
 mod ownership;
 mod read_incomplete;
 mod release_stuck;
+mod removed_flag;
 mod replace_runtime_fields;
 mod runtime_drift;
 mod runtime_handoff;
@@ -251,6 +253,15 @@ pub const KINDS: &[KindSpec] = &[
         "under Argo CD: webhook configurations rendered without caBundle that ignoreDifferences does not cover",
         variants: [],
         reviews: true,
+        typed
+    ),
+    kind!("removed-flag", removed_flag, "the live controller passes a flag the target's manager no longer defines (it exits at start)"),
+    kind!(
+        "cert-secret-ssa",
+        cert_secret_ssa,
+        "a Secret declared with the keys a certificate rotator rewrites, in a release Helm applies server-side",
+        variants: ["dropped"],
+        reviews: false,
         typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
