@@ -31,6 +31,9 @@ pub struct CompiledRule {
     program: Option<cel::Program>,
     message_program: Option<cel::Program>,
     pub uses_old_self: bool,
+    /// The rule is `self == oldSelf` (either way round, without `optionalOldSelf`): it holds
+    /// whenever the value is unchanged, so an update that changes nothing it sees passes it.
+    pub reflexive: bool,
     /// The fields of `self` the rule reads when it only reads `self.<field>…`; `None` = all.
     self_fields: Option<BTreeSet<String>>,
     /// Why this rule cannot be evaluated here (it is then reported, never passed).
@@ -88,6 +91,7 @@ fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: b
         program: None,
         message_program: None,
         uses_old_self: false,
+        reflexive: false,
         self_fields: None,
         unevaluated: None,
         field_path: None,
@@ -111,6 +115,8 @@ fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: b
     };
     let facts = compat::analyse(program.expression(), node, resource_root, version);
     out.uses_old_self = facts.uses_old_self;
+    let bare: String = out.spec.rule.chars().filter(|c| !c.is_whitespace()).collect();
+    out.reflexive = facts.uses_old_self && !out.spec.optional_old_self && matches!(bare.as_str(), "self==oldSelf" | "oldSelf==self");
     out.self_fields = facts.self_fields;
     out.issues.extend(facts.issues);
     out.estimated_cost = cost::estimate(program.expression(), node).rule;

@@ -62,3 +62,17 @@ fn runtime_errors_are_reported_like_the_api_server() {
     let (errs, _) = run(&s, json!({"m":{"other":"v"}}));
     assert_eq!(errs, ["m: Invalid value: \"object\": no such key: k evaluating rule: self['k'] == 'v'"]);
 }
+
+#[test]
+fn matches_is_ours_in_both_forms_and_reports_bad_patterns() {
+    let s = node(json!({"type":"object","properties":{
+        "u":{"type":"string","x-kubernetes-validations":[{"rule":"self.matches('^a+$') && matches(self, 'a$')","message":"m"}]},
+        "b":{"type":"string","x-kubernetes-validations":[{"rule":"self.matches('(a')"}]}}}));
+    for _ in 0..3 {
+        assert!(run(&s, json!({"u":"aaa"})).0.is_empty(), "cached pattern must keep matching");
+        assert_eq!(run(&s, json!({"u":"ab"})).0, ["u: Invalid value: \"ab\": m"]);
+    }
+    let (errs, _) = run(&s, json!({"b":"a"}));
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].contains("'(a' not a valid regex"), "{errs:?}");
+}
