@@ -17,6 +17,7 @@ pub mod helm;
 pub mod inventory;
 pub mod kube;
 pub mod migrate;
+pub mod par;
 pub mod plan;
 pub mod report;
 pub mod review;

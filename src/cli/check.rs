@@ -62,5 +62,8 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
         CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &upgrade.rules))?,
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
     }
+    // The process ends next, and the OS reclaims the cluster's objects at once (as `status`
+    // does; a fleet drops each cluster's instead).
+    std::mem::forget(upgrade);
     Ok(fails_at(&report.findings, Some(args.fail_on)))
 }

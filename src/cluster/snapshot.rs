@@ -11,6 +11,7 @@ use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
 use crate::kube::str_at;
 
 mod fast;
+mod shares;
 
 /// Bigger files are refused before reading (50,000 TrainJobs are about 60 MB of YAML).
 pub const MAX_SNAPSHOT_BYTES: u64 = 512 * 1024 * 1024;
@@ -149,7 +150,7 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
             return Err(format!("about {entries} items, more than {MAX_SNAPSHOT_ITEMS}: refused (capture fewer resources)"));
         }
         let budget = yaml_budget();
-        match fast::read(text, &budget) {
+        match shares::read(text, &budget).or_else(|| fast::read(text, &budget)) {
             Some(docs) => docs,
             None => read_yaml(text, budget)?,
         }

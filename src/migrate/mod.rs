@@ -208,22 +208,29 @@ impl Conversion {
 /// objects of other kinds, are passed over (they are counted in `passed_over`).
 pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -> Migration {
     let mut conversions = if options.legacy { legacy::convert_all(objects, options) } else { trainjob::convert_all(objects, options) };
-    for c in conversions.iter_mut() {
-        if let Some(converted) = &c.converted {
-            // A stored object is rewritten in place: the List's apply is an update of the object
-            // as the `--before-crds` patches left it. Files and legacy jobs are written anew.
-            let stored = (options.source == Source::Cluster && !options.legacy).then(|| schema::patched(&c.original, &c.before_crds));
-            c.schema = schema.check(converted, stored.as_ref());
-            if let SchemaVerdict::Rejected { errors, .. } = &c.schema {
-                c.notes.push(Note::new(
-                    Level::Refused,
-                    "",
-                    format!("the converted object fails the target schema: {}", errors.join("; ")),
-                    "target CRD schema",
-                ));
-                c.converted = None;
-                c.write = false;
-            }
+    // A stored object is rewritten in place: the List's apply is an update of the object as the
+    // `--before-crds` patches left it. Files and legacy jobs are written anew.
+    let in_place = options.source == Source::Cluster && !options.legacy;
+    let writes: Vec<schema::Write> = conversions
+        .iter()
+        .filter_map(|c| {
+            let object = c.converted.as_ref()?;
+            Some(schema::Write { object, stored: in_place.then_some(&c.original), patch: &c.before_crds })
+        })
+        .collect();
+    let mut verdicts = schema.check_all(&writes).into_iter();
+    drop(writes);
+    for c in conversions.iter_mut().filter(|c| c.converted.is_some()) {
+        c.schema = verdicts.next().unwrap_or(SchemaVerdict::NotValidated { reason: "not validated".into() });
+        if let SchemaVerdict::Rejected { errors, .. } = &c.schema {
+            c.notes.push(Note::new(
+                Level::Refused,
+                "",
+                format!("the converted object fails the target schema: {}", errors.join("; ")),
+                "target CRD schema",
+            ));
+            c.converted = None;
+            c.write = false;
         }
     }
     conversions.sort_by(|a, b| a.id.cmp(&b.id));

@@ -11,7 +11,7 @@
 //! `docs/operator-guides/runtime-patches.md#L44-L100`). A runtime patch holds each replicated
 //! job once, so a job named by several overrides gets one patch entry per override, in order.
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 
 use super::{Level, Note};
 
@@ -135,14 +135,29 @@ pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
                 template.insert("metadata".into(), meta.clone());
             }
         }
+        // Built by hand: `json!` would run each interpolated value through the serializer, a
+        // deep copy of every pod template (a quarter of converting 25,000 TrainJobs).
         if !jobs.is_empty() {
-            let replicated: Vec<Json> =
-                jobs.into_iter().map(|j| json!({"name": j.name, "template": {"spec": {"template": Json::Object(j.template)}}})).collect();
-            template.insert("spec".into(), json!({ "replicatedJobs": replicated }));
+            let replicated: Vec<Json> = jobs
+                .into_iter()
+                .map(|j| {
+                    object([
+                        ("name", Json::String(j.name)),
+                        ("template", object([("spec", object([("template", Json::Object(j.template))]))])),
+                    ])
+                })
+                .collect();
+            template.insert("spec".into(), object([("replicatedJobs", Json::Array(replicated))]));
         }
-        out.entries.push(json!({"manager": manager, "trainingRuntimeSpec": {"template": Json::Object(template)}}));
+        out.entries
+            .push(object([("manager", Json::String(manager)), ("trainingRuntimeSpec", object([("template", Json::Object(template))]))]));
     }
     out
+}
+
+/// A JSON object of these entries, in this order.
+fn object<const N: usize>(entries: [(&str, Json); N]) -> Json {
+    Json::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// The pod template patch of one override: metadata labels/annotations and the pod spec fields.
@@ -240,6 +255,7 @@ fn jobset_metadata(spec: &Json, notes: &mut Vec<Note>) -> Option<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_guide_example() {

@@ -22,10 +22,32 @@ pub enum SchemaVerdict {
     Rejected { errors: Vec<String>, pruned: Vec<String> },
 }
 
+/// One write to validate: `object` as a create, or as an update of `stored` once the
+/// `--before-crds` patch has reached it.
+pub struct Write<'a> {
+    pub object: &'a Json,
+    pub stored: Option<&'a Json>,
+    pub patch: &'a [PatchOp],
+}
+
+impl Write<'_> {
+    /// The stored object as the update meets it (copied only when patched).
+    pub fn stored(&self) -> Option<std::borrow::Cow<'_, Json>> {
+        let stored = self.stored?;
+        Some(if self.patch.is_empty() { std::borrow::Cow::Borrowed(stored) } else { std::borrow::Cow::Owned(patched(stored, self.patch)) })
+    }
+}
+
 /// Validates an object as a create (`stored` None) or as an update of `stored` under the
 /// target CRDs would.
 pub trait TargetSchema {
     fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict;
+
+    /// [`TargetSchema::check`] for many writes, in order. One at a time unless the validator
+    /// can be shared between threads (trainer-audit's own can: see [`crate::par`]).
+    fn check_all(&self, writes: &[Write<'_>]) -> Vec<SchemaVerdict> {
+        writes.iter().map(|w| self.check(w.object, w.stored().as_deref())).collect()
+    }
 
     /// What the objects are validated against, for the report.
     fn describe(&self) -> String {
@@ -53,6 +75,10 @@ impl TargetSchema for TargetCrds {
         self.crds.check(object, stored)
     }
 
+    fn check_all(&self, writes: &[Write<'_>]) -> Vec<SchemaVerdict> {
+        self.crds.check_all(writes)
+    }
+
     fn describe(&self) -> String {
         self.label.clone()
     }
@@ -70,6 +96,10 @@ impl TargetSchema for CrdSet {
         } else {
             SchemaVerdict::Rejected { errors: v.errors.iter().map(ToString::to_string).collect(), pruned: v.pruned }
         }
+    }
+
+    fn check_all(&self, writes: &[Write<'_>]) -> Vec<SchemaVerdict> {
+        crate::par::map(writes, |w| self.check(w.object, w.stored().as_deref()))
     }
 }
 

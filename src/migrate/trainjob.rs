@@ -48,15 +48,16 @@ impl<'a> Runtimes<'a> {
 
 pub fn convert_all(objects: &[Json], options: &Options) -> Vec<Conversion> {
     let runtimes = Runtimes::index(objects);
-    let mut out = Vec::new();
-    for o in objects {
+    let one = |o: &Json| {
         if runtime::is_runtime(o) {
-            out.extend(runtime::convert(o, options));
+            runtime::convert(o, options)
         } else if is_trainjob(o) {
-            out.extend(convert(o, runtimes.of(o), options));
+            convert(o, runtimes.of(o), options)
+        } else {
+            None
         }
-    }
-    out
+    };
+    crate::par::map_chunks(objects, |share| share.iter().filter_map(one).collect::<Vec<_>>()).into_iter().flatten().collect()
 }
 
 fn is_trainjob(o: &Json) -> bool {
@@ -77,11 +78,11 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
         (None, None) => None,
     };
     let decision = nproc::decide(own, inherited, resources, rt.map(|r| runtime::torch(r).is_some()));
-    let patches = runtime_patches(spec, &options.patch_manager);
     let removed: Vec<&str> = ["podTemplateOverrides", "labels", "annotations"].into_iter().filter(|k| spec.get(*k).is_some()).collect();
     if decision == Decision::Keep && removed.is_empty() {
         return None;
     }
+    let patches = runtime_patches(spec, &options.patch_manager);
     let original = stripped(o);
     let mut c = Conversion {
         id: ObjectId::of(&original),

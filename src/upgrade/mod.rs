@@ -304,7 +304,10 @@ impl Upgrade {
                 self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
             return Ok(run_rules(&chart_side, &input));
         }
-        Ok(run_rules(&self.rules, &input))
+        let findings = run_rules(&self.rules, &input);
+        // The survey and conversions of every live object: large, and needed no more.
+        crate::par::drop_later(input.derived);
+        Ok(findings)
     }
 
     /// The chart of `version` rendered for this upgrade (`installed`: as the installed chart,

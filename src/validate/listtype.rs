@@ -9,6 +9,9 @@ use super::schema::{Additional, Schema};
 
 /// `ValidateListSetsAndMaps` over a whole object.
 pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    if !s.has_list_types_below {
+        return;
+    }
     match v {
         Value::Object(m) => {
             if let Some(Additional::Schema(a)) = &s.additional {

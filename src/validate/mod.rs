@@ -197,8 +197,12 @@ impl Validator {
 
     /// Validates a create (`old` = None) or an update of the main resource.
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Verdict {
-        let mut new = obj.clone();
-        let mut old = old.cloned();
+        self.validate_owned(obj.clone(), old.cloned())
+    }
+
+    /// [`Validator::validate`] on objects the caller no longer needs (defaulting and pruning
+    /// work on them in place).
+    pub fn validate_owned(&self, mut new: Value, mut old: Option<Value>) -> Verdict {
         let mut verdict = Verdict::default();
         if self.status_subresource {
             // PrepareForCreate / PrepareForUpdate: the main resource cannot write status.
@@ -286,18 +290,35 @@ impl Validator {
     /// old object had them right — and the only rules it adds are the transition rules, which an
     /// unchanged value passes. Half of `check`'s time over a healthy cluster was this probe.
     pub fn outlook(&self, stored: &Value) -> Outlook {
-        let as_new = self.validate(stored, None);
+        self.outlook_of(stored, false)
+    }
+
+    /// [`Validator::outlook`] of the object without its `status`: writes of the main resource
+    /// keep the stored status as it is, and cluster reads keep only a summary of it. Each copy
+    /// is made without it, rather than copied whole first.
+    pub fn outlook_without_status(&self, stored: &Value) -> Outlook {
+        self.outlook_of(stored, true)
+    }
+
+    fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
+        let copy = |v: &Value| match v {
+            Value::Object(m) if no_status => {
+                Value::Object(m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect())
+            }
+            other => other.clone(),
+        };
+        let as_new = self.validate_owned(copy(stored), None);
         if self.transitions_reflexive && as_new.errors.is_empty() && as_new.unevaluated.is_empty() {
             return Outlook { as_new, on_any_update: Vec::new(), when_field_changes: Vec::new() };
         }
-        let mut touched = stored.clone();
+        let mut touched = copy(stored);
         if let Some(Value::Object(meta)) = touched.get_mut("metadata") {
             let ann = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
             if let Value::Object(a) = ann {
                 a.insert("trainer-audit.kubeflow.org/probe".into(), Value::String("update".into()));
             }
         }
-        let update = self.validate(&touched, Some(stored));
+        let update = self.validate_owned(touched, Some(copy(stored)));
         Outlook { as_new, on_any_update: update.errors, when_field_changes: update.ratcheted }
     }
 

@@ -465,13 +465,20 @@ impl<'a> Walker<'a> {
             }
             _ => {}
         }
-        for (name, child) in &s.properties {
-            if let Some(v) = m.get(name) {
-                let cp = if p.is_empty() { name.clone() } else { format!("{p}.{name}") };
-                let saved = self.enter_key(name, cp);
-                self.validate(child, v);
-                self.leave(saved);
-            }
+        // The properties present, in the schema's (sorted) order: found from whichever side is
+        // smaller, since objects set a few of the many fields a Kubernetes schema declares.
+        let present: Vec<(&String, &Schema, &Value)> = if m.len() < s.properties.len() {
+            let mut found: Vec<_> = m.iter().filter_map(|(k, v)| s.properties.get_key_value(k).map(|(name, c)| (name, c, v))).collect();
+            found.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            found
+        } else {
+            s.properties.iter().filter_map(|(name, c)| m.get(name).map(|v| (name, c, v))).collect()
+        };
+        for (name, child, v) in present {
+            let cp = if p.is_empty() { name.clone() } else { format!("{p}.{name}") };
+            let saved = self.enter_key(name, cp);
+            self.validate(child, v);
+            self.leave(saved);
         }
         for k in &s.required {
             if !m.contains_key(k) {

@@ -72,6 +72,9 @@ pub struct Schema {
     pub has_rules_below: bool,
     /// Whether this node or any node below it has a default.
     pub has_defaults_below: bool,
+    /// Whether this node or any node below it has an `x-kubernetes-list-type` (lets the list
+    /// checks skip subtrees).
+    pub has_list_types_below: bool,
     /// The rules compiled for this cluster (filled by [`super::cel::compile_tree`]).
     pub compiled: Vec<std::sync::Arc<super::cel::CompiledRule>>,
 }
@@ -279,13 +282,15 @@ fn parse_node(v: &Value, path: &str, version: KubeVersion, depth: usize) -> Resu
             _ => None,
         })
         .chain(s.all_of.iter());
-    let (mut rules_below, mut defaults_below) = (!s.rules.is_empty(), s.default.is_some());
+    let (mut rules_below, mut defaults_below, mut lists_below) = (!s.rules.is_empty(), s.default.is_some(), s.list_type.is_some());
     for c in children {
         rules_below |= c.has_rules_below;
         defaults_below |= c.has_defaults_below;
+        lists_below |= c.has_list_types_below;
     }
     s.has_rules_below = rules_below;
     s.has_defaults_below = defaults_below;
+    s.has_list_types_below = lists_below;
     Ok(s)
 }
 

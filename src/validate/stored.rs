@@ -159,19 +159,16 @@ impl CrdSet {
         let (_, v) = self.for_object(obj)?;
         let obj = at_version(v, obj);
         let stored = stored.map(|s| at_version(v, s));
-        Some(v.validate(&obj, stored.as_ref()))
+        Some(v.validate(&obj, stored.as_deref()))
     }
 
     /// One stored object's outlook; None when no CRD of the set defines its kind.
     pub fn assess(&self, obj: &Value) -> Option<Assessment> {
         let (crd, v) = self.for_object(obj)?;
-        let mut obj = at_version(v, obj);
         // Writes of the main resource keep the stored status as it is, and cluster reads keep
         // only a summary of it (`crate::cluster::normalise`): judge the object without it.
-        if let Some(m) = obj.as_object_mut() {
-            m.remove("status");
-        }
-        let outlook = v.outlook(&obj);
+        let obj = at_version(v, obj);
+        let outlook = v.outlook_without_status(&obj);
         let meta = |k: &str| obj.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or("").to_string();
         let name = meta("name");
         let standing = if !outlook.on_any_update.is_empty() {
@@ -206,7 +203,8 @@ impl CrdSet {
         })
     }
 
-    /// Assesses every object of the set's kinds; the others are passed over.
+    /// Assesses every object of the set's kinds; the others are passed over. The objects are
+    /// shared out over the machine's cores ([`crate::par`]); the result does not depend on how.
     pub fn survey<'a>(&self, objects: impl IntoIterator<Item = &'a Value>) -> Survey {
         let mut kinds: BTreeMap<String, KindTally> = self
             .validators()
@@ -217,10 +215,32 @@ impl CrdSet {
                 )
             })
             .collect();
+        let objects: Vec<&Value> = objects.into_iter().collect();
+        let mut notable = Vec::new();
+        for part in crate::par::map_chunks(&objects, |chunk| self.survey_part(chunk)) {
+            for (kind, t) in part.0 {
+                if let Some(sum) = kinds.get_mut(&kind) {
+                    sum.objects += t.objects;
+                    sum.valid += t.valid;
+                    sum.unevaluated += t.unevaluated;
+                    sum.ratcheted += t.ratcheted;
+                    sum.rejected += t.rejected;
+                    sum.pruned += t.pruned;
+                }
+            }
+            notable.extend(part.1);
+        }
+        notable.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
+        Survey { kube: self.kube, kinds: kinds.into_values().collect(), notable, skipped: self.skipped.clone() }
+    }
+
+    /// One share of [`CrdSet::survey`]: counts per kind, and the notable assessments.
+    fn survey_part(&self, objects: &[&Value]) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
+        let mut kinds: BTreeMap<String, KindTally> = BTreeMap::new();
         let mut notable = Vec::new();
         for obj in objects {
             let Some(a) = self.assess(obj) else { continue };
-            let Some(t) = kinds.get_mut(&a.kind) else { continue };
+            let t = kinds.entry(a.kind.clone()).or_default();
             t.objects += 1;
             match a.standing {
                 Standing::Valid => t.valid += 1,
@@ -233,19 +253,24 @@ impl CrdSet {
                 notable.push(a);
             }
         }
-        notable.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
-        Survey { kube: self.kube, kinds: kinds.into_values().collect(), notable, skipped: self.skipped.clone() }
+        (kinds, notable)
     }
 }
 
 /// The object as the API server hands it to validation at the CRD's version: a CRD without a
 /// conversion webhook serves every version by rewriting `apiVersion` (strategy `None`).
-fn at_version(v: &Validator, obj: &Value) -> Value {
+/// Borrowed when it is already there (the usual case), since a copy of each of 50,000 objects
+/// was a tenth of `check`.
+fn at_version<'a>(v: &Validator, obj: &'a Value) -> std::borrow::Cow<'a, Value> {
+    let api = format!("{}/{}", v.group, v.version);
+    if obj.get("apiVersion").and_then(Value::as_str) == Some(api.as_str()) {
+        return std::borrow::Cow::Borrowed(obj);
+    }
     let mut obj = obj.clone();
     if let Some(m) = obj.as_object_mut() {
-        m.insert("apiVersion".into(), Value::String(format!("{}/{}", v.group, v.version)));
+        m.insert("apiVersion".into(), Value::String(api));
     }
-    obj
+    std::borrow::Cow::Owned(obj)
 }
 
 /// The cluster's version as the validator takes it; `None` when unknown or unreadable.

@@ -37,14 +37,7 @@ struct Reader<'a> {
 
 /// Every document of `text`, or None when serde-saphyr must read it (see the module doc).
 pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>> {
-    // The options serde-saphyr derives from the same budget, so both parsers accept and
-    // refuse the same text.
-    let mut options = Options::default();
-    options.simple_key_max_lookahead = budget.simple_key_max_lookahead;
-    options.flow_nesting_limit = budget.flow_nesting_limit;
-    options.block_nesting_limit = options.block_nesting_limit.max(budget.max_depth.saturating_add(1));
-    options.emit_comments = false;
-    let mut reader = Reader { events: Parser::new_from_str_with_options(text, options), values: Vec::new(), entries: Vec::new() };
+    let mut reader = Reader { events: Parser::new_from_str_with_options(text, options(budget)), values: Vec::new(), entries: Vec::new() };
     let mut docs = Vec::new();
     loop {
         match reader.next()? {
@@ -63,6 +56,42 @@ pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>
             _ => return None,
         }
     }
+}
+
+/// One share of a List's items cut out by [`super::shares`]: a document that is a block
+/// sequence (`- a\n- b\n`), each element taken as the List's items are (`seen`, `info`, `kept`),
+/// or None when serde-saphyr must read the whole file.
+pub(super) fn read_items(text: &str, budget: &serde_saphyr::Budget) -> Option<Doc> {
+    let mut reader = Reader { events: Parser::new_from_str_with_options(text, options(budget)), values: Vec::new(), entries: Vec::new() };
+    let mut doc = empty_doc();
+    let mut take = Items { kept: &mut doc.items, info: &mut doc.info, seen: &mut doc.seen };
+    if !matches!(reader.next()?, Event::StreamStart)
+        || !matches!(reader.next()?, Event::DocumentStart(..))
+        || !matches!(reader.next()?, Event::SequenceStart(_, 0, None))
+    {
+        return None;
+    }
+    loop {
+        match reader.next()? {
+            Event::SequenceEnd => break,
+            event => take.take(reader.node(event, 2)?).ok()?,
+        }
+    }
+    match (reader.next()?, reader.next()?) {
+        (Event::DocumentEnd, Event::StreamEnd) => Some(doc),
+        _ => None,
+    }
+}
+
+/// The parser options serde-saphyr derives from the same budget, so both parsers accept and
+/// refuse the same text.
+fn options(budget: &serde_saphyr::Budget) -> Options {
+    let mut options = Options::default();
+    options.simple_key_max_lookahead = budget.simple_key_max_lookahead;
+    options.flow_nesting_limit = budget.flow_nesting_limit;
+    options.block_nesting_limit = options.block_nesting_limit.max(budget.max_depth.saturating_add(1));
+    options.emit_comments = false;
+    options
 }
 
 fn empty_doc() -> Doc {
