@@ -101,7 +101,7 @@ impl Validation {
             Some((crds, label)) => (CrdSet::new(crds.iter(), kube), label),
             None => (CrdSet::new(state.crds(), kube), "the installed CRDs".to_string()),
         };
-        let survey = set.survey(state.objects.iter());
+        let survey = set.tally(state.objects.iter());
         Validation {
             against,
             kubernetes: kube.to_string(),

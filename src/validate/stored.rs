@@ -206,6 +206,15 @@ impl CrdSet {
     /// Assesses every object of the set's kinds; the others are passed over. The objects are
     /// shared out over the machine's cores ([`crate::par`]); the result does not depend on how.
     pub fn survey<'a>(&self, objects: impl IntoIterator<Item = &'a Value>) -> Survey {
+        self.survey_keeping(objects, true)
+    }
+
+    /// The survey's counts only: the notable objects are not kept (`status` prints counts).
+    pub fn tally<'a>(&self, objects: impl IntoIterator<Item = &'a Value>) -> Survey {
+        self.survey_keeping(objects, false)
+    }
+
+    fn survey_keeping<'a>(&self, objects: impl IntoIterator<Item = &'a Value>, keep: bool) -> Survey {
         let mut kinds: BTreeMap<String, KindTally> = self
             .validators()
             .map(|(crd, v)| {
@@ -217,7 +226,7 @@ impl CrdSet {
             .collect();
         let objects: Vec<&Value> = objects.into_iter().collect();
         let mut notable = Vec::new();
-        for part in crate::par::map_chunks(&objects, |chunk| self.survey_part(chunk)) {
+        for part in crate::par::map_chunks(&objects, |chunk| self.survey_part(chunk, keep)) {
             for (kind, t) in part.0 {
                 if let Some(sum) = kinds.get_mut(&kind) {
                     sum.objects += t.objects;
@@ -235,7 +244,7 @@ impl CrdSet {
     }
 
     /// One share of [`CrdSet::survey`]: counts per kind, and the notable assessments.
-    fn survey_part(&self, objects: &[&Value]) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
+    fn survey_part(&self, objects: &[&Value], keep: bool) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
         let mut kinds: BTreeMap<String, KindTally> = BTreeMap::new();
         let mut notable = Vec::new();
         for obj in objects {
@@ -249,7 +258,7 @@ impl CrdSet {
                 Standing::Rejected => t.rejected += 1,
             }
             t.pruned += usize::from(!a.pruned.is_empty());
-            if a.notable() {
+            if keep && a.notable() {
                 notable.push(a);
             }
         }
@@ -311,6 +320,9 @@ mod tests {
             json!({"apiVersion": "other.io/v1", "kind": "Thing", "metadata": {"name": "x"}}),
         ];
         let survey = set.survey(objects.iter());
+        let tally = set.tally(objects.iter());
+        assert_eq!(tally.kinds, survey.kinds, "the counts alone are the survey's");
+        assert!(tally.notable.is_empty() && survey.notable.len() == 3);
         assert_eq!(
             survey.kinds,
             vec![KindTally {
