@@ -1,44 +1,32 @@
-//! Per-object work shared out over the machine's cores: a slice cut into as many contiguous
-//! shares as there are cores (at most [`MAX_THREADS`]), each run on a scoped thread, results in
-//! the slice's order. Small inputs, and one-core machines, run on the calling thread. Written by
-//! hand rather than taking rayon: two call sites, each one `chunks` over a slice.
+//! Per-object work shared out over the machine's cores, through rayon's pool (one pool for the
+//! process, so a fleet's concurrent clusters share the cores rather than multiply threads).
+//! Results keep the input's order, so nothing downstream depends on how the work was shared.
+//! Also: freeing large values where nobody waits for it.
 
-/// Threads one call uses at most (a fleet's `--concurrency` multiplies it).
-pub const MAX_THREADS: usize = 8;
-/// Items below which a share is not worth a thread.
+use rayon::prelude::*;
+
+/// Items below which a share is not worth handing to another thread.
 const MIN_SHARE: usize = 256;
 
-/// The threads a call may use here: the cores the process may run on, bounded.
-pub fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS)
-}
-
-/// `f` over contiguous shares of `items`, one per thread, in order.
-pub fn map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    map_chunks_on(threads(), MIN_SHARE, items, f)
-}
-
-/// `f` over each of a few large items (already cut one per thread), each on a thread of its own.
-pub fn map_each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    map_chunks_on(items.len(), 1, items, |share| share.iter().map(&f).collect::<Vec<R>>()).into_iter().flatten().collect()
+/// `f` over contiguous shares of `items` (one per core, none under [`MIN_SHARE`] items), in order.
+pub fn map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
+    let size = items.len().div_ceil(rayon::current_num_threads().max(1)).max(MIN_SHARE);
+    items.par_chunks(size).map(f).collect()
 }
 
 /// `f` over each item, results in order, shared out as [`map_chunks`] does.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    map_chunks(items, |share| share.iter().map(&f).collect::<Vec<R>>()).into_iter().flatten().collect()
+pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    items.par_iter().with_min_len(MIN_SHARE).map(f).collect()
 }
 
-fn map_chunks_on<T: Sync, R: Send>(threads: usize, min_share: usize, items: &[T], f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let shares = threads.min(items.len().div_ceil(min_share)).max(1);
-    if shares == 1 {
-        return vec![f(items)];
-    }
-    let size = items.len().div_ceil(shares);
-    let f = &f;
-    std::thread::scope(|s| {
-        let running: Vec<_> = items.chunks(size).map(|share| s.spawn(move || f(share))).collect();
-        running.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    })
+/// `f` over each of a few large items (already cut one per core), each free to run on its own core.
+pub fn map_each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    items.par_iter().with_max_len(1).map(f).collect()
+}
+
+/// The cores the pool shares work over.
+pub fn threads() -> usize {
+    rayon::current_num_threads().max(1)
 }
 
 /// Frees `value` on a thread of its own, so nobody waits for it: freeing a 50,000-object
@@ -54,18 +42,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shares_keep_the_order_whatever_the_thread_count() {
+    fn shares_keep_the_order() {
         let items: Vec<u32> = (0..10_000).collect();
-        let one = map_chunks_on(1, MIN_SHARE, &items, |s| s.iter().map(|x| x * 2).collect::<Vec<_>>());
-        assert_eq!(one.len(), 1);
-        for n in [2, 3, 8] {
-            let many = map_chunks_on(n, MIN_SHARE, &items, |s| s.iter().map(|x| x * 2).collect::<Vec<_>>());
-            assert_eq!(many.len(), n, "{n} threads get {n} shares of 10,000 items");
-            assert_eq!(many.concat(), one.concat());
-        }
-        // Small inputs stay on the calling thread.
-        assert_eq!(map_chunks_on(8, MIN_SHARE, &items[..100], |s| s.len()), vec![100]);
-        assert_eq!(map(&items, |x| x + 1)[9_999], 10_000);
+        let doubled: Vec<u32> = items.iter().map(|x| x * 2).collect();
+        let shares = map_chunks(&items, |s| s.iter().map(|x| x * 2).collect::<Vec<_>>());
+        assert!(shares.iter().all(|s| s.len() >= MIN_SHARE || shares.len() == 1));
+        assert_eq!(shares.concat(), doubled);
+        assert_eq!(map(&items, |x| x * 2), doubled);
+        // Small inputs make one share.
+        assert_eq!(map_chunks(&items[..100], |s| s.len()), vec![100]);
         assert!(map(&[] as &[u32], |x| *x).is_empty());
         assert_eq!(map_each(&[1, 2, 3], |x| x * 10), vec![10, 20, 30]);
     }
