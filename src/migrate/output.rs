@@ -26,11 +26,7 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// A copy of `o` without what the server sets.
 pub fn stripped(o: &Json) -> Json {
-    // Copied without the status rather than copied whole and trimmed.
-    let mut o = match o {
-        Json::Object(m) => Json::Object(m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect()),
-        other => other.clone(),
-    };
+    let mut o = crate::kube::without_status(o);
     if let Some(meta) = o.get_mut("metadata").and_then(Json::as_object_mut) {
         for k in SERVER_SET {
             meta.remove(*k);
