@@ -16,9 +16,23 @@ pub struct WriteError {
 
 /// Writes `bytes` to `path` atomically. The directory must exist.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_with(path, bytes, tempfile::Builder::new().prefix(".tmp-"))
+}
+
+/// [`write_atomically`] for a file others read (a report served or collected by another user,
+/// such as a metrics file for node_exporter): readable by all, writable by its owner.
+pub fn write_atomically_readable(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    write_with(path, bytes, &builder)
+}
+
+fn write_with(path: &Path, bytes: &[u8], builder: &tempfile::Builder) -> Result<(), WriteError> {
     let fail = |source: std::io::Error| WriteError { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(fail)?;
+    let mut temp = builder.tempfile_in(dir).map_err(fail)?;
     temp.write_all(bytes).map_err(fail)?;
     temp.as_file().sync_all().map_err(fail)?;
     temp.persist(path).map_err(|e| fail(e.error))?;

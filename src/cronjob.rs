@@ -30,7 +30,24 @@ pub struct CronJob {
     pub to: String,
     /// `check --repo`, when not the default repository.
     pub repo: Option<String>,
+    /// Write OpenMetrics text instead of a JSON line: None for JSON Lines in the log.
+    pub metrics: Option<Metrics>,
 }
+
+/// Where the CronJob's OpenMetrics text goes (`rbac --cronjob --cronjob-format openmetrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metrics {
+    /// To the Pod's log.
+    Log,
+    /// Into `trainer_audit.prom` on this PersistentVolumeClaim, mounted at [`METRICS_DIR`] (a
+    /// node_exporter textfile collector or a file server reads it from there; the file is
+    /// replaced atomically, as the textfile collector asks).
+    Claim(String),
+}
+
+/// Where a metrics claim is mounted, and the file written there.
+pub const METRICS_DIR: &str = "/metrics";
+pub const METRICS_FILE: &str = "/metrics/trainer_audit.prom";
 
 #[derive(Debug, thiserror::Error)]
 pub enum CronJobError {
@@ -49,6 +66,9 @@ pub fn validate(c: &CronJob) -> Result<(), CronJobError> {
     dns_subdomain("--service-account", &c.service_account)?;
     if !valid_schedule(&c.schedule) {
         return Err(CronJobError::Schedule(c.schedule.clone()));
+    }
+    if let Some(Metrics::Claim(claim)) = &c.metrics {
+        dns_subdomain("--metrics-pvc", claim)?;
     }
     if c.image.trim().is_empty() || c.image.chars().any(char::is_whitespace) {
         return Err(CronJobError::Name { what: "--image", value: c.image.clone(), why: "an image reference has no spaces" });
@@ -101,7 +121,11 @@ fn dns_subdomain(what: &'static str, value: &str) -> Result<(), CronJobError> {
 
 /// The container's arguments: the command it runs.
 pub fn args(c: &CronJob) -> Vec<String> {
-    let mut args: Vec<String> = ["check", "--to", c.to.as_str(), "--format", "jsonl"].iter().map(|s| s.to_string()).collect();
+    let format = if c.metrics.is_some() { "openmetrics" } else { "jsonl" };
+    let mut args: Vec<String> = ["check", "--to", c.to.as_str(), "--format", format].iter().map(|s| s.to_string()).collect();
+    if let Some(Metrics::Claim(_)) = &c.metrics {
+        args.extend(["-o".to_string(), METRICS_FILE.to_string()]);
+    }
     if let Some(repo) = &c.repo {
         args.extend(["--repo".to_string(), repo.clone()]);
     }
@@ -154,6 +178,15 @@ pub fn object(c: &CronJob) -> Json {
             }
         }
     });
+    if let Some(Metrics::Claim(claim)) = &c.metrics {
+        let pod = &mut spec["jobTemplate"]["spec"]["template"]["spec"];
+        if let Some(mounts) = pod["containers"][0]["volumeMounts"].as_array_mut() {
+            mounts.push(json!({"name": "metrics", "mountPath": METRICS_DIR}));
+        }
+        if let Some(volumes) = pod["volumes"].as_array_mut() {
+            volumes.push(json!({"name": "metrics", "persistentVolumeClaim": {"claimName": claim}}));
+        }
+    }
     if let (Some(tz), Some(obj)) = (&c.time_zone, spec.as_object_mut()) {
         obj.insert("timeZone".into(), Json::String(tz.clone()));
     }
@@ -170,7 +203,15 @@ pub fn manifest(c: &CronJob) -> Result<String, String> {
     let yaml = crate::kube::yaml_of(&object(c))?;
     let command = crate::shell::join(std::iter::once("trainer-audit").chain(args(c).iter().map(String::as_str)));
     let logs = crate::shell::join(["kubectl", "logs", "-n", &c.namespace, "-l", SELECTOR, "--prefix"]);
-    Ok(format!("---\n# Runs on schedule: {command}\n# Each run logs one JSON line (schema trainer-audit.dev/fleet/v1); read them with:\n#   {logs}\n{yaml}"))
+    let what = match &c.metrics {
+        None => format!("# Each run logs one JSON line (schema trainer-audit.dev/fleet/v1); read them with:\n#   {logs}"),
+        Some(Metrics::Log) => format!("# Each run logs the cluster's readiness as OpenMetrics text; read it with:\n#   {logs}"),
+        Some(Metrics::Claim(claim)) => format!(
+            "# Each run replaces {METRICS_FILE} on the PersistentVolumeClaim {claim} with the cluster's readiness as\n\
+# OpenMetrics text (for a node_exporter textfile collector that mounts the same claim); errors are logged:\n#   {logs}"
+        ),
+    };
+    Ok(format!("---\n# Runs on schedule: {command}\n{what}\n{yaml}"))
 }
 
 #[cfg(test)]
@@ -186,7 +227,22 @@ mod tests {
             image: DEFAULT_IMAGE.into(),
             to: "*".into(),
             repo: None,
+            metrics: None,
         }
+    }
+
+    #[test]
+    fn with_a_metrics_claim_the_check_writes_openmetrics_there() {
+        let c = CronJob { metrics: Some(Metrics::Claim("trainer-metrics".into())), ..cronjob() };
+        assert!(validate(&c).is_ok());
+        let o = object(&c);
+        let pod = &o["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+        assert_eq!(pod["containers"][0]["args"], json!(["check", "--to", "*", "--format", "openmetrics", "-o", METRICS_FILE]));
+        assert_eq!(pod["containers"][0]["volumeMounts"][1], json!({"name": "metrics", "mountPath": "/metrics"}));
+        assert_eq!(pod["volumes"][1], json!({"name": "metrics", "persistentVolumeClaim": {"claimName": "trainer-metrics"}}));
+        let log = CronJob { metrics: Some(Metrics::Log), ..cronjob() };
+        assert_eq!(args(&log), ["check", "--to", "*", "--format", "openmetrics"]);
+        assert!(validate(&CronJob { metrics: Some(Metrics::Claim("Bad_Claim".into())), ..cronjob() }).is_err());
     }
 
     #[test]

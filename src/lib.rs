@@ -15,6 +15,7 @@ pub mod gitops;
 pub mod gotmpl;
 pub mod helm;
 pub mod inventory;
+pub mod invocation;
 pub mod kube;
 pub mod migrate;
 pub mod par;

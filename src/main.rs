@@ -2,11 +2,15 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use trainer_audit::cli::{run, Cli};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // As a kubectl or Helm plugin, help says `kubectl trainer-audit …` and Helm's flags come back.
+    let (host, args) = trainer_audit::invocation::arguments();
+    let command = Cli::command().bin_name(host.program());
+    let parsed = command.try_get_matches_from(std::iter::once(host.program().into()).chain(args)).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // clap: help/version exit 0, usage errors 2.

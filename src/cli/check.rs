@@ -7,7 +7,9 @@ use clap::{Args, ValueEnum};
 
 use super::args::UpgradeFlags;
 use super::fleet::{FleetArgs, Output};
-use super::{fails_at, print_json, CliError};
+use super::doors::Door;
+use super::{fails_at, print_json, print_report, CliError};
+use crate::report::schema::Report as SchemaReport;
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
 use crate::report::style::Paint;
@@ -21,6 +23,12 @@ pub enum CheckFormat {
     Markdown,
     /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
     Jsonl,
+    /// GitHub workflow commands: each finding as an annotation on the run and pull request
+    Github,
+    /// One self-contained HTML page (one cluster or a fleet); with -o FILE
+    Html,
+    /// OpenMetrics / Prometheus text (one cluster or a fleet), for a textfile collector or a Pushgateway
+    Openmetrics,
 }
 
 #[derive(Debug, Args)]
@@ -38,17 +46,34 @@ pub struct CheckArgs {
     /// Print only the verdict line (one per cluster)
     #[arg(long, short = 'q', conflicts_with = "format")]
     pub quiet: bool,
+    /// Write the html or openmetrics output to this file (atomically) instead of standard output
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
+    let door = match args.format {
+        CheckFormat::Html => Some(Door::Html),
+        CheckFormat::Openmetrics => Some(Door::OpenMetrics),
+        _ => None,
+    };
+    if args.output.is_some() && (door.is_none() || args.quiet) {
+        return Err(CliError::Usage("-o/--output writes --format html or openmetrics; the other formats print to standard output".into()));
+    }
+    if let (Some(door), false, true) = (door, args.quiet, args.clusters.is_fleet()) {
+        let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
+        return super::doors::check_fleet(job, &args.clusters, door, args.fail_on, args.output.as_deref());
+    }
     let output = match (args.quiet, args.format, args.clusters.is_fleet()) {
         (true, _, _) => Some(Output::Quiet),
         (false, CheckFormat::Jsonl, _) | (false, CheckFormat::Json, true) => Some(Output::JsonLines),
         (false, CheckFormat::Text, true) => Some(Output::Text),
-        (false, CheckFormat::Sarif | CheckFormat::Markdown, true) => {
-            return Err(CliError::Usage("--format sarif and markdown report one cluster; a fleet prints text, json or jsonl".into()))
+        (false, CheckFormat::Sarif | CheckFormat::Markdown | CheckFormat::Github, true) => {
+            return Err(CliError::Usage(
+                "--format sarif, markdown and github report one cluster; a fleet prints text, json, jsonl, html or openmetrics".into(),
+            ))
         }
-        (false, _, false) => None,
+        (false, _, false) | (false, CheckFormat::Html | CheckFormat::Openmetrics, true) => None,
     };
     if let Some(output) = output {
         let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
@@ -58,10 +83,21 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let report = upgrade.check()?;
     match args.format {
         CheckFormat::Text => print!("{}", crate::report::check::text_painted(&report, paint)),
-        CheckFormat::Json | CheckFormat::Jsonl => print_json(&report)?,
+        CheckFormat::Json | CheckFormat::Jsonl => print_report(SchemaReport::Check, &report)?,
         CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &upgrade.rules))?,
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
+        CheckFormat::Github => print!("{}", crate::report::github::check_commands(&report, args.fail_on)),
+        CheckFormat::Html => {
+            let page = crate::report::html::check_page(&super::doors::single_name(&args.clusters), &report, args.fail_on);
+            super::doors::emit(args.output.as_deref(), &page)?
+        }
+        CheckFormat::Openmetrics => {
+            let read_at = super::doors::single_read_at(&args.clusters, upgrade.state.info.captured_at.as_deref());
+            let text = super::doors::check_metrics(&super::doors::single_name(&args.clusters), &report, args.fail_on, read_at);
+            super::doors::emit(args.output.as_deref(), &text)?
+        }
     }
+    super::doors::step_summary(|| crate::report::github::check_summary(&report, args.fail_on));
     // The process ends next, and the OS reclaims the cluster's objects at once (as `status`
     // does; a fleet drops each cluster's instead).
     std::mem::forget(upgrade);

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
-use super::{oci_reference, print_json, CliError};
+use super::{oci_reference, print_report, CliError};
 use crate::diff::ChartDiff;
 use crate::upgrade::store::{inventory_of, load_reference};
 
@@ -60,7 +60,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let diff = ChartDiff::compute(&from, &to);
     match args.format {
         DiffFormat::Text => print!("{}", crate::report::diff::text(&diff)),
-        DiffFormat::Json => print_json(&diff)?,
+        DiffFormat::Json => print_report(crate::report::schema::Report::Diff, &diff)?,
         DiffFormat::Markdown => print!("{}", crate::report::diff::markdown(&diff)),
     }
     Ok(ExitCode::SUCCESS)

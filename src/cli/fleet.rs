@@ -41,7 +41,7 @@ pub struct FleetArgs {
 }
 
 impl FleetArgs {
-    fn selection(&self) -> Selection {
+    pub(super) fn selection(&self) -> Selection {
         Selection {
             snapshots: self.snapshot.clone(),
             contexts: self.context.clone(),
@@ -132,5 +132,8 @@ pub fn run(job: Job, args: &FleetArgs, output: Output, paint: Paint) -> Result<E
         }
     };
     written.map_err(|e| CliError::Io(format!("cannot write the fleet's report to standard output: {e}")))?;
+    if command != "status" {
+        super::doors::step_summary(|| crate::report::github::fleet_summary(command, &rows));
+    }
     Ok(ExitCode::from(exit_code(&rows)))
 }

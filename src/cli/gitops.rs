@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::{ClusterArgs, RegistryArgs};
-use super::{print_json, CliError};
+use super::{print_json, print_report, CliError};
 use crate::audit::finding::Severity;
 use crate::gitops::{self, compare, GitopsError};
 use crate::review::{review, ReviewError, ReviewOptions};
@@ -24,6 +24,8 @@ pub enum GitopsFormat {
     Sarif,
     /// GitLab Code Quality report
     Codequality,
+    /// GitHub workflow commands: each finding as an annotation at its file and line
+    Github,
 }
 
 #[derive(Debug, Args)]
@@ -99,14 +101,16 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
             let mut doc = serde_json::to_value(&result).map_err(|e| CliError::Io(e.to_string()))?;
             let all: Vec<_> = result.findings().collect();
             doc["findings"] = serde_json::to_value(all).map_err(|e| CliError::Io(e.to_string()))?;
-            print_json(&doc)?
+            print_report(crate::report::schema::Report::Gitops, &doc)?
         }
         GitopsFormat::Sarif => {
             let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
             print_json(&crate::report::gitops_sarif::sarif(&result, &rules, &args.dir))?
         }
         GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,
+        GitopsFormat::Github => print!("{}", crate::report::github::gitops_commands(&result, &args.dir)),
     }
+    super::doors::step_summary(|| crate::report::github::gitops_summary(&result));
     Ok(if result.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
-use super::{fails_at, print_json, CliError};
+use super::{fails_at, print_json, print_report, CliError};
 use crate::audit::finding::Severity;
 use crate::audit::gitops::Engine;
 use crate::audit::hooks::review;
@@ -63,7 +63,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     let report = review(&rules, &inventory, args.gitops, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
         HooksFormat::Text => print!("{}", crate::report::hooks::text(&report)),
-        HooksFormat::Json => print_json(&report)?,
+        HooksFormat::Json => print_report(crate::report::schema::Report::Hooks, &report)?,
         HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &rules))?,
     }
     Ok(fails_at(&report.findings, args.fail_on))

@@ -5,6 +5,7 @@ mod args;
 mod check;
 mod completions;
 mod diff;
+mod doors;
 mod fleet;
 mod gitops;
 mod hooks;
@@ -16,6 +17,7 @@ mod rbac;
 mod render;
 mod rules;
 mod runbook;
+mod schema;
 mod snapshot;
 mod status;
 mod versions;
@@ -78,6 +80,8 @@ pub enum Command {
     Migrate(Box<migrate::MigrateArgs>),
     /// Audit the Kubeflow Trainer references of a GitOps tree (with a base: what a change adds or changes)
     Gitops(Box<gitops::GitopsArgs>),
+    /// Print the JSON Schema (2020-12) of a JSON report
+    Schema(schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
     /// Print the man page, or write one per command with -o DIR
@@ -134,6 +138,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Explain(args) => rules::explain(args),
         Command::Migrate(args) => migrate::run(*args),
         Command::Gitops(args) => gitops::run(*args),
+        Command::Schema(args) => schema::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
     }
@@ -163,6 +168,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Io(format!("cannot start the async runtime: {e}")))
+}
+
+/// A JSON report with its `schemaVersion` first (`trainer-audit schema REPORT` describes it).
+fn print_report(report: crate::report::schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
+    print_json(&crate::report::schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {

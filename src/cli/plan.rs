@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::args::UpgradeFlags;
 use super::fleet::{FleetArgs, Output};
-use super::{print_json, CliError};
+use super::{print_report, CliError};
+use crate::report::schema::Report as SchemaReport;
 use crate::fleet::audit::Job;
 use crate::report::style::Paint;
 
@@ -51,8 +52,9 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let (plan, notes) = args.upgrade.prepare(&args.clusters.single())?.plan()?;
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
+        PlanFormat::Json | PlanFormat::Jsonl => print_report(SchemaReport::Plan, &serde_json::json!({"plan": plan, "notes": notes}))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
     }
+    super::doors::step_summary(|| crate::report::github::plan_summary(&plan));
     Ok(ExitCode::SUCCESS)
 }

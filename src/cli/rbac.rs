@@ -36,6 +36,19 @@ pub struct RbacArgs {
     /// Chart repository the CronJob checks against (default: the published Trainer repository)
     #[arg(long, requires = "cronjob", value_name = "oci://REF")]
     pub repo: Option<String>,
+    /// What each run writes: a JSON line, or OpenMetrics text (to the log, or with
+    /// --metrics-pvc to a file for a textfile collector)
+    #[arg(long, requires = "cronjob", value_enum, default_value_t = CronJobFormat::Jsonl)]
+    pub cronjob_format: CronJobFormat,
+    /// PersistentVolumeClaim the OpenMetrics file is written to (mounted at /metrics, file trainer_audit.prom)
+    #[arg(long, requires = "cronjob", value_name = "CLAIM")]
+    pub metrics_pvc: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CronJobFormat {
+    Jsonl,
+    Openmetrics,
 }
 
 pub fn manifest(service_account: &str, namespace: &str) -> String {
@@ -71,6 +84,14 @@ pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
             image: args.image.clone(),
             to: args.to.clone(),
             repo: args.repo.clone(),
+            metrics: match (args.cronjob_format, &args.metrics_pvc) {
+                (CronJobFormat::Jsonl, None) => None,
+                (CronJobFormat::Jsonl, Some(_)) => {
+                    return Err(CliError::Usage("--metrics-pvc holds OpenMetrics text: add --cronjob-format openmetrics".into()))
+                }
+                (CronJobFormat::Openmetrics, None) => Some(crate::cronjob::Metrics::Log),
+                (CronJobFormat::Openmetrics, Some(claim)) => Some(crate::cronjob::Metrics::Claim(claim.clone())),
+            },
         };
         validate(&cronjob).map_err(|e| CliError::Usage(e.to_string()))?;
         if let Some(repo) = &args.repo {

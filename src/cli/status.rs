@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::args::TargetArgs;
 use super::fleet::{FleetArgs, Output};
-use super::{print_json, CliError};
+use super::{print_report, CliError};
 use crate::cluster::status::Validation;
 use crate::fleet::audit::Job;
 use crate::report::style::Paint;
@@ -62,7 +62,7 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let status = crate::cluster::status::status_against(&state, validation);
     match args.format {
         StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
-        StatusFormat::Json | StatusFormat::Jsonl => print_json(&status)?,
+        StatusFormat::Json | StatusFormat::Jsonl => print_report(crate::report::schema::Report::Status, &status)?,
     }
     // The process ends next: freeing a big cluster's objects one by one took a fifth of
     // `status` over 50,000 TrainJobs (docs/benchmarks.md), and the OS reclaims them at once.

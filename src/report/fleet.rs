@@ -136,6 +136,8 @@ pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
 
 #[derive(Serialize)]
 struct Document<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: &'static str,
     schema: &'static str,
     command: &'a str,
     cluster: &'a str,
@@ -154,6 +156,7 @@ struct Document<'a> {
 /// One cluster's JSON Lines document, newline included.
 pub fn json_line(command: &str, source: &Source, row: &Row, report: Option<&Report>) -> Result<String, serde_json::Error> {
     let doc = Document {
+        schema_version: super::schema::SCHEMA_VERSION,
         schema: SCHEMA,
         command,
         cluster: &row.cluster,
@@ -226,6 +229,7 @@ failed lab: cannot reach the Kubernetes API server: connection refused
         assert_eq!(
             keys,
             [
+                "schemaVersion",
                 "schema",
                 "command",
                 "cluster",

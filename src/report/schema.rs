@@ -1,0 +1,116 @@
+//! The contract for machines: the JSON Schema (2020-12) of every JSON report, the
+//! `schemaVersion` each report carries, and the stamp that puts it first in a document.
+//!
+//! Compatibility rule: `schemaVersion` is `MAJOR.MINOR`. Within a major version a report only
+//! gains: new keys, new optional parts (the minor goes up). Removing or renaming a key,
+//! changing its type or meaning, making an optional key required, or adding a value to a closed
+//! set (`severity`, a `verdict`) is a new major version. Consumers check the major and ignore
+//! keys they do not know. The schemas live in `schemas/` and are compiled in.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One JSON report and its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Report {
+    /// `check --format json`
+    Check,
+    /// `plan --format json`
+    Plan,
+    /// `status --format json`
+    Status,
+    /// `hooks --format json`
+    Hooks,
+    /// `diff --format json`
+    Diff,
+    /// `gitops --format json`
+    Gitops,
+    /// `migrate --format json` (a Kubernetes List)
+    Migrate,
+    /// One line of `check|plan|status --format jsonl` (a fleet)
+    Fleet,
+}
+
+/// Every report, in the order `schema --list` prints them.
+pub const ALL: [Report; 8] =
+    [Report::Check, Report::Plan, Report::Status, Report::Hooks, Report::Diff, Report::Gitops, Report::Migrate, Report::Fleet];
+
+impl Report {
+    pub fn name(self) -> &'static str {
+        match self {
+            Report::Check => "check",
+            Report::Plan => "plan",
+            Report::Status => "status",
+            Report::Hooks => "hooks",
+            Report::Diff => "diff",
+            Report::Gitops => "gitops",
+            Report::Migrate => "migrate",
+            Report::Fleet => "fleet",
+        }
+    }
+
+    /// The schema's text, as `schema REPORT` prints it.
+    pub fn schema(self) -> &'static str {
+        match self {
+            Report::Check => include_str!("../../schemas/check.json"),
+            Report::Plan => include_str!("../../schemas/plan.json"),
+            Report::Status => include_str!("../../schemas/status.json"),
+            Report::Hooks => include_str!("../../schemas/hooks.json"),
+            Report::Diff => include_str!("../../schemas/diff.json"),
+            Report::Gitops => include_str!("../../schemas/gitops.json"),
+            Report::Migrate => include_str!("../../schemas/migrate.json"),
+            Report::Fleet => include_str!("../../schemas/fleet.json"),
+        }
+    }
+
+    /// The `schemaVersion` the report carries (None: the migrate List, whose contract is
+    /// Kubernetes' `v1` List, carries none so that kubectl applies it unchanged).
+    pub fn version(self) -> Option<&'static str> {
+        match self {
+            Report::Migrate => None,
+            _ => Some(SCHEMA_VERSION),
+        }
+    }
+}
+
+/// The current `schemaVersion` of every report that carries one.
+pub const SCHEMA_VERSION: &str = "1.0";
+
+/// `value` serialised with `schemaVersion` as its first key (objects only; anything else is
+/// returned as it is).
+pub fn stamped(report: Report, value: &impl Serialize) -> Result<Value, serde_json::Error> {
+    let value = serde_json::to_value(value)?;
+    let (Some(version), Value::Object(map)) = (report.version(), &value) else { return Ok(value) };
+    let mut out = Map::with_capacity(map.len() + 1);
+    out.insert("schemaVersion".into(), Value::String(version.into()));
+    for (k, v) in map {
+        if k != "schemaVersion" {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_is_2020_12_json_named_for_its_report() {
+        for r in ALL {
+            let schema: Value = serde_json::from_str(r.schema()).unwrap_or_else(|e| panic!("{}: {e}", r.name()));
+            assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema", "{}", r.name());
+            assert_eq!(schema["$id"], format!("urn:trainer-audit:schema:{}", r.name()));
+            let requires_version = schema["required"].as_array().unwrap().iter().any(|k| k == "schemaVersion");
+            assert_eq!(requires_version, r.version().is_some(), "{}", r.name());
+        }
+    }
+
+    #[test]
+    fn the_stamp_goes_first_and_only_on_objects() {
+        let v = stamped(Report::Check, &serde_json::json!({"release": "r", "schemaVersion": "0.1"})).unwrap();
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"schemaVersion":"1.0","release":"r"}"#);
+        assert_eq!(stamped(Report::Migrate, &serde_json::json!({"kind": "List"})).unwrap(), serde_json::json!({"kind": "List"}));
+        assert_eq!(stamped(Report::Check, &serde_json::json!([1])).unwrap(), serde_json::json!([1]));
+    }
+}
