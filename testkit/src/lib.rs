@@ -6,6 +6,8 @@ pub mod crdcorpus;
 pub mod dockerfile;
 pub mod fake_api;
 pub mod fuzz;
+pub mod krew;
+pub mod openmetrics;
 pub mod release;
 pub mod scenario;
 pub mod snippet;

@@ -1,0 +1,421 @@
+//! The formats other tools read (issue 23), on the scenario snapshots and the project's fixture
+//! charts: every JSON report and every committed JSON snapshot validated against its published
+//! JSON Schema; the HTML pages parsed as a browser parses them (every cluster and finding there,
+//! nothing loaded from the network, a copy button on every command); the OpenMetrics text parsed
+//! by a strict parser of the exposition format; GitHub workflow commands and step summaries.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value as Json;
+use support::{run, stderr, stdout};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    root().join("tests/fixtures/charts").join(name).to_string_lossy().into_owned()
+}
+
+fn snapshot(name: &str) -> String {
+    root().join("snapshots").join(format!("{name}.yaml")).to_string_lossy().into_owned()
+}
+
+/// `check` of the helm-2.2.1 scenario against the fixture charts, and more arguments.
+fn check(home: &Path, extra: &[&str]) -> Output {
+    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("upgrade-to"), fixture("upgrade-from"));
+    let mut args = vec!["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from];
+    args.extend_from_slice(extra);
+    run(home, &args)
+}
+
+fn schema_of(report: &str) -> Json {
+    let home = tempfile::tempdir().unwrap();
+    let out = run(home.path(), &["schema", report]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// Validates `doc` against the schema `schema REPORT` prints, naming every violation.
+fn assert_valid(report: &str, doc: &Json, what: &str) {
+    let schema = schema_of(report);
+    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{report}: the schema does not compile: {e}"));
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{what} is not a valid {report} report:\n{}", errors.join("\n"));
+}
+
+fn json(out: &Output) -> Json {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
+}
+
+#[test]
+fn every_json_report_validates_against_its_schema_and_carries_its_version() {
+    let home = tempfile::tempdir().unwrap();
+    let out = check(home.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc.as_object().unwrap().keys().next().map(String::as_str), Some("schemaVersion"));
+    assert_eq!(doc["schemaVersion"], "1.0");
+    assert!(!doc["findings"].as_array().unwrap().is_empty());
+    assert_valid("check", &doc, "check --format json");
+
+    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("upgrade-to"), fixture("upgrade-from"));
+    let out = run(home.path(), &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_valid("plan", &json(&out), "plan --format json");
+
+    for scenario in ["helm-2.1.0", "helm-2.2.1", "argocd-2.2.1", "kustomize-2.2.0", "neighbours-2.1.0"] {
+        let out = run(home.path(), &["status", "--snapshot", &snapshot(scenario), "--format", "json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_valid("status", &json(&out), &format!("status of {scenario}"));
+    }
+
+    let out = run(home.path(), &["hooks", &to, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_valid("hooks", &json(&out), "hooks --format json");
+    let out = run(home.path(), &["diff", &from, &to, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_valid("diff", &json(&out), "diff --format json");
+
+    // A fleet: one blocked, one ready, one that cannot be read; each line valid, and its
+    // embedded report too.
+    let missing = home.path().join("missing.yaml").to_string_lossy().into_owned();
+    for command in ["check", "plan", "status"] {
+        let (a, b) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"));
+        let mut args = vec![command, "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--format", "jsonl"];
+        if command != "status" {
+            args.extend(["--chart", &to, "--from", "2.2.1"]);
+        }
+        let out = run(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
+        let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        assert_eq!(lines.len(), 3, "{command}: {}", stdout(&out));
+        for line in lines {
+            let doc: Json = serde_json::from_str(line).unwrap();
+            assert_eq!(doc["schemaVersion"], "1.0");
+            assert_valid("fleet", &doc, &format!("{command} --format jsonl: {line}"));
+        }
+    }
+}
+
+#[test]
+fn a_document_that_breaks_the_contract_is_refused() {
+    // The validation above can fail: a check report missing a key, with a wrong severity, or
+    // without its version is refused.
+    let home = tempfile::tempdir().unwrap();
+    let doc = json(&check(home.path(), &["--format", "json"]));
+    for (why, broken) in [
+        ("no findings", {
+            let mut d = doc.clone();
+            d.as_object_mut().unwrap().remove("findings");
+            d
+        }),
+        ("a severity out of the set", {
+            let mut d = doc.clone();
+            d["findings"][0]["severity"] = "fatal".into();
+            d
+        }),
+        ("no schemaVersion", {
+            let mut d = doc.clone();
+            d.as_object_mut().unwrap().remove("schemaVersion");
+            d
+        }),
+    ] {
+        let validator = jsonschema::validator_for(&schema_of("check")).unwrap();
+        assert!(!validator.is_valid(&broken), "{why} was accepted");
+    }
+}
+
+/// The JSON snapshots the other tests pin (`tests/snapshots/*_json.snap`), each validated
+/// against the schema of the command that printed it.
+#[test]
+fn every_committed_json_snapshot_validates_against_its_schema() {
+    let dir = root().join("tests/snapshots");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with("_json.snap") {
+            continue;
+        }
+        let report = if name.starts_with("gitops_review__") {
+            "gitops"
+        } else if name.contains("__diff_") {
+            "diff"
+        } else if name.contains("__hooks_") {
+            "hooks"
+        } else {
+            panic!("{name}: a JSON snapshot of a report this test does not know: add it here")
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        // insta's header: `---` … `---`, then the document.
+        let body = text.splitn(3, "---\n").nth(2).unwrap_or_else(|| panic!("{name}: no insta header"));
+        let doc: Json = serde_json::from_str(body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_valid(report, &doc, &name);
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} JSON snapshots found in {}", dir.display());
+}
+
+fn parse_html(text: &str) -> scraper::Html {
+    let doc = scraper::Html::parse_document(text);
+    assert!(doc.errors.is_empty(), "the HTML has parse errors: {:?}", doc.errors);
+    doc
+}
+
+fn select<'a>(doc: &'a scraper::Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
+    doc.select(&scraper::Selector::parse(css).unwrap()).collect()
+}
+
+/// Nothing on the page is fetched: no element with `src`, no stylesheet or preload link, no
+/// `url(` or `@import` in the style, no `<object>`, `<embed>`, `<iframe>` or `<base>`.
+fn assert_offline(doc: &scraper::Html, text: &str) {
+    assert!(select(doc, "[src], link, object, embed, iframe, base, [srcset], [poster]").is_empty(), "something is loaded");
+    for style in select(doc, "style") {
+        let css: String = style.text().collect();
+        assert!(!css.contains("url(") && !css.contains("@import"), "the style loads something");
+    }
+    for script in select(doc, "script") {
+        let js: String = script.text().collect();
+        assert!(!js.contains("fetch(") && !js.contains("XMLHttpRequest") && !js.contains("import("), "the script loads something");
+    }
+    assert!(!text.contains("//fonts.") && !text.contains("cdn"), "a CDN or web font is named");
+}
+
+/// Every finding of `report` (check JSON) is on the page under its cluster's section.
+fn assert_findings_shown(doc: &scraper::Html, cluster: &str, report: &Json) {
+    let sections: Vec<_> = select(doc, "section.cluster").into_iter().filter(|s| s.value().attr("data-cluster") == Some(cluster)).collect();
+    assert_eq!(sections.len(), 1, "the cluster {cluster} has no section");
+    let section = sections[0];
+    let shown: Vec<(String, String)> = section
+        .select(&scraper::Selector::parse("div.finding").unwrap())
+        .map(|f| {
+            let subject: String = f.select(&scraper::Selector::parse(".subject").unwrap()).flat_map(|s| s.text()).collect();
+            (f.value().attr("data-rule").unwrap_or("").to_string(), subject)
+        })
+        .collect();
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(shown.len(), findings.len(), "{cluster}: {shown:?}");
+    for f in findings {
+        let key = (f["id"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string());
+        assert!(shown.contains(&key), "{cluster}: {key:?} is not on the page");
+    }
+    // Findings come grouped: under each severity, one <details> per rule.
+    let rules: std::collections::BTreeSet<(&str, &str)> = findings.iter().map(|f| (f["severity"].as_str().unwrap(), f["id"].as_str().unwrap())).collect();
+    assert_eq!(section.select(&scraper::Selector::parse("details.rule").unwrap()).count(), rules.len());
+}
+
+fn assert_copyable(doc: &scraper::Html) {
+    let blocks = select(doc, "pre");
+    assert!(!blocks.is_empty());
+    for pre in blocks {
+        let parent = scraper::ElementRef::wrap(pre.parent().unwrap()).unwrap();
+        assert_eq!(parent.value().attr("class"), Some("cmd"));
+        assert_eq!(parent.select(&scraper::Selector::parse("button.copy").unwrap()).count(), 1, "a command block without a copy button");
+    }
+}
+
+#[test]
+fn the_check_page_holds_every_finding_offline_with_copyable_commands() {
+    let home = tempfile::tempdir().unwrap();
+    let report = json(&check(home.path(), &["--format", "json"]));
+    let page = home.path().join("check.html");
+    let out = check(home.path(), &["--format", "html", "-o", &page.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1), "the gate's exit code stays: {}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    let text = std::fs::read_to_string(&page).unwrap();
+    let doc = parse_html(&text);
+    assert_offline(&doc, &text);
+    assert_findings_shown(&doc, "helm-2.2.1", &report);
+    assert_copyable(&doc);
+    let badges: Vec<_> = select(&doc, ".badge").into_iter().map(|b| b.value().attr("data-verdict").unwrap().to_string()).collect();
+    assert_eq!(badges, ["blocked"]);
+    // Same input, same bytes.
+    let again = check(home.path(), &["--format", "html"]);
+    assert_eq!(stdout(&again), text);
+}
+
+#[test]
+fn the_fleet_page_has_a_badge_and_a_section_per_cluster() {
+    let home = tempfile::tempdir().unwrap();
+    let (a, b, to) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"), fixture("upgrade-to"));
+    let missing = home.path().join("gone.yaml").to_string_lossy().into_owned();
+    let fleet = |format: &str| {
+        run(home.path(), &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format])
+    };
+    let lines = fleet("jsonl");
+    let docs: Vec<Json> = stdout(&lines).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = fleet("html");
+    assert_eq!(out.status.code(), Some(2), "a cluster that cannot be read fails the fleet: {}", stderr(&out));
+    let text = stdout(&out);
+    let doc = parse_html(&text);
+    assert_offline(&doc, &text);
+    let rows = select(&doc, "table.summary tbody tr");
+    assert_eq!(rows.len(), 3);
+    for (row, line) in rows.iter().zip(&docs) {
+        let cluster = line["cluster"].as_str().unwrap();
+        let cells: Vec<String> = row.select(&scraper::Selector::parse("td").unwrap()).map(|c| c.text().collect()).collect();
+        assert_eq!(cells[0], cluster);
+        assert_eq!(cells[6], line["verdict"].as_str().unwrap(), "{cluster}");
+        match line["report"].is_null() {
+            false => assert_findings_shown(&doc, cluster, &line["report"]),
+            true => {
+                let failure = select(&doc, "p.failure").into_iter().map(|p| p.text().collect::<String>()).collect::<Vec<_>>().join("\n");
+                assert!(failure.contains(line["failure"].as_str().unwrap()), "{failure}");
+            }
+        }
+    }
+    assert_copyable(&doc);
+}
+
+#[test]
+fn the_runbook_page_is_the_runbook_with_a_checklist() {
+    let home = tempfile::tempdir().unwrap();
+    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("upgrade-to"), fixture("upgrade-from"));
+    let args = |format: &'static str| vec!["runbook", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "--format", format];
+    let markdown = stdout(&run(home.path(), &args("markdown")));
+    let out = run(home.path(), &args("html"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let doc = parse_html(&text);
+    assert_offline(&doc, &text);
+    assert_copyable(&doc);
+    let steps = select(&doc, "li.step input[type=checkbox]");
+    let numbered = markdown.lines().filter(|l| l.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))).count();
+    assert_eq!(steps.len(), numbered, "every numbered step of the runbook is a checklist item");
+    // Every command the Markdown runbook holds is in a block on the page, as it is.
+    let code: String = select(&doc, "pre code").into_iter().map(|c| c.text().collect::<String>() + "\n").collect();
+    let mut in_block = false;
+    for line in markdown.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_block = !in_block;
+        } else if in_block {
+            assert!(code.lines().any(|l| l.trim() == t), "{t} is not in a command block");
+        }
+    }
+}
+
+#[test]
+fn openmetrics_parses_and_agrees_with_the_json_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let (a, b, to) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"), fixture("upgrade-to"));
+    let missing = home.path().join("gone.yaml").to_string_lossy().into_owned();
+    let fleet = |format: &str| {
+        run(home.path(), &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format])
+    };
+    let docs: Vec<Json> = stdout(&fleet("jsonl")).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = fleet("openmetrics");
+    assert_eq!(out.status.code(), Some(2));
+    let families = testkit::openmetrics::parse(&stdout(&out)).unwrap_or_else(|e| panic!("{e}\n{}", stdout(&out)));
+    let family = |name: &str| families.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no {name}"));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        family(name)
+            .samples
+            .iter()
+            .find(|s| labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v)))
+            .map(|s| s.value)
+    };
+    for d in &docs {
+        let cluster = d["cluster"].as_str().unwrap();
+        for v in ["ready", "blocked", "failed"] {
+            let expected = if d["verdict"] == v { 1.0 } else { 0.0 };
+            assert_eq!(value("trainer_audit_cluster_verdict", &[("cluster", cluster), ("verdict", v)]), Some(expected), "{cluster} {v}");
+        }
+        assert_eq!(value("trainer_audit_cluster_exit_code", &[("cluster", cluster)]), d["exit_code"].as_f64());
+        if d["report"].is_null() {
+            assert_eq!(value("trainer_audit_findings", &[("cluster", cluster)]), None, "a failed cluster counts nothing");
+            continue;
+        }
+        let findings = d["report"]["findings"].as_array().unwrap();
+        for s in ["error", "warning", "info"] {
+            let n = findings.iter().filter(|f| f["severity"] == s).count() as f64;
+            assert_eq!(value("trainer_audit_findings", &[("cluster", cluster), ("severity", s)]), Some(n));
+        }
+        let by_rule: f64 = family("trainer_audit_rule_findings").samples.iter().filter(|s| s.labels["cluster"] == cluster).map(|s| s.value).sum();
+        assert_eq!(by_rule, findings.len() as f64);
+        let info = [("cluster", cluster), ("installed", d["installed"].as_str().unwrap()), ("target", d["target"].as_str().unwrap())];
+        assert_eq!(value("trainer_audit_cluster_info", &info), Some(1.0));
+        // The scenario snapshots were taken at 2026-11-30T09:00:00Z.
+        assert_eq!(value("trainer_audit_read_timestamp_seconds", &[("cluster", cluster)]), Some(1_796_029_200.0));
+    }
+    // One cluster, to a file the collector may read.
+    let file = home.path().join("trainer_audit.prom");
+    let out = check(home.path(), &["--format", "openmetrics", "-o", &file.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(&file).unwrap();
+    testkit::openmetrics::parse(&text).unwrap();
+    #[cfg(unix)]
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions()) & 0o777, 0o644);
+}
+
+#[test]
+fn github_workflow_commands_one_per_finding_then_the_verdict() {
+    let home = tempfile::tempdir().unwrap();
+    let report = json(&check(home.path(), &["--format", "json"]));
+    let out = check(home.path(), &["--format", "github"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(lines.len(), findings.len() + 1, "{text}");
+    for (line, f) in lines.iter().zip(findings) {
+        let level = match f["severity"].as_str().unwrap() {
+            "error" => "error",
+            "warning" => "warning",
+            _ => "notice",
+        };
+        assert!(line.starts_with(&format!("::{level} title={} ", f["id"].as_str().unwrap())), "{line}");
+        // One command per line: the runner splits on raw newlines.
+        let (_, message) = line.split_once("::").unwrap().1.split_once("::").unwrap();
+        assert!(message.contains(&f["subject"].as_str().unwrap().replace('%', "%25")), "{line}");
+    }
+    assert!(lines.last().unwrap().starts_with("::notice title=trainer-audit check::blocked: "), "{text}");
+    // A fleet has no single file to annotate: refused, exit 2.
+    let (a, b) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"));
+    let out = run(home.path(), &["check", "--snapshot", &a, "--snapshot", &b, "--chart", &fixture("upgrade-to"), "--format", "github"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty() && stderr(&out).contains("github"), "{}", stderr(&out));
+}
+
+fn with_summary(home: &Path, summary: &Path, args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_trainer-audit"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TRAINER_AUDIT_CACHE_DIR", home.join("cache"))
+        .env("GITHUB_STEP_SUMMARY", summary);
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_github_job_gets_a_step_summary_appended() {
+    let home = tempfile::tempdir().unwrap();
+    let summary = home.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("upgrade-to"), fixture("upgrade-from"));
+    let out = with_summary(home.path(), &summary, &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&check(home.path(), &["--format", "json"]));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("earlier step\n### ❌ Trainer upgrade check: blocked\n"), "appended, not replaced: {text}");
+    let errors: Vec<&Json> = report["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect();
+    for f in &errors {
+        assert!(text.contains(&format!("`{}`", f["id"].as_str().unwrap())), "{text}");
+    }
+    let first_command = errors.iter().find_map(|f| f["commands"].get(0)).and_then(Json::as_str).unwrap();
+    assert!(text.contains(&format!("```sh\n{first_command}\n")), "{text}");
+    // plan appends its own after it (gitops: tests/action.rs).
+    let out = with_summary(home.path(), &summary, &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.contains("### ✅ Trainer upgrade plan") || text.contains("### ❌ Trainer upgrade plan"), "{text}");
+    // No summary file set: nothing written anywhere, the output unchanged.
+    let plain = check(home.path(), &[]);
+    let with = with_summary(home.path(), &home.path().join("other.md"), &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    assert_eq!(stdout(&plain), stdout(&with));
+}
