@@ -129,16 +129,38 @@ fn a_document_that_breaks_the_contract_is_refused() {
     }
 }
 
-/// The JSON snapshots the other tests pin (`tests/snapshots/*_json.snap`), each validated
-/// against the schema of the command that printed it.
+/// The JSON snapshots the other tests pin (`tests/snapshots/*.snap` whose body is JSON), each
+/// validated against the schema of the command that printed it: reports as reports, lists of
+/// findings against the findings' definition. SARIF has its own schema and is left out. A
+/// snapshot made from the library's value (not the command's output) has no `schemaVersion`, the
+/// stamp the command adds: it is validated with the stamp added.
 #[test]
 fn every_committed_json_snapshot_validates_against_its_schema() {
     let dir = root().join("tests/snapshots");
     let mut checked = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for path in names {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.ends_with("_json.snap") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // insta's header: `---` … `---`, then the body.
+        let Some(body) = text.splitn(3, "---\n").nth(2) else { continue };
+        let Ok(mut doc) = serde_json::from_str::<Json>(body) else { continue };
+        if doc.get("$schema").is_some_and(|s| s.as_str().is_some_and(|s| s.contains("sarif"))) {
+            continue;
+        }
+        if doc.is_array() {
+            let mut schema = schema_of("check");
+            let object = schema.as_object_mut().unwrap();
+            for key in ["properties", "required", "title", "description"] {
+                object.remove(key);
+            }
+            object.insert("type".into(), "array".into());
+            object.insert("items".into(), serde_json::json!({"$ref": "#/$defs/finding"}));
+            let validator = jsonschema::validator_for(&schema).unwrap();
+            let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{name}: not a list of findings:\n{}", errors.join("\n"));
+            checked += 1;
             continue;
         }
         let report = if name.starts_with("gitops_review__") {
@@ -147,17 +169,21 @@ fn every_committed_json_snapshot_validates_against_its_schema() {
             "diff"
         } else if name.contains("__hooks_") {
             "hooks"
+        } else if name.starts_with("check__check_") {
+            "check"
+        } else if name.starts_with("check__plan_") {
+            "plan"
         } else {
             panic!("{name}: a JSON snapshot of a report this test does not know: add it here")
         };
-        let text = std::fs::read_to_string(&path).unwrap();
-        // insta's header: `---` … `---`, then the document.
-        let body = text.splitn(3, "---\n").nth(2).unwrap_or_else(|| panic!("{name}: no insta header"));
-        let doc: Json = serde_json::from_str(body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if doc.get("schemaVersion").is_none() {
+            let stamped = trainer_audit::report::schema::stamped(trainer_audit::report::schema::Report::Check, &doc).unwrap();
+            doc = stamped;
+        }
         assert_valid(report, &doc, &name);
         checked += 1;
     }
-    assert!(checked >= 10, "only {checked} JSON snapshots found in {}", dir.display());
+    assert!(checked >= 60, "only {checked} JSON snapshots found in {}", dir.display());
 }
 
 fn parse_html(text: &str) -> scraper::Html {

@@ -70,7 +70,7 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (false, CheckFormat::Text, true) => Some(Output::Text),
         (false, CheckFormat::Sarif | CheckFormat::Markdown | CheckFormat::Github, true) => {
             return Err(CliError::Usage(
-                "--format sarif, markdown and github report one cluster; a fleet prints text, json, jsonl, html or openmetrics".into(),
+                "--format sarif, markdown and github report one cluster; a fleet prints text, json or jsonl (or html, openmetrics)".into(),
             ))
         }
         (false, _, false) | (false, CheckFormat::Html | CheckFormat::Openmetrics, true) => None,
