@@ -36,7 +36,8 @@ h3{font-size:1.1em;margin:1.2em 0 .4em}
 .badge.ready{background:var(--ok)}.badge.blocked{background:var(--err)}.badge.failed{background:#6e7781}
 .sev{font-weight:600;text-transform:uppercase;font-size:.8em;letter-spacing:.04em}
 .sev.error{color:var(--err)}.sev.warning{color:var(--warn)}.sev.info{color:var(--info)}
-table{border-collapse:collapse;width:100%;margin:.6em 0}th,td{border:1px solid var(--line);padding:.35em .6em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;margin:.6em 0}th,td{border:1px solid var(--line);padding:.35em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td:nth-child(-n+2){white-space:nowrap}
 th{background:var(--panel)}
 details.rule{border:1px solid var(--line);border-radius:6px;margin:.5em 0;padding:.3em .8em}
 details.rule>summary{cursor:pointer;font-weight:600}

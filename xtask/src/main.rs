@@ -9,6 +9,7 @@ mod conformance_charts;
 mod controlplane;
 mod fuzz;
 mod oracle;
+mod screenshot;
 mod setup;
 
 use anyhow::{bail, Context, Result};
@@ -23,6 +24,7 @@ fn main() -> Result<()> {
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
+        "screenshot" => screenshot::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
@@ -51,6 +53,9 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
+  screenshot [--docs]  render the HTML reports (check of a fleet and of one cluster, runbook)
+                      with Debian's headless Chromium (installed with apt if missing) into
+                      target/screenshots/*.png; --docs copies the fleet's to docs/check-fleet.png
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]

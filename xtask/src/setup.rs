@@ -37,7 +37,7 @@ pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
 }
 
-fn ensure_debian_package(package: &str, program: &str, arg: &str, needed_by: &str) -> Result<()> {
+pub fn ensure_debian_package(package: &str, program: &str, arg: &str, needed_by: &str) -> Result<()> {
     if found(program, arg) {
         return Ok(());
     }
