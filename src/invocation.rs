@@ -94,7 +94,10 @@ const WITH_NAMESPACE: [&str; 3] = ["check", "plan", "runbook"];
 pub fn with_helm_env(args: Vec<OsString>, env: &HelmEnv) -> Vec<OsString> {
     let Some(command) = args.first().and_then(|a| a.to_str()).map(str::to_string) else { return args };
     let given = |names: &[&str]| {
-        args.iter().filter_map(|a| a.to_str()).take_while(|a| *a != "--").any(|a| names.iter().any(|n| a == *n || a.starts_with(&format!("{n}="))))
+        args.iter()
+            .filter_map(|a| a.to_str())
+            .take_while(|a| *a != "--")
+            .any(|a| names.iter().any(|n| a == *n || a.starts_with(&format!("{n}="))))
     };
     let mut out = args.clone();
     if WITH_CONTEXT.contains(&command.as_str()) && !given(&["--snapshot", "--context", "--all-contexts"]) {
@@ -145,9 +148,15 @@ mod tests {
     #[test]
     fn helms_flags_come_back_as_ours_unless_given_or_meaningless() {
         let env = HelmEnv { namespace: Some("kubeflow-system".into()), kube_context: Some("prod".into()) };
-        assert_eq!(with_helm_env(os(&["check", "--to", "2.3.0"]), &env), os(&["check", "--to", "2.3.0", "--context", "prod", "--namespace", "kubeflow-system"]));
+        assert_eq!(
+            with_helm_env(os(&["check", "--to", "2.3.0"]), &env),
+            os(&["check", "--to", "2.3.0", "--context", "prod", "--namespace", "kubeflow-system"])
+        );
         // A snapshot is no context; a namespace given to us wins.
-        assert_eq!(with_helm_env(os(&["check", "--snapshot", "s.yaml", "-n", "x"]), &env), os(&["check", "--snapshot", "s.yaml", "-n", "x"]));
+        assert_eq!(
+            with_helm_env(os(&["check", "--snapshot", "s.yaml", "-n", "x"]), &env),
+            os(&["check", "--snapshot", "s.yaml", "-n", "x"])
+        );
         assert_eq!(with_helm_env(os(&["status", "--context=a"]), &env), os(&["status", "--context=a"]));
         // status takes no release namespace; rules reads no cluster.
         assert_eq!(with_helm_env(os(&["status"]), &env), os(&["status", "--context", "prod"]));

@@ -108,7 +108,8 @@ fn the_review_script_gates_annotates_summarises_and_leaves_the_comment() {
     let charts = stand_ins(work.path()).to_string_lossy().into_owned();
     let repo = work.path().join("repo");
     let base = checkout("argocd-multi", &repo);
-    let inputs = [("INPUT_PATH", "deploy"), ("INPUT_BASE_REF", base.as_str()), ("INPUT_FAIL_ON", "error"), ("INPUT_CHARTS", charts.as_str())];
+    let inputs =
+        [("INPUT_PATH", "deploy"), ("INPUT_BASE_REF", base.as_str()), ("INPUT_FAIL_ON", "error"), ("INPUT_CHARTS", charts.as_str())];
     let r = action(&repo, work.path(), &inputs);
     assert_eq!(r.out.status.code(), Some(1), "{}\n{}", stdout(&r.out), stderr(&r.out));
     // The annotation sits at the file as the repository names it.
@@ -120,7 +121,10 @@ fn the_review_script_gates_annotates_summarises_and_leaves_the_comment() {
     assert!(r.summary.contains("`TA-CRD-001`"), "{}", r.summary);
     // The comment is the review's Markdown, as trainer-audit prints it.
     let home = tempfile::tempdir().unwrap();
-    let direct = run(home.path(), &["gitops", &repo.join("deploy").to_string_lossy(), "--base-ref", &base, "--charts", &charts, "--format", "markdown"]);
+    let direct = run(
+        home.path(),
+        &["gitops", &repo.join("deploy").to_string_lossy(), "--base-ref", &base, "--charts", &charts, "--format", "markdown"],
+    );
     assert_eq!(direct.status.code(), Some(1));
     assert_eq!(r.report, stdout(&direct));
     assert!(r.outputs.contains(&format!("report={}", work.path().join("runner-temp/trainer-audit-review.md").display())));

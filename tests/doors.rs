@@ -230,7 +230,8 @@ fn assert_findings_shown(doc: &scraper::Html, cluster: &str, report: &Json) {
         assert!(shown.contains(&key), "{cluster}: {key:?} is not on the page");
     }
     // Findings come grouped: under each severity, one <details> per rule.
-    let rules: std::collections::BTreeSet<(&str, &str)> = findings.iter().map(|f| (f["severity"].as_str().unwrap(), f["id"].as_str().unwrap())).collect();
+    let rules: std::collections::BTreeSet<(&str, &str)> =
+        findings.iter().map(|f| (f["severity"].as_str().unwrap(), f["id"].as_str().unwrap())).collect();
     assert_eq!(section.select(&scraper::Selector::parse("details.rule").unwrap()).count(), rules.len());
 }
 
@@ -270,7 +271,10 @@ fn the_fleet_page_has_a_badge_and_a_section_per_cluster() {
     let (a, b, to) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"), fixture("upgrade-to"));
     let missing = home.path().join("gone.yaml").to_string_lossy().into_owned();
     let fleet = |format: &str| {
-        run(home.path(), &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format])
+        run(
+            home.path(),
+            &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format],
+        )
     };
     let lines = fleet("jsonl");
     let docs: Vec<Json> = stdout(&lines).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -310,7 +314,10 @@ fn the_runbook_page_is_the_runbook_with_a_checklist() {
     assert_offline(&doc, &text);
     assert_copyable(&doc);
     let steps = select(&doc, "li.step input[type=checkbox]");
-    let numbered = markdown.lines().filter(|l| l.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))).count();
+    let numbered = markdown
+        .lines()
+        .filter(|l| l.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())))
+        .count();
     assert_eq!(steps.len(), numbered, "every numbered step of the runbook is a checklist item");
     // Every command the Markdown runbook holds is in a block on the page, as it is.
     let code: String = select(&doc, "pre code").into_iter().map(|c| c.text().collect::<String>() + "\n").collect();
@@ -331,7 +338,10 @@ fn openmetrics_parses_and_agrees_with_the_json_lines() {
     let (a, b, to) = (snapshot("helm-2.2.1"), snapshot("helm-2.3.0"), fixture("upgrade-to"));
     let missing = home.path().join("gone.yaml").to_string_lossy().into_owned();
     let fleet = |format: &str| {
-        run(home.path(), &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format])
+        run(
+            home.path(),
+            &["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &missing, "--chart", &to, "--from", "2.2.1", "--format", format],
+        )
     };
     let docs: Vec<Json> = stdout(&fleet("jsonl")).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let out = fleet("openmetrics");
@@ -339,11 +349,7 @@ fn openmetrics_parses_and_agrees_with_the_json_lines() {
     let families = testkit::openmetrics::parse(&stdout(&out)).unwrap_or_else(|e| panic!("{e}\n{}", stdout(&out)));
     let family = |name: &str| families.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no {name}"));
     let value = |name: &str, labels: &[(&str, &str)]| {
-        family(name)
-            .samples
-            .iter()
-            .find(|s| labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v)))
-            .map(|s| s.value)
+        family(name).samples.iter().find(|s| labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))).map(|s| s.value)
     };
     for d in &docs {
         let cluster = d["cluster"].as_str().unwrap();
@@ -361,7 +367,8 @@ fn openmetrics_parses_and_agrees_with_the_json_lines() {
             let n = findings.iter().filter(|f| f["severity"] == s).count() as f64;
             assert_eq!(value("trainer_audit_findings", &[("cluster", cluster), ("severity", s)]), Some(n));
         }
-        let by_rule: f64 = family("trainer_audit_rule_findings").samples.iter().filter(|s| s.labels["cluster"] == cluster).map(|s| s.value).sum();
+        let by_rule: f64 =
+            family("trainer_audit_rule_findings").samples.iter().filter(|s| s.labels["cluster"] == cluster).map(|s| s.value).sum();
         assert_eq!(by_rule, findings.len() as f64);
         let info = [("cluster", cluster), ("installed", d["installed"].as_str().unwrap()), ("target", d["target"].as_str().unwrap())];
         assert_eq!(value("trainer_audit_cluster_info", &info), Some(1.0));
@@ -442,6 +449,7 @@ fn a_github_job_gets_a_step_summary_appended() {
     assert!(text.contains("### ✅ Trainer upgrade plan") || text.contains("### ❌ Trainer upgrade plan"), "{text}");
     // No summary file set: nothing written anywhere, the output unchanged.
     let plain = check(home.path(), &[]);
-    let with = with_summary(home.path(), &home.path().join("other.md"), &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    let with =
+        with_summary(home.path(), &home.path().join("other.md"), &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
     assert_eq!(stdout(&plain), stdout(&with));
 }

@@ -143,7 +143,21 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
     let kc = kubeconfig.to_string_lossy().into_owned();
     let (to, from) = (fixture("upgrade-to"), fixture("upgrade-from"));
     for context in ["lab", "dev"] {
-        let args = ["check", "--kubeconfig", &kc, "--context", context, "-n", "kubeflow-system", "--chart", &to, "--from-chart", &from, "--format", "json"];
+        let args = [
+            "check",
+            "--kubeconfig",
+            &kc,
+            "--context",
+            context,
+            "-n",
+            "kubeflow-system",
+            "--chart",
+            &to,
+            "--from-chart",
+            &from,
+            "--format",
+            "json",
+        ];
         let through: Vec<&str> = std::iter::once("trainer-audit").chain(args).collect();
         let via = sandbox.run(&kubectl, &through, &[]);
         let direct = sandbox.direct(&args);
@@ -159,7 +173,23 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
     let via = sandbox.run(&kubectl, &["trainer-audit", "status", "--format", "json"], &[("KUBECONFIG", &kc)]);
     assert_eq!(json(&via)["version"]["version"], "2.3.0", "{}", text(&via));
     // -n is the release namespace.
-    let args = ["plan", "--kubeconfig", &kc, "--context", "lab", "-n", "team-a", "--release", "trainer", "--chart", &to, "--from", "2.2.1", "--format", "json"];
+    let args = [
+        "plan",
+        "--kubeconfig",
+        &kc,
+        "--context",
+        "lab",
+        "-n",
+        "team-a",
+        "--release",
+        "trainer",
+        "--chart",
+        &to,
+        "--from",
+        "2.2.1",
+        "--format",
+        "json",
+    ];
     let via = sandbox.run(&kubectl, &std::iter::once("trainer-audit").chain(args).collect::<Vec<_>>(), &[]);
     assert_same(&via, &sandbox.direct(&args), "plan -n team-a");
     assert_eq!(json(&via)["plan"]["namespace"], "team-a");
@@ -172,7 +202,10 @@ fn packaged_target(sandbox: &Sandbox, helm: &str) -> PathBuf {
     let copy = Command::new("cp").arg("-R").arg(format!("{}/.", fixture("upgrade-to"))).arg(&src).status().unwrap();
     assert!(copy.success());
     let chart_yaml = src.join("Chart.yaml");
-    let yaml = std::fs::read_to_string(&chart_yaml).unwrap().replace("name: widgets", "name: kubeflow-trainer").replace("version: 2.0.0", "version: 2.3.0");
+    let yaml = std::fs::read_to_string(&chart_yaml)
+        .unwrap()
+        .replace("name: widgets", "name: kubeflow-trainer")
+        .replace("version: 2.0.0", "version: 2.3.0");
     std::fs::write(&chart_yaml, yaml).unwrap();
     let dest = sandbox.dir.path().join("packaged");
     let out = sandbox.run(helm, &["package", &src.to_string_lossy(), "-d", &dest.to_string_lossy()], &[]);
@@ -229,8 +262,45 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
     assert_same(&via, &sandbox.direct(&args), "check --snapshot");
     assert_eq!(via.status.code(), Some(1), "the gate's exit code comes through Helm");
     // Helm takes -n out of a plugin's arguments and passes HELM_NAMESPACE: it comes back.
-    let via = sandbox.run(&helm, &["trainer-audit", "plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "-n", "team-a", "--release", "trainer", "--from", "2.2.1", "--format", "json"], &[]);
-    let direct = sandbox.direct(&["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "-n", "team-a", "--release", "trainer", "--from", "2.2.1", "--format", "json"]);
+    let via = sandbox.run(
+        &helm,
+        &[
+            "trainer-audit",
+            "plan",
+            "--snapshot",
+            &s,
+            "--chart",
+            &to,
+            "--from-chart",
+            &from,
+            "-n",
+            "team-a",
+            "--release",
+            "trainer",
+            "--from",
+            "2.2.1",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    let direct = sandbox.direct(&[
+        "plan",
+        "--snapshot",
+        &s,
+        "--chart",
+        &to,
+        "--from-chart",
+        &from,
+        "-n",
+        "team-a",
+        "--release",
+        "trainer",
+        "--from",
+        "2.2.1",
+        "--format",
+        "json",
+    ]);
     assert_same(&via, &direct, "plan -n team-a");
     assert_eq!(json(&via)["plan"]["namespace"], "team-a");
     // Help names the plugin.
@@ -242,8 +312,37 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
     let (_lab, _dev, kubeconfig) = clusters(sandbox.dir.path());
     let kc = kubeconfig.to_string_lossy().into_owned();
     for context in ["lab", "dev"] {
-        let via = sandbox.run(&helm, &["trainer-audit", "check", "--kubeconfig", &kc, "--kube-context", context, "--chart", &to, "--from-chart", &from, "--format", "json"], &[]);
-        let direct = sandbox.direct(&["check", "--kubeconfig", &kc, "--context", context, "--chart", &to, "--from-chart", &from, "--format", "json"]);
+        let via = sandbox.run(
+            &helm,
+            &[
+                "trainer-audit",
+                "check",
+                "--kubeconfig",
+                &kc,
+                "--kube-context",
+                context,
+                "--chart",
+                &to,
+                "--from-chart",
+                &from,
+                "--format",
+                "json",
+            ],
+            &[],
+        );
+        let direct = sandbox.direct(&[
+            "check",
+            "--kubeconfig",
+            &kc,
+            "--context",
+            context,
+            "--chart",
+            &to,
+            "--from-chart",
+            &from,
+            "--format",
+            "json",
+        ]);
         assert_same(&via, &direct, context);
     }
 
@@ -280,7 +379,27 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
     std::fs::rename(&config, &moved).unwrap();
     let without = sandbox.direct(&args);
     assert_eq!(without.status.code(), Some(2), "{}", text(&without));
-    let via = sandbox.run(&helm, &["--registry-config", &moved.to_string_lossy(), "trainer-audit", "check", "--snapshot", &s, "--repo", &repo, "--to", "2.3.0", "--plain-http", "--from-chart", &from, "--format", "json"], &[]);
+    let via = sandbox.run(
+        &helm,
+        &[
+            "--registry-config",
+            &moved.to_string_lossy(),
+            "trainer-audit",
+            "check",
+            "--snapshot",
+            &s,
+            "--repo",
+            &repo,
+            "--to",
+            "2.3.0",
+            "--plain-http",
+            "--from-chart",
+            &from,
+            "--format",
+            "json",
+        ],
+        &[],
+    );
     assert_eq!(stdout(&via), stdout(&direct), "helm --registry-config: {}", text(&via));
     let _ = registry.kill();
     let _ = registry.wait();
@@ -291,14 +410,21 @@ fn the_plugin_yaml_is_helm_4s_and_names_the_crates_version() {
     let yaml = std::fs::read_to_string(root().join("plugin.yaml")).unwrap();
     let doc = serde_saphyr::from_str::<Json>(&yaml).unwrap();
     // helm.sh/helm/v4 v4.2.3 internal/plugin/metadata_v1.go Validate.
-    assert_eq!((doc["apiVersion"].as_str(), doc["type"].as_str(), doc["runtime"].as_str()), (Some("v1"), Some("cli/v1"), Some("subprocess")));
+    assert_eq!(
+        (doc["apiVersion"].as_str(), doc["type"].as_str(), doc["runtime"].as_str()),
+        (Some("v1"), Some("cli/v1"), Some("subprocess"))
+    );
     assert_eq!(doc["name"], "trainer-audit");
     assert_eq!(doc["name"], trainer_audit::invocation::HELM_PLUGIN_NAME);
     assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
     let commands = doc["runtimeConfig"]["platformCommand"].as_array().unwrap();
     let script = commands.iter().find(|c| c.get("os").is_none()).unwrap()["command"].as_str().unwrap();
     let script = root().join(script.strip_prefix("$HELM_PLUGIN_DIR/").unwrap());
-    assert!(std::fs::metadata(&script).is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0), "{} is not executable", script.display());
+    assert!(
+        std::fs::metadata(&script).is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0),
+        "{} is not executable",
+        script.display()
+    );
 }
 
 /// The krew manifest filled for a local archive of the built binary: krew's rules, and (with
@@ -347,7 +473,8 @@ fn the_krew_manifest_follows_krews_rules_and_krew_installs_it() {
     let installed = krew_root.join("bin/kubectl-trainer_audit");
     assert!(installed.exists(), "krew did not link {}", installed.display());
     let path = std::env::join_paths([krew_root.join("bin"), tools.clone()]).unwrap();
-    let out = Command::new(tools.join("kubectl")).args(["trainer-audit", "--help"]).env("PATH", path).env("HOME", dir.path()).output().unwrap();
+    let out =
+        Command::new(tools.join("kubectl")).args(["trainer-audit", "--help"]).env("PATH", path).env("HOME", dir.path()).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout(&out).contains("Usage: kubectl trainer-audit [OPTIONS] <COMMAND>"), "{}", stdout(&out));
 }

@@ -214,7 +214,11 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
         review.fail_on.as_str()
     );
     for r in &review.references {
-        let change = format!("{} → {}", r.from.as_deref().or(r.from_written.as_deref()).unwrap_or("(new)"), r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?"));
+        let change = format!(
+            "{} → {}",
+            r.from.as_deref().or(r.from_written.as_deref()).unwrap_or("(new)"),
+            r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?")
+        );
         let _ = writeln!(
             out,
             "| `{}` | `{}:{}` | {} | {} | {} error, {} warning, {} info |",
@@ -238,7 +242,11 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
 /// one row per cluster.
 pub fn fleet_summary(command: &str, rows: &[crate::fleet::audit::Row]) -> String {
     use crate::fleet::audit::Verdict;
-    let worst = rows.iter().map(|r| r.verdict).find(|v| *v == Verdict::Failed).or_else(|| rows.iter().map(|r| r.verdict).find(|v| *v == Verdict::Blocked));
+    let worst = rows
+        .iter()
+        .map(|r| r.verdict)
+        .find(|v| *v == Verdict::Failed)
+        .or_else(|| rows.iter().map(|r| r.verdict).find(|v| *v == Verdict::Blocked));
     let verdict = match worst {
         Some(Verdict::Failed) => "failed",
         Some(_) => "blocked",
@@ -313,7 +321,11 @@ mod tests {
             first,
             "::error title=TA-OWN-001 CRD not owned%2C by the release::CustomResourceDefinition/trainjobs.trainer.kubeflow.org: 100%25 of it: a%0Ab%0Afix: kubectl annotate crd x a=b"
         );
-        assert!(out.lines().nth(1).unwrap().starts_with("::notice title=trainer-audit check::blocked: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (1 error"));
+        assert!(out
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("::notice title=trainer-audit check::blocked: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (1 error"));
         assert_eq!(out.lines().count(), 2);
         let info = check_commands(&report(vec![finding("TA-X", Severity::Info, &[])]), Severity::Error);
         assert!(info.starts_with("::notice ") && info.contains("::ready: "), "{info}");

@@ -85,7 +85,10 @@ pub fn page(title: &str, body: &str) -> String {
 /// A block of shell commands with a copy button.
 pub fn command_block(commands: &[&str]) -> String {
     let text: Vec<String> = commands.iter().map(|c| escape(c)).collect();
-    format!("<div class=\"cmd\"><button class=\"copy\" type=\"button\">Copy</button><pre><code class=\"language-sh\">{}</code></pre></div>\n", text.join("\n"))
+    format!(
+        "<div class=\"cmd\"><button class=\"copy\" type=\"button\">Copy</button><pre><code class=\"language-sh\">{}</code></pre></div>\n",
+        text.join("\n")
+    )
 }
 
 /// The verdict badge.
@@ -258,7 +261,8 @@ pub fn fleet_page(clusters: &[FleetCluster], fail_on: Severity) -> String {
     );
     body.push_str("<table class=\"summary\"><thead><tr><th>Cluster</th><th>Installed</th><th>Method</th><th>Target</th><th>Errors</th><th>Warnings</th><th>Verdict</th></tr></thead><tbody>\n");
     for (i, c) in clusters.iter().enumerate() {
-        let n = |s: Severity| c.report.map(|r| r.findings.iter().filter(|f| f.severity == s).count().to_string()).unwrap_or_else(|| "-".into());
+        let n =
+            |s: Severity| c.report.map(|r| r.findings.iter().filter(|f| f.severity == s).count().to_string()).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             body,
             "<tr><td><a href=\"#cluster-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

@@ -96,12 +96,32 @@ pub fn render(clusters: &[Cluster], fail_on: Severity) -> String {
             read.push((labels(&[("cluster", c.cluster)]), t.to_string()));
         }
     }
-    family(&mut out, "trainer_audit_cluster_verdict", "The cluster's upgrade verdict: 1 for the verdict it has, 0 for the others.", &verdicts);
-    family(&mut out, "trainer_audit_cluster_exit_code", "What trainer-audit check exits with for this cluster alone (0 ready, 1 blocked, 2 failed).", &exits);
+    family(
+        &mut out,
+        "trainer_audit_cluster_verdict",
+        "The cluster's upgrade verdict: 1 for the verdict it has, 0 for the others.",
+        &verdicts,
+    );
+    family(
+        &mut out,
+        "trainer_audit_cluster_exit_code",
+        "What trainer-audit check exits with for this cluster alone (0 ready, 1 blocked, 2 failed).",
+        &exits,
+    );
     family(&mut out, "trainer_audit_findings", "Findings for the upgrade, by severity.", &by_severity);
     family(&mut out, "trainer_audit_rule_findings", "Findings for the upgrade, by rule and severity.", &by_rule);
-    family(&mut out, "trainer_audit_cluster_info", "The installed and target Kubeflow Trainer chart versions and how Trainer is deployed (value always 1).", &info);
-    family(&mut out, "trainer_audit_read_timestamp_seconds", "When the cluster was read (a snapshot: when it was taken), in Unix seconds.", &read);
+    family(
+        &mut out,
+        "trainer_audit_cluster_info",
+        "The installed and target Kubeflow Trainer chart versions and how Trainer is deployed (value always 1).",
+        &info,
+    );
+    family(
+        &mut out,
+        "trainer_audit_read_timestamp_seconds",
+        "When the cluster was read (a snapshot: when it was taken), in Unix seconds.",
+        &read,
+    );
     out.push_str("# EOF\n");
     out
 }
@@ -128,11 +148,23 @@ mod tests {
                 findings: Some(&[]),
                 read_at: unix_seconds("2026-11-30T09:00:00Z"),
             },
-            Cluster { cluster: "lab", verdict: "failed", exit_code: 2, installed: None, target: None, method: None, findings: None, read_at: None },
+            Cluster {
+                cluster: "lab",
+                verdict: "failed",
+                exit_code: 2,
+                installed: None,
+                target: None,
+                method: None,
+                findings: None,
+                read_at: None,
+            },
         ];
         let text = render(&clusters, Severity::Error);
         assert!(text.ends_with("\n# EOF\n"));
-        assert!(text.contains("trainer_audit_cluster_verdict{cluster=\"prod \\\"east\\\"\\\\1\",verdict=\"blocked\",fail_on=\"error\"} 1\n"), "{text}");
+        assert!(
+            text.contains("trainer_audit_cluster_verdict{cluster=\"prod \\\"east\\\"\\\\1\",verdict=\"blocked\",fail_on=\"error\"} 1\n"),
+            "{text}"
+        );
         assert!(text.contains("trainer_audit_cluster_verdict{cluster=\"lab\",verdict=\"failed\",fail_on=\"error\"} 1\n"));
         assert!(text.contains("trainer_audit_read_timestamp_seconds{cluster=\"prod \\\"east\\\"\\\\1\"} 1796029200\n"), "{text}");
         // A failed cluster has no counts or versions: absent, not zero.

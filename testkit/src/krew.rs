@@ -36,15 +36,18 @@ fn krew_semver(v: &str) -> bool {
     let Some(rest) = v.strip_prefix('v') else { return false };
     let core = rest.split(['-', '+']).next().unwrap_or("");
     let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p.len() == 1 || !p.starts_with('0')))
+    parts.len() == 3
+        && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p.len() == 1 || !p.starts_with('0')))
 }
 
 fn safe_name(name: &str) -> bool {
     const WINDOWS: [&str; 22] = [
-        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3",
-        "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4",
+        "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
     ];
-    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') && !WINDOWS.iter().any(|w| w.eq_ignore_ascii_case(name))
+    !name.is_empty()
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        && !WINDOWS.iter().any(|w| w.eq_ignore_ascii_case(name))
 }
 
 /// krew's `ValidatePlugin(name, plugin)` on a parsed manifest, then our binary name.
@@ -138,7 +141,11 @@ fn platform(p: &Value) -> Result<(), String> {
 pub fn platforms(m: &Value) -> Vec<String> {
     m["spec"]["platforms"]
         .as_array()
-        .map(|ps| ps.iter().map(|p| format!("{}/{}", str_at(p, &["selector", "matchLabels", "os"]), str_at(p, &["selector", "matchLabels", "arch"]))).collect())
+        .map(|ps| {
+            ps.iter()
+                .map(|p| format!("{}/{}", str_at(p, &["selector", "matchLabels", "os"]), str_at(p, &["selector", "matchLabels", "arch"])))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -181,7 +188,11 @@ mod tests {
             assert!(err.contains(why), "{why}: {err}");
         }
         assert!(validate("CON", &good()).is_err());
-        assert_eq!(render("u: ${BASE_URL}/a\ns: ${SHA256_LINUX_AMD64}\n", "https://x/", &BTreeMap::from([("linux/amd64".into(), "f".into())])).unwrap(), "u: https://x/a\ns: f\n");
+        assert_eq!(
+            render("u: ${BASE_URL}/a\ns: ${SHA256_LINUX_AMD64}\n", "https://x/", &BTreeMap::from([("linux/amd64".into(), "f".into())]))
+                .unwrap(),
+            "u: https://x/a\ns: f\n"
+        );
         assert!(render("s: ${SHA256_DARWIN_ARM64}\n", "x", &BTreeMap::new()).unwrap_err().contains("SHA256_DARWIN_ARM64"));
     }
 }

@@ -139,7 +139,9 @@ pub fn parse(text: &str) -> Result<Vec<Family>, String> {
             let family = families.last_mut().unwrap();
             let rest = rest.ok_or_else(|| at("metadata without a value".into()))?;
             match what {
-                "HELP" if family.help.is_none() => family.help = Some(rest.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\")),
+                "HELP" if family.help.is_none() => {
+                    family.help = Some(rest.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\"))
+                }
                 "TYPE" if family.kind == "unknown" && TYPES.contains(&rest) => family.kind = rest.to_string(),
                 "UNIT" if family.unit.is_none() => {
                     if !name.ends_with(&format!("_{rest}")) {
@@ -159,7 +161,8 @@ pub fn parse(text: &str) -> Result<Vec<Family>, String> {
         if !metric_name(name) {
             return Err(at(format!("invalid metric name {name:?}")));
         }
-        let (labels, rest) = if line[name_end..].starts_with('{') { labels(&line[name_end..]).map_err(at)? } else { (BTreeMap::new(), &line[name_end..]) };
+        let (labels, rest) =
+            if line[name_end..].starts_with('{') { labels(&line[name_end..]).map_err(at)? } else { (BTreeMap::new(), &line[name_end..]) };
         let rest = rest.strip_prefix(' ').ok_or_else(|| at("one space before the value".into()))?;
         if rest.contains(' ') || rest.contains('#') {
             return Err(at("a timestamp or an exemplar (the textfile collector refuses timestamps)".into()));

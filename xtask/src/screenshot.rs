@@ -25,7 +25,13 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
 }
 
 fn trainer_audit(bin: &Path, args: &[&str], out: &Path) -> Result<()> {
-    let output = Command::new(bin).args(args).arg("-o").arg(out).current_dir(root()).env("TRAINER_AUDIT_CACHE_DIR", root().join("target/screenshots/cache")).output()?;
+    let output = Command::new(bin)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .current_dir(root())
+        .env("TRAINER_AUDIT_CACHE_DIR", root().join("target/screenshots/cache"))
+        .output()?;
     // check exits 1 (blocked) or 2 (a cluster failed) by design; the page must be there.
     if !out.is_file() {
         bail!("trainer-audit {} wrote no page: {}", args.join(" "), String::from_utf8_lossy(&output.stderr));
@@ -90,9 +96,12 @@ pub fn run(args: &[String]) -> Result<()> {
             .arg(&url)
             .output()
             .context("running chromium")?;
-        let bytes = std::fs::read(&png).with_context(|| format!("chromium wrote no {}: {}", png.display(), String::from_utf8_lossy(&out.stderr)))?;
+        let bytes = std::fs::read(&png)
+            .with_context(|| format!("chromium wrote no {}: {}", png.display(), String::from_utf8_lossy(&out.stderr)))?;
         match png_size(&bytes) {
-            Some((w, h)) if w >= 800 && h >= 600 && bytes.len() > 20_000 => println!("{} ({w}×{h}, {} KiB)", png.display(), bytes.len() / 1024),
+            Some((w, h)) if w >= 800 && h >= 600 && bytes.len() > 20_000 => {
+                println!("{} ({w}×{h}, {} KiB)", png.display(), bytes.len() / 1024)
+            }
             other => bail!("{} is not a picture of the page: {other:?}, {} bytes", png.display(), bytes.len()),
         }
     }
