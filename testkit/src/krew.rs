@@ -170,7 +170,8 @@ mod tests {
     #[test]
     fn krews_rules_refuse_what_krew_refuses() {
         assert_eq!(validate("trainer-audit", &good()), Ok(()));
-        let broken: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        type Breaks = Box<dyn Fn(&mut Value)>;
+        let broken: Vec<(&str, Breaks)> = vec![
             ("apiVersion", Box::new(|m| m["apiVersion"] = json!("v1"))),
             ("named", Box::new(|m| m["metadata"]["name"] = json!("other"))),
             ("line breaks", Box::new(|m| m["spec"]["shortDescription"] = json!("a\nb"))),
