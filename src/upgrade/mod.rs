@@ -5,6 +5,7 @@
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
 pub mod crds;
+pub mod inputs;
 pub mod store;
 pub mod target;
 pub mod values;
@@ -155,6 +156,13 @@ impl Upgrade {
         if let Some(e) = errors.first() {
             return Err(UpgradeError::Cluster(format!("cannot read the Helm release: {e}")));
         }
+        // A GitOps reference may name a release the cluster does not hold yet; every other run
+        // names the install it audits, and a name that holds none is refused.
+        let checks_inputs = !request.from_target && !request.without_cluster;
+        if !request.without_cluster {
+            inputs::check_kube_version(&state)?;
+        }
+        let selected = if checks_inputs { inputs::select_install(&request, &state, &releases)? } else { None };
         let trainer: Vec<&Release> = releases
             .iter()
             .filter(|r| r.current.chart_name == "kubeflow-trainer")
@@ -178,10 +186,17 @@ impl Upgrade {
             .namespace
             .clone()
             .or(release.map(|r| r.current.namespace.clone()))
+            .or(selected.as_ref().map(|i| i.namespace.clone()))
             .or(controller_ns)
             .unwrap_or_else(|| crate::cluster::live::DEFAULT_NAMESPACE.into());
         let install = overall(&state, &releases);
-        let found = installed_version(&state, &releases);
+        let found = match &selected {
+            Some(i) => inputs::install_version(i, &releases).or_else(|| installed_version(&state, &[])),
+            None => installed_version(&state, &releases),
+        };
+        if let (true, Some(from)) = (checks_inputs, &request.from) {
+            inputs::check_from(from, found.as_ref())?;
+        }
         let from = match (&request.from, &found) {
             (Some(v), _) => Some(installed_from(v, &store)?),
             (None, Some(found)) => Some(version(&found.version, "installed")?),
@@ -190,6 +205,15 @@ impl Upgrade {
                 return Err(UpgradeError::Usage("cannot tell the installed Trainer version from the cluster: pass --from V".into()))
             }
         };
+        if let (Some(path), Some(from)) = (&request.from_chart, &from) {
+            let chart = store.chart(&ChartSource::Local(path.clone()))?;
+            let evidence = match (&request.from, &found) {
+                (Some(_), _) => "from --from".to_string(),
+                (None, Some(f)) => f.evidence.clone(),
+                (None, None) => String::new(),
+            };
+            inputs::check_from_chart(path, &chart.metadata.version, from, &evidence)?;
+        }
         let mut user_values = match &request.file_values {
             Some(file) => json_to_map(file),
             None => release.map(|r| json_to_map(&r.current.config)).unwrap_or_default(),
