@@ -26,7 +26,9 @@ use crate::cluster::ClusterState;
 use crate::gotmpl::{Map, Value};
 use crate::kube::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::report::check::CheckReport;
+use crate::audit::finding::Severity;
+use crate::report::check::{CheckReport, Inputs};
+use crate::report::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};
 use crate::source::pull::PullError;
 use crate::source::reference::{OciRef, ReferenceError};
@@ -106,6 +108,8 @@ pub struct Upgrade {
     pub user_values: Map,
     pub rules: Vec<Rule>,
     pub notes: Vec<String>,
+    /// Where the installed version comes from (a Helm release, a controller image, `--from`).
+    pub evidence: String,
     request: Request,
     store: Rc<ChartStore>,
 }
@@ -235,7 +239,22 @@ impl Upgrade {
         };
         notes.push(format!("installed version {from} ({evidence})"));
         let flags = request.values.clone();
-        Ok(Upgrade { state, releases, release_name, namespace, from, to, install, flags, user_values, rules, notes, request, store })
+        Ok(Upgrade {
+            state,
+            releases,
+            release_name,
+            namespace,
+            from,
+            to,
+            install,
+            flags,
+            user_values,
+            rules,
+            notes,
+            evidence,
+            request,
+            store,
+        })
     }
 
     pub fn release(&self) -> Option<&Release> {
@@ -284,14 +303,9 @@ impl Upgrade {
     /// Findings for one hop `from` → `to`.
     pub fn hop(&self, from: &semver::Version, to: &semver::Version, notes: &mut Vec<String>) -> Result<Vec<Finding>, UpgradeError> {
         let render = self.render_for();
-        let installed = match self.store.inventory(&self.source(from, true), &render) {
-            Ok(inv) => Some(inv),
-            Err(e) => {
-                notes.push(format!(
-                    "the installed chart {from} could not be rendered ({e}); checks that compare the two charts were skipped"
-                ));
-                None
-            }
+        let (installed, missing) = match self.store.inventory(&self.source(from, true), &render) {
+            Ok(inv) => (Some(inv), None),
+            Err(e) => (None, Some(e.to_string())),
         };
         let target = self.store.inventory(&self.source(to, false), &render)?;
         let target_crds_on = match crds_switched_on(&render.values) {
@@ -306,7 +320,7 @@ impl Upgrade {
             },
             None => None,
         };
-        let input = CheckInput {
+        let mut input = CheckInput {
             state: &self.state,
             release: self.release(),
             release_name: self.release_name.clone(),
@@ -314,6 +328,7 @@ impl Upgrade {
             from: from.clone(),
             to: to.clone(),
             installed: installed.as_deref(),
+            installed_missing: None,
             target: &target,
             target_crds_on: target_crds_on.as_deref(),
             user_values: self.user_values_json(),
@@ -323,6 +338,18 @@ impl Upgrade {
             registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
         };
+        if let Some(reason) = missing {
+            let engine = input.engine();
+            let skipped = self
+                .rules
+                .iter()
+                .filter(|r| crate::audit::kinds::checks_skipped::reads_installed_chart(&r.kind, self.request.gitops.is_some()))
+                .filter(|r| r.applies_to(from, to) && r.applies_to_engine(engine))
+                .filter(|r| !self.request.without_cluster || r.check.as_ref().is_some_and(|c| !c.reads_cluster()))
+                .map(|r| (r.id.clone(), r.title.clone()))
+                .collect();
+            input.installed_missing = Some(crate::audit::input::InstalledMissing { reason, skipped });
+        }
         if self.request.without_cluster {
             let chart_side: Vec<Rule> =
                 self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
@@ -346,11 +373,34 @@ impl Upgrade {
         path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)
     }
 
-    /// The readiness gate: findings for the direct upgrade to the target.
-    pub fn check(&self) -> Result<CheckReport, UpgradeError> {
+    /// The inputs the verdict rests on, as this run took them.
+    pub fn inputs(&self) -> Inputs {
+        let chart = |version: &semver::Version, local: &Option<String>| match local {
+            Some(path) => path.clone(),
+            None => format!("{} {version}", self.store.origin()),
+        };
+        let kubernetes = match (&self.state.info.server_version, self.state.info.version_given) {
+            (Some(v), true) => format!("{v} (--kube-version)"),
+            (Some(v), false) => format!("{v} (the cluster's)"),
+            (None, _) => "unknown (no cluster)".to_string(),
+        };
+        Inputs {
+            installed: format!("{} ({})", self.from, self.evidence),
+            installed_chart: chart(&self.from, &self.request.from_chart),
+            target_chart: chart(&self.to, &self.request.chart),
+            kubernetes,
+        }
+    }
+
+    /// The readiness gate: findings for the direct upgrade to the target, and the verdict at
+    /// `fail_on`.
+    pub fn check(&self, fail_on: Severity) -> Result<CheckReport, UpgradeError> {
         let mut notes = self.notes.clone();
         let findings = self.hop(&self.from, &self.to, &mut notes)?;
+        let (from, to) = (self.from.to_string(), self.to.to_string());
         Ok(CheckReport {
+            decision: Decision::new(Counts::of(&findings), fail_on, Some(&from), Some(&to)),
+            inputs: self.inputs(),
             release: self.release_name.clone(),
             namespace: self.namespace.clone(),
             method: self.install.method,
