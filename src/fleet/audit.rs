@@ -260,7 +260,11 @@ mod tests {
         let request = Request { chart: Some(chart), ..Request::default() };
         let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
         assert_eq!(auditor.prepare().unwrap().map(|v| v.to_string()).as_deref(), Some("2.3.0"));
-        let out = auditor.audit("empty", Ok(ClusterState::default()));
+        let mut empty = ClusterState::default();
+        let unknown = auditor.audit("unknown", Ok(empty.clone()));
+        assert!(unknown.row.failure.unwrap().contains("--kube-version"), "an unknown Kubernetes version is asked for, not guessed");
+        empty.info.server_version = Some("v1.33.1".into());
+        let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
         assert!(out.row.failure.unwrap().contains("--from"), "the reason says what to do");
     }
