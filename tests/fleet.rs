@@ -105,10 +105,7 @@ fn a_fleet_with_an_unreachable_cluster_reports_the_others_and_exits_with_the_wor
     assert_eq!(docs[0]["source"]["live"]["context"], "east");
 
     // Without the dead cluster the exit code is the worst verdict's (blocked 1, else 0).
-    let out = run(
-        home.path(),
-        &["check", "--kubeconfig", &k, "--context", "east", "--context", "west", "--chart", &to, "-q"],
-    );
+    let out = run(home.path(), &["check", "--kubeconfig", &k, "--context", "east", "--context", "west", "--chart", &to, "-q"]);
     let worst = rows.iter().filter(|(c, _)| *c != "lab").map(|(_, v)| if v == "blocked" { 1 } else { 0 }).max();
     assert_eq!(out.status.code(), worst, "{}", stdout(&out));
     // --quiet: only the verdict lines.

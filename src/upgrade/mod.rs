@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 
 use crate::audit::engine::run as run_rules;
 use crate::audit::finding::Finding;
+use crate::audit::finding::Severity;
 use crate::audit::gitops::EngineContext;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::{load, Rule};
@@ -26,7 +27,6 @@ use crate::cluster::ClusterState;
 use crate::gotmpl::{Map, Value};
 use crate::kube::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::audit::finding::Severity;
 use crate::report::check::{CheckReport, Inputs};
 use crate::report::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};

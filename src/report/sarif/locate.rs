@@ -41,6 +41,12 @@ impl Files {
         shown.to_string_lossy().replace('\\', "/")
     }
 
+    /// Whether `path` is in the repository being scanned.
+    fn inside(&self, path: &Path) -> bool {
+        let absolute = if path.is_absolute() { path.to_path_buf() } else { self.root.join(path) };
+        absolute.starts_with(&self.root)
+    }
+
     fn at(&self, path: &Path, line: Option<usize>) -> Json {
         let mut location = json!({"artifactLocation": {"uri": self.relative(path), "uriBaseId": "%SRCROOT%"}});
         if let Some(line) = line {
@@ -60,13 +66,14 @@ impl Files {
             return self.at(snapshot, Some(line));
         }
         if !f.location.is_empty() {
-            if let Some(chart) = self.chart.as_deref().filter(|c| c.is_dir()) {
+            if let Some(chart) = self.chart.as_deref().filter(|c| c.is_dir() && self.inside(c)) {
                 // Template paths start with the chart's name, the directory's own name.
                 let inside = f.location.split_once('/').map(|(_, rest)| rest).unwrap_or(&f.location);
                 return self.at(&chart.join(inside), None);
             }
         }
-        match (&self.snapshot, self.values.first(), &self.chart) {
+        let chart = self.chart.as_deref().filter(|c| self.inside(c));
+        match (&self.snapshot, self.values.first(), chart) {
             (Some(s), _, _) => self.at(s, Some(1)),
             (None, Some(v), _) => self.at(v, None),
             (None, None, Some(c)) if c.is_dir() => self.at(&c.join("Chart.yaml"), None),
@@ -95,7 +102,8 @@ pub fn object_line(text: &str, subject: &str) -> Option<usize> {
         if lines[i].trim_start().trim_start_matches("- ").trim() == format!("kind: {kind}") {
             // The item's lines around this one: back to its `- ` and on to the next.
             let start = (0..=i).rev().find(|&j| item_start(lines[j])).unwrap_or(0);
-            let end = (i + 1..lines.len()).find(|&j| item_start(lines[j]) && indent(lines[j]) <= indent(lines[start])).unwrap_or(lines.len());
+            let end =
+                (i + 1..lines.len()).find(|&j| item_start(lines[j]) && indent(lines[j]) <= indent(lines[start])).unwrap_or(lines.len());
             let wanted = [format!("name: {name}"), format!("name: '{name}'"), format!("name: \"{name}\"")];
             if let Some(j) = (start..end).find(|&j| wanted.iter().any(|w| lines[j].trim_start().trim_start_matches("- ") == w)) {
                 return Some(j + 1);
