@@ -199,13 +199,17 @@ pub struct Install {
     pub helm_release: bool,
     pub method: Method,
     pub version: Option<String>,
+    /// For a Deployment: the release a chart was rendered as (`app.kubernetes.io/instance`, set
+    /// by the chart when Argo CD or Flux render it); None for kustomize manifests.
+    pub rendered_as: Option<String>,
 }
 
 impl std::fmt::Display for Install {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = if self.helm_release { "" } else { "Deployment " };
         let version = self.version.as_deref().unwrap_or("version unknown");
-        write!(f, "{what}{}/{} ({}, {version})", self.namespace, self.name, self.method.describe())
+        let release = self.rendered_as.as_deref().map(|r| format!(", rendered as release {r}")).unwrap_or_default();
+        write!(f, "{what}{}/{} ({}, {version}{release})", self.namespace, self.name, self.method.describe())
     }
 }
 
@@ -230,6 +234,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             helm_release: true,
             method: Method::Helm,
             version: Some(r.current.chart_version.clone()),
+            rendered_as: None,
         })
         .collect();
     found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
@@ -244,6 +249,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             helm_release: false,
             method: object_method(d).method,
             version: image_version(d),
+            rendered_as: Some(str_at(d, &["metadata", "labels", "app.kubernetes.io/instance"]).to_string()).filter(|r| !r.is_empty()),
         });
     }
     found

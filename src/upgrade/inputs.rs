@@ -22,8 +22,13 @@ pub fn select_install(request: &Request, state: &ClusterState, releases: &[Relea
     let (ns, name) = (request.namespace.as_deref(), request.release.as_deref());
     let matches = |i: &&Install| {
         ns.is_none_or(|n| n == i.namespace)
-            // A release name for an install Helm does not own yet is the release it will create.
-            && name.is_none_or(|n| !i.helm_release || n == i.name)
+            // A Helm release by its name; a chart another engine rendered by the release it was
+            // rendered as; kustomize manifests have none (the name is the release to create).
+            && name.is_none_or(|n| match (i.helm_release, &i.rendered_as) {
+                (true, _) => n == i.name,
+                (false, Some(rendered)) => n == rendered,
+                (false, None) => true,
+            })
     };
     let chosen: Vec<&Install> = all.iter().filter(matches).collect();
     let found = || all.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");

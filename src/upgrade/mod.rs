@@ -291,7 +291,8 @@ impl Upgrade {
 
     fn source(&self, version: &semver::Version, installed: bool) -> ChartSource {
         let local = if installed && *version == self.from {
-            self.request.from_chart.clone()
+            // Already at the target: the target chart is the installed one.
+            self.request.from_chart.clone().or_else(|| if self.from == self.to { self.request.chart.clone() } else { None })
         } else if !installed && *version == self.to {
             self.request.chart.clone()
         } else {
