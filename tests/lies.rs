@@ -252,10 +252,9 @@ fn no_wrong_input_is_ever_ready_on_the_real_charts() {
 }
 
 /// Reversed direction: a target below the installed version must never be `ready`. The rule
-/// that blocks a downgrade is the `direction` stream's (issue 20 §2); until it is on this branch
-/// this case fails, so it is kept apart and ignored.
+/// that names a downgrade is issue 20 §2's; this asserts only the outcome (not ready, exit 1 for
+/// the gate), which holds with or without it.
 #[test]
-#[ignore = "reversed direction: needs the downgrade rule of issue 20 §2 (stream direction)"]
 fn a_downgrade_is_never_ready() {
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();

@@ -202,6 +202,8 @@ pub struct Install {
     /// For a Deployment: the release a chart was rendered as (`app.kubernetes.io/instance`, set
     /// by the chart when Argo CD or Flux render it); None for kustomize manifests.
     pub rendered_as: Option<String>,
+    /// For a Deployment: the controller image the version was read from.
+    pub image: Option<String>,
 }
 
 impl std::fmt::Display for Install {
@@ -213,12 +215,12 @@ impl std::fmt::Display for Install {
     }
 }
 
-/// The controller image's version (`v2.2.1` → `2.2.1`), when its tag tells one.
-fn image_version(deployment: &Json) -> Option<String> {
+/// The controller image's version (`v2.2.1` → `2.2.1`) when its tag tells one, and the image.
+fn image_version(deployment: &Json) -> Option<(String, String)> {
     crate::kube::workload::containers(deployment).into_iter().find_map(|c| {
         let image = crate::kube::workload::ImageRef::parse(&c.image);
         (image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty())
-            .then(|| image.tag.trim_start_matches('v').to_string())
+            .then(|| (image.tag.trim_start_matches('v').to_string(), c.image.clone()))
     })
 }
 
@@ -235,6 +237,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             method: Method::Helm,
             version: Some(r.current.chart_version.clone()),
             rendered_as: None,
+            image: None,
         })
         .collect();
     found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
@@ -243,12 +246,14 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
         if found.iter().any(|i| i.helm_release && i.namespace == namespace) {
             continue;
         }
+        let image = image_version(d);
         found.push(Install {
             namespace: namespace.to_string(),
             name: CONTROLLER_DEPLOYMENT.to_string(),
             helm_release: false,
             method: object_method(d).method,
-            version: image_version(d),
+            version: image.as_ref().map(|(v, _)| v.clone()),
+            image: image.map(|(_, i)| i),
             rendered_as: Some(str_at(d, &["metadata", "labels", "app.kubernetes.io/instance"]).to_string()).filter(|r| !r.is_empty()),
         });
     }

@@ -74,7 +74,7 @@ pub fn install_version(install: &Install, releases: &[Release]) -> Option<Instal
     }
     install.version.as_ref().map(|v| InstalledVersion {
         version: v.clone(),
-        evidence: format!("controller image tag of Deployment {}/{}", install.namespace, install.name),
+        evidence: format!("controller image {}", install.image.as_deref().unwrap_or_default()),
     })
 }
 
