@@ -314,3 +314,28 @@ fn check_sarif_locates_every_result_and_fills_every_placeholder() {
     assert_eq!(invocation["exitCode"], 1);
     assert!(invocation["properties"]["summary"].as_str().unwrap().starts_with("blocked: "));
 }
+
+/// `--to` from a `--repo` that serves another chart is refused before anything is audited.
+#[test]
+fn a_repository_serving_another_chart_is_refused() {
+    use support::http::{Response, Server};
+    let layer = support::tiny_chart("kuberay-operator", "1.1.0");
+    let config = support::chart_config("kuberay-operator", "1.1.0");
+    let manifest = support::chart_manifest(&config, &layer);
+    let repo = "/v2/ray/kuberay-operator";
+    let routes: Vec<(String, Vec<u8>, &'static str)> = vec![
+        (format!("{repo}/tags/list"), br#"{"name":"ray/kuberay-operator","tags":["1.1.0"]}"#.to_vec(), "application/json"),
+        (format!("{repo}/manifests/1.1.0"), manifest, support::MANIFEST_TYPE),
+        (format!("{repo}/blobs/{}", support::sha256(&config)), config, "application/octet-stream"),
+        (format!("{repo}/blobs/{}", support::sha256(&layer)), layer, "application/octet-stream"),
+    ];
+    let server = Server::start(move |req| match routes.iter().find(|(path, _, _)| path == req.path()) {
+        Some((_, body, kind)) => Response::new(200, body.clone()).header("Content-Type", kind),
+        None => Response::new(404, "{}"),
+    });
+    let oci = format!("oci://{}/ray/kuberay-operator", server.base());
+    let s = snapshot("helm-2.2.1");
+    for command in ["check", "plan"] {
+        refused(&[command, "--snapshot", &s, "--to", "1.1.0", "--repo", &oci, "--plain-http"], &[&oci, "kuberay-operator 1.1.0", "not kubeflow-trainer"]);
+    }
+}

@@ -224,6 +224,11 @@ impl Upgrade {
         };
         crate::helm::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;
+        // The target pulled now, so a repository that serves another chart is refused before
+        // anything is audited (a local --chart was loaded, and checked, by `resolve`).
+        if request.chart.is_none() {
+            store.chart(&ChartSource::Version(to.clone()))?;
+        }
         let from = from.unwrap_or_else(|| to.clone());
         let flags = if request.values.is_empty() { "" } else { ", then -f/--set" };
         let mut notes = vec![match &request.file_values {
