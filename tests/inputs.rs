@@ -336,6 +336,9 @@ fn a_repository_serving_another_chart_is_refused() {
     let oci = format!("oci://{}/ray/kuberay-operator", server.base());
     let s = snapshot("helm-2.2.1");
     for command in ["check", "plan"] {
-        refused(&[command, "--snapshot", &s, "--to", "1.1.0", "--repo", &oci, "--plain-http"], &[&oci, "kuberay-operator 1.1.0", "not kubeflow-trainer"]);
+        refused(
+            &[command, "--snapshot", &s, "--to", "1.1.0", "--repo", &oci, "--plain-http"],
+            &[&oci, "kuberay-operator 1.1.0", "not kubeflow-trainer"],
+        );
     }
 }

@@ -216,7 +216,11 @@ fn hunt(scenario: &str, snapshot: &Path, charts: &Charts, work: &Path) {
     std::fs::create_dir_all(&tree).unwrap();
     let t = tree.to_string_lossy().into_owned();
     for args in [vec!["gitops", &t], vec!["gitops", &t, "--snapshot", &snap]] {
-        let m = Mutation { what: "an empty GitOps tree".into(), args: Vec::new(), expect: Expect::Refused(s(&[&t, "no Kubeflow Trainer reference"])) };
+        let m = Mutation {
+            what: "an empty GitOps tree".into(),
+            args: Vec::new(),
+            expect: Expect::Refused(s(&[&t, "no Kubeflow Trainer reference"])),
+        };
         holds(scenario, "gitops", &m, &run(home.path(), &args));
     }
 }
