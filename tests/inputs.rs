@@ -165,6 +165,8 @@ fn an_unknown_kubernetes_version_is_asked_for_and_a_contradicting_one_named() {
     for command in ["check", "plan", "runbook"] {
         refused(&[command, "--snapshot", &bare, "--chart", &to()], &["Kubernetes version is unknown", "--kube-version"]);
     }
+    let head = path("tests/fixtures/gitops/flux-oci/head");
+    refused(&["gitops", &head, "--charts", &path("tests/rules/charts"), "--snapshot", &bare], &["HelmRelease", "--kube-version"]);
     let home = tempfile::tempdir().unwrap();
     let out = run(home.path(), &["check", "--snapshot", &bare, "--chart", &to(), "--kube-version", "1.33", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

@@ -135,3 +135,68 @@ pub fn check_kube_version(state: &ClusterState) -> Result<(), UpgradeError> {
         refused.join("; ")
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn controller(namespace: &str, image: &str, instance: Option<&str>) -> serde_json::Value {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "kubeflow-trainer-controller-manager", "namespace": namespace, "labels": {}},
+            "spec": {"template": {"spec": {"containers": [{"name": "manager", "image": image}]}}}});
+        if let Some(i) = instance {
+            d["metadata"]["labels"]["app.kubernetes.io/instance"] = json!(i);
+        }
+        d
+    }
+
+    fn state(objects: Vec<serde_json::Value>) -> ClusterState {
+        ClusterState::from_objects(Default::default(), objects, Vec::new())
+    }
+
+    fn request(namespace: Option<&str>, release: Option<&str>) -> Request {
+        Request { namespace: namespace.map(Into::into), release: release.map(Into::into), ..Request::default() }
+    }
+
+    #[test]
+    fn the_flags_select_one_install_or_are_refused_naming_the_ones_found() {
+        let image = "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.0";
+        let one = state(vec![controller("ml", image, Some("trainer"))]);
+        let picked = select_install(&request(None, None), &one, &[]).unwrap().unwrap();
+        assert_eq!((picked.namespace.as_str(), picked.version.as_deref()), ("ml", Some("2.2.0")));
+        assert!(select_install(&request(Some("ml"), Some("trainer")), &one, &[]).unwrap().is_some());
+        let err = select_install(&request(Some("other"), None), &one, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("namespace other holds no Trainer install")
+                && err.contains("Deployment ml/kubeflow-trainer-controller-manager (unknown, 2.2.0, rendered as release trainer)"),
+            "{err}"
+        );
+        let err = select_install(&request(None, Some("kubeflow-trainer")), &one, &[]).unwrap_err().to_string();
+        assert!(err.contains("release kubeflow-trainer holds no Trainer install"), "{err}");
+        // Manifests without a release: a release name is the one Helm will create.
+        let kustomize = state(vec![controller("ml", image, None)]);
+        assert!(select_install(&request(None, Some("new")), &kustomize, &[]).unwrap().is_some());
+        // Two installs and nothing to pick one.
+        let two = state(vec![controller("a", image, None), controller("b", image, None)]);
+        assert!(select_install(&request(None, None), &two, &[]).unwrap_err().to_string().contains("several Trainer installs"));
+        assert_eq!(select_install(&request(Some("b"), None), &two, &[]).unwrap().unwrap().namespace, "b");
+        assert!(select_install(&request(Some("x"), None), &state(Vec::new()), &[]).unwrap().is_none(), "nothing installed: --from decides");
+    }
+
+    #[test]
+    fn from_is_refused_only_when_the_cluster_tells_another_version() {
+        let found = InstalledVersion { version: "2.2.1".into(), evidence: "Helm release ns/r revision 2".into() };
+        assert!(check_from("2.2.1", Some(&found)).is_ok());
+        assert!(check_from("v2.2.1", Some(&found)).is_ok());
+        let err = check_from("9.9.9", Some(&found)).unwrap_err().to_string();
+        assert!(err.contains("--from 9.9.9") && err.contains("Helm release ns/r revision 2 says 2.2.1"), "{err}");
+        assert!(check_from("2.2.0", None).is_ok(), "a cluster that tells nothing takes --from");
+        let latest = InstalledVersion { version: "latest".into(), evidence: "controller image x:latest".into() };
+        assert!(check_from("2.2.0", Some(&latest)).is_ok(), "an image tag that is no version tells nothing");
+        assert!(check_from_chart("c", "2.2.0", &semver::Version::new(2, 2, 1), "e")
+            .unwrap_err()
+            .to_string()
+            .contains("pass the chart of 2.2.1"));
+    }
+}
