@@ -8,6 +8,7 @@ mod conformance;
 mod conformance_charts;
 mod controlplane;
 mod fuzz;
+mod kueue_compat;
 mod oracle;
 mod setup;
 
@@ -23,6 +24,7 @@ fn main() -> Result<()> {
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
+        "kueue-compat" => kueue_compat::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
@@ -51,6 +53,10 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
+  kueue-compat [--git DIR]
+                      write rules/kueue-builds.yaml: the Trainer API each Kueue release
+                      (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
+                      release it does not serve from the tags of DIR, a kueue clone)
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]
