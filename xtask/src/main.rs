@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_fleet;
+mod citations;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
@@ -24,6 +25,7 @@ fn main() -> Result<()> {
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
+        "citations" => citations::run(rest),
         "kueue-compat" => kueue_compat::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
@@ -53,6 +55,10 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
+  citations [--show]  every citation of rules/*.yaml into a repository the Go module proxy
+                      serves, checked at its tag: the cited lines must contain the
+                      citation's quote; prints N of M citations verified and what it
+                      cannot check (--show: print the cited lines)
   kueue-compat [--git DIR]
                       write rules/kueue-builds.yaml: the Trainer API each Kueue release
                       (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
