@@ -38,8 +38,11 @@ pub struct Bundle {
 #[serde(deny_unknown_fields)]
 pub struct TrainerRow {
     pub versions: Constraint,
-    /// `MAJOR.MINOR`.
+    /// `MAJOR.MINOR`: the oldest Kubernetes the version's CRDs were shown to be accepted by.
     pub kubernetes: String,
+    /// `MAJOR.MINOR` the chart README states, when it differs from `kubernetes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documented: Option<String>,
     pub jobset: Bundle,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lws: Option<Bundle>,
@@ -388,8 +391,9 @@ impl Compat {
                 .iter()
                 .map(|r| {
                     let lws = r.lws.as_ref().map(|l| format!(", LWS {} ({})", l.bundled, l.api)).unwrap_or_default();
+                    let documented = r.documented.as_ref().map(|d| format!(" (documented: >= {d})")).unwrap_or_default();
                     format!(
-                        "Trainer {}: Kubernetes >= {}, JobSet {} ({}){lws} — {}",
+                        "Trainer {}: Kubernetes >= {}{documented}, JobSet {} ({}){lws} — {}",
                         r.versions, r.kubernetes, r.jobset.bundled, r.jobset.api, r.source
                     )
                 })
@@ -492,7 +496,11 @@ mod tests {
     fn the_embedded_tables_load_and_answer() {
         let c = embedded().unwrap();
         let v = |s: &str| semver::Version::parse(s).unwrap();
-        assert_eq!(c.trainer(&v("2.3.0")).unwrap().kubernetes, "1.31");
+        // Issue 20: 2.2.x/2.3.0's runtime CRDs use CEL on metadata.namespace, which 1.31 refuses.
+        assert_eq!(c.trainer(&v("2.3.0")).unwrap().kubernetes, "1.32");
+        assert_eq!(c.trainer(&v("2.3.0")).unwrap().documented.as_deref(), Some("1.31"));
+        assert_eq!(c.trainer(&v("2.2.1")).unwrap().kubernetes, "1.32");
+        assert_eq!(c.trainer(&v("2.1.0")).unwrap().kubernetes, "1.29");
         assert_eq!(c.trainer(&v("2.2.0-rc.1")).unwrap().jobset.bundled, "0.11.0");
         assert!(c.trainer(&v("2.1.0")).unwrap().lws.is_none());
         assert_eq!(c.kueue(&v("0.17.3")).unwrap().1.writes, "spec.runtimePatches");

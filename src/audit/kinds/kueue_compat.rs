@@ -54,7 +54,7 @@ fn hit(kueue: &Neighbour, v: &semver::Version, found: Option<(&KueueBuild, &Kueu
         .iter()
         .filter(|r| r.evidence == compat::Evidence::Announced && r.works.as_ref().is_some_and(|w| w.matches(&input.to)))
         .filter(|r| table.kueue_spans(|t| r.built_against.matches(t)).is_empty())
-        .map(|r| format!("a Kueue built against Trainer {} (announced; in no release yet)", r.built_against))
+        .map(|r| format!("a release built against Trainer {} (announced; in no release yet)", r.built_against))
         .collect();
     let fits: Vec<String> = fits.into_iter().chain(announced).collect();
     let works = found.and_then(|(_, row)| row.works.as_ref()).map(|w| w.to_string()).unwrap_or_else(|| "none known".into());
