@@ -72,13 +72,20 @@ fn citations(text: &str) -> Vec<Cited> {
             continue;
         }
         if let Some(rest) = token.strip_prefix("https://github.com/") {
-            let parts: Vec<&str> = rest.splitn(5, '/').collect();
+            let mut parts: Vec<String> = rest.splitn(5, '/').map(str::to_string).collect();
+            // A tag with a slash (`api/v0.21.1`, a nested module's tag) spans two segments.
+            if parts.len() == 5 && !is_version(&parts[3]) && parts[4].split('/').next().is_some_and(is_version) {
+                let (tag, path) = parts[4].split_once('/').map(|(a, b)| (a.to_string(), b.to_string())).unwrap_or_default();
+                parts[3] = format!("{}/{tag}", parts[3]);
+                parts[4] = path;
+            }
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             match parts[..] {
                 [owner, repo, "blob" | "tree", reference, path] => {
                     let (path, fragment) = path.split_once('#').unwrap_or((path, ""));
                     let repo = format!("{owner}/{repo}");
                     context = Some((repo.clone(), reference.to_string()));
-                    let key = rest.splitn(5, '/').nth(4).unwrap_or(path).to_string();
+                    let key = token.split_once(&format!("/{reference}/")).map(|(_, k)| k).unwrap_or(path).to_string();
                     out.push(Cited::File {
                         repo,
                         reference: reference.to_string(),
@@ -114,6 +121,11 @@ fn citations(text: &str) -> Vec<Cited> {
     out
 }
 
+/// `v1.2.3`-like.
+fn is_version(text: &str) -> bool {
+    text.strip_prefix('v').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// A token that names a file: a path ending in a file name with an extension, maybe with lines.
 fn is_path(token: &str) -> bool {
     let path = token.split('#').next().unwrap_or(token);
@@ -124,6 +136,16 @@ fn is_path(token: &str) -> bool {
 
 /// The Go module, version and path inside it for a file at a ref, or why there is none.
 fn module_for(repo: &str, reference: &str, path: &str) -> Result<(String, String, String), String> {
+    // Nested modules: a tag `api/vX` of kustomize's api module; helm-controller's api/ directory.
+    if let ("kubernetes-sigs/kustomize", Some(version), Some(inner)) = (repo, reference.strip_prefix("api/"), path.strip_prefix("api/")) {
+        return Ok(("sigs.k8s.io/kustomize/api".into(), version.into(), inner.into()));
+    }
+    if let ("fluxcd/helm-controller", Some(inner)) = (repo, path.strip_prefix("api/")) {
+        return Ok(("github.com/fluxcd/helm-controller/api".into(), reference.into(), inner.into()));
+    }
+    if repo == "golang/go" {
+        return Err("the Go standard library, which the module proxy does not serve".into());
+    }
     let tag = reference.strip_prefix('v').filter(|r| r.starts_with(|c: char| c.is_ascii_digit()));
     let Some(numbers) = tag else {
         return Err(format!("{reference} is not a version tag (a branch or another ref): nothing fixes its content"));
@@ -154,7 +176,6 @@ fn module_for(repo: &str, reference: &str, path: &str) -> Result<(String, String
         "argoproj/argo-cd" => plain(&format!("github.com/argoproj/argo-cd{}", suffix(major))),
         "open-policy-agent/cert-controller" => plain("github.com/open-policy-agent/cert-controller"),
         "yaml/go-yaml" => plain(&format!("go.yaml.in/yaml{}", suffix(major))),
-        "golang/go" => Err("the Go standard library, which the module proxy does not serve".into()),
         other => Err(format!("{other}: no Go module known for this repository")),
     }
 }
@@ -221,7 +242,7 @@ fn download(wanted: &BTreeSet<(String, String)>) -> Result<BTreeMap<(String, Str
         let key = (item["Path"].as_str().unwrap_or("").to_string(), item["Version"].as_str().unwrap_or("").to_string());
         let result = match (item["Dir"].as_str(), item["Error"].as_str()) {
             (Some(dir), None) => Ok(PathBuf::from(dir)),
-            (_, Some(e)) => Err(e.lines().last().unwrap_or(e).to_string()),
+            (_, Some(e)) => Err(e.lines().map(str::trim).filter(|l| !l.is_empty()).last().unwrap_or(e).to_string()),
             _ => Err("go mod download printed neither Dir nor Error".to_string()),
         };
         out.insert(key, result);
@@ -324,7 +345,7 @@ pub fn run(args: &[String]) -> Result<()> {
         };
         if show {
             println!("== {origin}: {cited}");
-            for l in cited_text.lines().take(16) {
+            for l in cited_text.lines().take(400) {
                 println!("   | {l}");
             }
         }
