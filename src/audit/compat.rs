@@ -356,7 +356,9 @@ impl Compat {
     /// The Kueue releases (listed in the generated table) whose Trainer API works with Trainer
     /// `to`, as spans of consecutive releases (`v0.14.5 – v0.16.9`).
     pub fn kueue_fitting(&self, to: &semver::Version) -> Vec<String> {
-        self.kueue_spans(|t| self.kueue.iter().find(|r| r.built_against.matches(t)).is_some_and(|r| r.works.as_ref().is_some_and(|w| w.matches(to))))
+        self.kueue_spans(|t| {
+            self.kueue.iter().find(|r| r.built_against.matches(t)).is_some_and(|r| r.works.as_ref().is_some_and(|w| w.matches(to)))
+        })
     }
 
     /// The Kueue releases whose Trainer API satisfies `keep`, as spans of consecutive releases.

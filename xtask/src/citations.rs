@@ -98,7 +98,10 @@ fn citations(text: &str) -> Vec<Cited> {
                 _ => out.push(Cited::Other { text: token.into(), reason: "a GitHub page that is not a file at a ref".into() }),
             }
         } else if token.starts_with("http://") || token.starts_with("https://") {
-            out.push(Cited::Other { text: token.into(), reason: "a documentation site, not a repository the Go module proxy serves".into() });
+            out.push(Cited::Other {
+                text: token.into(),
+                reason: "a documentation site, not a repository the Go module proxy serves".into(),
+            });
         } else if let Some((repo, reference)) = token.split_once('@').filter(|(r, _)| r.matches('/').count() == 1) {
             context = Some((repo.to_string(), reference.to_string()));
         } else if token.contains('#') && token.split('#').nth(1).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
@@ -131,7 +134,10 @@ fn is_path(token: &str) -> bool {
     let path = token.split('#').next().unwrap_or(token);
     let name = path.rsplit('/').next().unwrap_or(path);
     let ok_chars = path.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'));
-    ok_chars && name.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphabetic()))
+    ok_chars
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphabetic()))
 }
 
 /// The Go module, version and path inside it for a file at a ref, or why there is none.
@@ -189,7 +195,12 @@ fn gather() -> Result<Vec<Source>> {
             out.push(Source { origin: at("source"), text: r.source.clone(), quotes: r.quotes.clone(), implied: None });
             for (variant, v) in &r.variants {
                 if let Some(s) = &v.source {
-                    out.push(Source { origin: at(&format!("variant {variant}")), text: s.clone(), quotes: v.quotes.clone(), implied: None });
+                    out.push(Source {
+                        origin: at(&format!("variant {variant}")),
+                        text: s.clone(),
+                        quotes: v.quotes.clone(),
+                        implied: None,
+                    });
                 }
             }
             for (i, e) in r.expect.iter().enumerate() {
@@ -242,7 +253,7 @@ fn download(wanted: &BTreeSet<(String, String)>) -> Result<BTreeMap<(String, Str
         let key = (item["Path"].as_str().unwrap_or("").to_string(), item["Version"].as_str().unwrap_or("").to_string());
         let result = match (item["Dir"].as_str(), item["Error"].as_str()) {
             (Some(dir), None) => Ok(PathBuf::from(dir)),
-            (_, Some(e)) => Err(e.lines().map(str::trim).filter(|l| !l.is_empty()).last().unwrap_or(e).to_string()),
+            (_, Some(e)) => Err(e.lines().map(str::trim).filter(|l| !l.is_empty()).next_back().unwrap_or(e).to_string()),
             _ => Err("go mod download printed neither Dir nor Error".to_string()),
         };
         out.insert(key, result);
@@ -274,7 +285,8 @@ pub fn run(args: &[String]) -> Result<()> {
     for s in &sources {
         let cited = citations(&s.text);
         for key in s.quotes.keys() {
-            let named = cited.iter().filter(|c| matches!(c, Cited::File { key: k, url, .. } if k == key || url.as_deref() == Some(key))).count();
+            let named =
+                cited.iter().filter(|c| matches!(c, Cited::File { key: k, url, .. } if k == key || url.as_deref() == Some(key))).count();
             if named != 1 {
                 problems.push(format!("{}: quote key {key:?} names {named} file citations (exactly one expected)", s.origin));
             }
@@ -283,7 +295,8 @@ pub fn run(args: &[String]) -> Result<()> {
             match c {
                 Cited::Other { text, reason } => unchecked.push(format!("{}: {text}: {reason}", s.origin)),
                 Cited::File { repo, reference, path, lines, key, url } => {
-                    let quote = s.quotes.get(&key).or_else(|| url.as_ref().and_then(|u| s.quotes.get(u))).cloned().or_else(|| s.implied.clone());
+                    let quote =
+                        s.quotes.get(&key).or_else(|| url.as_ref().and_then(|u| s.quotes.get(u))).cloned().or_else(|| s.implied.clone());
                     match module_for(&repo, &reference, &path) {
                         Ok((module, version, inner)) => {
                             wanted.insert((module.clone(), version.clone()));
@@ -313,7 +326,8 @@ pub fn run(args: &[String]) -> Result<()> {
         let file = dir.join(inner);
         if file.is_dir() {
             // A directory citation (`tree/`): its quote names an entry in it.
-            let entries: Vec<String> = std::fs::read_dir(&file)?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            let entries: Vec<String> =
+                std::fs::read_dir(&file)?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
             match quote {
                 Some(q) if entries.iter().any(|e| e == q) => verified += 1,
                 Some(q) => problems.push(format!("{origin}: {cited}: the directory has no entry {q:?}")),
@@ -323,7 +337,8 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         let top = inner.split('/').next().unwrap_or("");
         if !file.exists() && !top.is_empty() && !dir.join(top).exists() && dir.join("go.mod").exists() {
-            unchecked.push(format!("{origin}: {cited}: {top}/ is not in {module}@{version} (a nested module or a directory Go leaves out)"));
+            unchecked
+                .push(format!("{origin}: {cited}: {top}/ is not in {module}@{version} (a nested module or a directory Go leaves out)"));
             moved += 1;
             continue;
         }
@@ -352,7 +367,10 @@ pub fn run(args: &[String]) -> Result<()> {
         match quote {
             Some(q) if squash(&cited_text).contains(&squash(q)) => verified += 1,
             Some(q) => problems.push(format!("{origin}: {cited}: the cited lines do not contain the quote {q:?}")),
-            None => problems.push(format!("{origin}: {cited}: no quote (add `quotes: {{{}: …}}` with a short text the lines contain)", cited.split(' ').nth(1).unwrap_or(""))),
+            None => problems.push(format!(
+                "{origin}: {cited}: no quote (add `quotes: {{{}: …}}` with a short text the lines contain)",
+                cited.split(' ').nth(1).unwrap_or("")
+            )),
         }
     }
     let total = checks.len() + unchecked.len() - moved;

@@ -148,10 +148,18 @@ pub fn run(args: &[String]) -> Result<()> {
                 None => stderr.trim(),
             };
             let why: String = why.chars().take(160).collect();
-            println!("  {} {name}{}", if accepted { "accepts" } else { "refuses" }, if accepted { String::new() } else { format!(": {why}") });
+            println!(
+                "  {} {name}{}",
+                if accepted { "accepts" } else { "refuses" },
+                if accepted { String::new() } else { format!(": {why}") }
+            );
             let expected = accepts_namespace_cel || !namespace_cel;
             if accepted != expected {
-                wrong.push(format!("{version} {} {name}, expected it to {}", if accepted { "accepts" } else { "refuses" }, if expected { "accept" } else { "refuse" }));
+                wrong.push(format!(
+                    "{version} {} {name}, expected it to {}",
+                    if accepted { "accepts" } else { "refuses" },
+                    if expected { "accept" } else { "refuse" }
+                ));
             }
             if !accepted && !stderr.contains("undefined field 'namespace'") {
                 wrong.push(format!("{version} refuses {name} for another reason than CEL on metadata.namespace: {why}"));

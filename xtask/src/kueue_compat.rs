@@ -133,12 +133,17 @@ pub fn run(args: &[String]) -> Result<()> {
     if releases.is_empty() {
         bail!("no Kueue release from v0.14.0 on was found (proxy list: {proxy_list:?})");
     }
-    let command = if git.is_some() { "cargo xtask kueue-compat --git <clone of kubernetes-sigs/kueue>" } else { "cargo xtask kueue-compat" };
+    let command =
+        if git.is_some() { "cargo xtask kueue-compat --git <clone of kubernetes-sigs/kueue>" } else { "cargo xtask kueue-compat" };
     let text = render(&releases, &today(), command);
     let path = root().join(FILE);
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     let by_git = releases.iter().filter(|r| r.read == "git tag").count();
-    println!("{FILE}: {} Kueue releases ({} read through the Go module proxy, {by_git} from git tags)", releases.len(), releases.len() - by_git);
+    println!(
+        "{FILE}: {} Kueue releases ({} read through the Go module proxy, {by_git} from git tags)",
+        releases.len(),
+        releases.len() - by_git
+    );
     Ok(())
 }
 

@@ -13,8 +13,8 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
 use crate::cluster::legacy::trainjob_finished;
+use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
 use crate::kube::str_at;
 
 /// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).

@@ -74,7 +74,13 @@ fn hit(kueue: &Neighbour, v: &semver::Version, found: Option<(&KueueBuild, &Kueu
                 build.trainer,
                 build.source
             ));
-            h.evidence.push(format!("{}: Kueue built against Trainer {} ({}) — {}", compat::FILE, row.built_against, row.evidence.as_str(), row.source));
+            h.evidence.push(format!(
+                "{}: Kueue built against Trainer {} ({}) — {}",
+                compat::FILE,
+                row.built_against,
+                row.evidence.as_str(),
+                row.source
+            ));
         }
         None => h.evidence.push(format!("Kueue {v} is not in {}", table.kueue_generated)),
     }
