@@ -266,7 +266,7 @@ fn download(wanted: &BTreeSet<(String, String)>) -> Result<BTreeMap<(String, Str
         let key = (item["Path"].as_str().unwrap_or("").to_string(), item["Version"].as_str().unwrap_or("").to_string());
         let result = match (item["Dir"].as_str(), item["Error"].as_str()) {
             (Some(dir), None) => Ok(PathBuf::from(dir)),
-            (_, Some(e)) => Err(e.lines().map(str::trim).filter(|l| !l.is_empty()).next_back().unwrap_or(e).to_string()),
+            (_, Some(e)) => Err(e.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or(e).to_string()),
             _ => Err("go mod download printed neither Dir nor Error".to_string()),
         };
         out.insert(key, result);
