@@ -1,5 +1,6 @@
 //! Rehearsals (issue 12 §2): each scenario installs a Trainer "from" state for real on a fresh
-//! control plane (etcd + kube-apiserver 1.36.1, `testkit::controlplane`) with the real `helm`
+//! control plane (etcd, kube-apiserver and kube-controller-manager 1.36.1, `testkit::controlplane`)
+//! with the real `helm`
 //! 4.2.3 from a real registry holding the corpus charts, adds objects like a user's, then
 //! 1. runs `trainer-audit check` live and records its findings;
 //! 2. runs the upgrade exactly as `plan` prints it, without the fixes, and records what Helm and
@@ -8,8 +9,8 @@
 //!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
 //!    checks the outcome; `check` on the upgraded state must then exit 0.
 //!
-//! No Trainer controller and no admission webhook runs (see `testkit::controlplane`): what needs
-//! them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! No Trainer or JobSet controller and no admission webhook runs (see `testkit::controlplane`):
+//! what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
