@@ -17,6 +17,8 @@ mod support;
 
 #[path = "rehearsal/access.rs"]
 mod access;
+#[path = "rehearsal/controllers.rs"]
+mod controllers;
 #[path = "rehearsal/kustomize.rs"]
 mod kustomize;
 #[path = "rehearsal/lab.rs"]
@@ -335,6 +337,14 @@ fn rehearse_restricted_namespace() {
             !lab.shell(&format!("kubectl get events -n {NAMESPACE} --field-selector reason=FailedCreate -o name")).stdout.trim().is_empty()
         }),
     });
+}
+
+/// TA-NB-006 observed with the real Trainer 2.3.0 manager: a flag 2.3 removed, added to the 2.2.1
+/// controller's arguments by an edit, stops it at start as `check` predicts.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_removed_flag_stops_the_2_3_manager() {
+    controllers::removed_flag_stops_the_2_3_manager();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and

@@ -1,6 +1,6 @@
 //! `cargo xtask controlplane`: builds the tests' control plane — etcd, kube-apiserver,
-//! kube-controller-manager, kubectl and the helm CLI — from the Go modules in `tests/controlplane/`
-//! once, and caches the binaries
+//! kube-controller-manager, kubectl and the helm CLI, and the Trainer controller manager the
+//! rehearsals run — from the Go modules in `tests/controlplane/` once, and caches the binaries
 //! under `target/controlplane/<key>/bin/`. The key hashes everything that decides the bytes (go.mod,
 //! go.sum, the module's own Go files, the link flags, `go version`), so a changed pin rebuilds and
 //! an unchanged one costs nothing. Go's own module and build caches are used as they are, so a
@@ -32,14 +32,20 @@ struct Binary {
 /// Helm at `v4.2`, which breaks every version comparison (ours and a chart's `kubeVersion`), hence
 /// the flags below for the control plane's module. kube-controller-manager comes from the same
 /// `k8s.io/kubernetes` module as kube-apiserver, so it shares nearly all compiled packages with it
-/// (one module build per Kubernetes minor). A binary from a module of its own (under
-/// `tests/controlplane/`) is linked with plain `-s -w`.
-const BINARIES: [Binary; 5] = [
+/// (one module build per Kubernetes minor). The Trainer controller manager is built in a module
+/// of its own per version (its `k8s.io/*` and controller-runtime pins must not move the control
+/// plane's), with plain `-s -w`.
+const BINARIES: [Binary; 6] = [
     Binary { name: "etcd", module: "", package: "./cmd/etcd" },
     Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
     Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
     Binary { name: "kubectl", module: "", package: "k8s.io/kubernetes/cmd/kubectl" },
     Binary { name: "helm", module: "", package: "helm.sh/helm/v4/cmd/helm" },
+    Binary {
+        name: "trainer-controller-manager-v2.3.0",
+        module: "trainer-v2.3.0",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
 ];
 
 const KUBE_VERSION: (&str, &str, &str) = ("v1.36.1", "1", "36");

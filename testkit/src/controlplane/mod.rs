@@ -38,7 +38,7 @@ pub use pki::ADMIN_USER;
 
 /// Where `cargo xtask test` puts the bin directory for the tests.
 pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
-const BINARIES: [&str; 5] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm"];
+const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm", "trainer-controller-manager-v2.3.0"];
 /// The kube-controller-manager controllers that run: those whose work the tests wait on (Jobs'
 /// Pods, Deployments' ReplicaSets and Pods, cascading and orphaning deletes, namespace
 /// deletion). Not the node lifecycle controller (the stand-in node posts no heartbeats), nor the
