@@ -72,6 +72,11 @@ pub struct Variant {
     pub fix: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// A short text each cited file's lines must contain, keyed by the citation as written in
+    /// `source` (`path#L1-L9`, or the whole URL where that tail is ambiguous); checked by
+    /// `cargo xtask citations`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub quotes: BTreeMap<String, String>,
 }
 
 /// Who prints an expected text.
@@ -114,6 +119,11 @@ pub struct Expect {
     pub helm: Option<Constraint>,
     /// Where the format string is (file at a tag, with lines).
     pub source: String,
+    /// The format string (or a part of it) each cited file's lines must contain, keyed by the citation as written in
+    /// `source` (`path#L1-L9`, or the whole URL where that tail is ambiguous); checked by
+    /// `cargo xtask citations`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub quotes: BTreeMap<String, String>,
 }
 
 impl Expect {
@@ -147,6 +157,11 @@ pub struct Rule {
     pub title: String,
     pub why: String,
     pub source: String,
+    /// A short text each cited file's lines must contain, keyed by the citation as written in
+    /// `source` (`path#L1-L9`, or the whole URL where that tail is ambiguous); checked by
+    /// `cargo xtask citations`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub quotes: BTreeMap<String, String>,
     /// `{release}`, `{namespace}`, `{from}`, `{to}` and the kind's own variables are filled in.
     pub fix: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -220,6 +235,11 @@ impl Rule {
     }
 }
 
+/// A `quotes` key that does not appear in its source, or a quote that is empty.
+pub fn unquoted_key<'a>(source: &str, quotes: &'a BTreeMap<String, String>) -> Option<&'a str> {
+    quotes.iter().find(|(k, v)| k.trim().is_empty() || v.trim().is_empty() || !source.contains(k.as_str())).map(|(k, _)| k.as_str())
+}
+
 fn line_of(text: &str, id: &str) -> usize {
     text.lines().position(|l| l.trim_start().trim_start_matches("- ").trim() == format!("id: {id}")).map(|i| i + 1).unwrap_or(1)
 }
@@ -247,6 +267,14 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
         }
         if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
             return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
+        }
+        let sources = std::iter::once((&rule.source, &rule.quotes))
+            .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes))))
+            .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes)));
+        for (source, quotes) in sources {
+            if let Some(key) = unquoted_key(source, quotes) {
+                return Err(bad(format!("quote key {key:?} names no citation in its source (write the citation as it appears there)")));
+            }
         }
         let check = spec.build(rule.params.clone()).map_err(|e| bad(format!("params of kind {}: {e}", rule.kind)))?;
         rule.check = Some(Arc::from(check));
@@ -323,6 +351,11 @@ mod tests {
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t}")).unwrap_err().0.contains("source"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: '', source: s}")).unwrap_err().0.contains("needs a text"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: s, kubernetes: 'one'}")).is_err());
+        let quoted = |q: &str| GOOD.replace("  source: s\n", &format!("  source: https://x/a.go#L1-L2; b.go#L3\n  quotes: {q}\n"));
+        assert!(parse_rules("x.yaml", &quoted("{a.go#L1-L2: func a, b.go#L3: b}")).is_ok());
+        assert!(parse_rules("x.yaml", &quoted("{c.go#L1: c}")).unwrap_err().0.contains("quote key \"c.go#L1\" names no citation"));
+        assert!(parse_rules("x.yaml", &quoted("{b.go#L3: ''}")).is_err(), "an empty quote");
+        assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: x.go#L9, quotes: {x.go#L9: '%s failed'}}")).is_ok());
     }
 
     #[test]

@@ -19,3 +19,4 @@ pub mod sarif;
 pub mod schema;
 pub mod status;
 pub mod style;
+pub mod verdict;

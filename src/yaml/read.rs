@@ -108,9 +108,8 @@ impl<'a> Builder<'a> {
         while let Some(event) = self.parser.next_event() {
             let (event, span) = event.map_err(|e| {
                 let info = first_line(e.info());
-                // go-yaml prints parser errors with libyaml's 0-based line, scanner errors 1-based.
                 let is_parser_error = info.starts_with("while parsing");
-                let line = if is_parser_error { e.marker().line().saturating_sub(1) } else { e.marker().line() };
+                let line = go_yaml_line(e.marker().line(), is_parser_error);
                 let wording = libyaml_wording(info);
                 if line == 0 {
                     YamlError(format!("yaml: {wording}"))
@@ -418,9 +417,24 @@ fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&(String, String)>, 
 }
 
 /// libyaml words problems as "did not find expected …" without the "while parsing" context.
+/// The line go-yaml prints for an error whose problem is on `marker_line` (1-based), or 0 for
+/// none: go.yaml.in/yaml/v2@v2.4.3 decode.go#L111-L133 (`parser.fail`, which sigs.k8s.io/yaml
+/// v1.6.0 and so Helm's `fromYaml` go through) prints libyaml's 0-based problem line, plus one for
+/// a scanner error, and no line at all when the problem is on the first line (0-based 0: it falls
+/// back to the context mark's line, which is never later).
+fn go_yaml_line(marker_line: usize, is_parser_error: bool) -> usize {
+    match marker_line.saturating_sub(1) {
+        0 => 0,
+        zero_based if is_parser_error => zero_based,
+        zero_based => zero_based + 1,
+    }
+}
+
+/// The message go-yaml prints: libyaml's `problem` alone, without the context it was found in
+/// (`while parsing a block mapping`, `while scanning a quoted scalar`): decode.go#L126-L131.
 fn libyaml_wording(info: &str) -> String {
     let problem = match info.split_once(", ") {
-        Some((context, problem)) if context.starts_with("while parsing") => problem,
+        Some((context, problem)) if context.starts_with("while parsing") || context.starts_with("while scanning") => problem,
         _ => info,
     };
     if problem.starts_with("simple key expected") {
@@ -444,6 +458,19 @@ mod tests {
 
     fn show(text: &str) -> String {
         sprint_value(&read_first(text).unwrap())
+    }
+
+    /// Issue 20: Helm's `fromYaml` of "a: b: c" prints no `line 1:` (helm-oracle render, Helm
+    /// v4.2.3); the same error on the second line prints `line 2:`.
+    #[test]
+    fn error_lines_follow_go_yaml() {
+        let err = |text: &str| read_first(text).unwrap_err().0;
+        assert_eq!(err("a: b: c"), "yaml: mapping values are not allowed in this context");
+        assert_eq!(err("x: 1\na: b: c"), "yaml: line 2: mapping values are not allowed in this context");
+        assert_eq!(err("a: 'x"), "yaml: found unexpected end of stream");
+        assert_eq!(err("x: 1\ny: 'x"), "yaml: line 2: found unexpected end of stream");
+        assert_eq!((go_yaml_line(1, true), go_yaml_line(1, false)), (0, 0));
+        assert_eq!((go_yaml_line(3, true), go_yaml_line(3, false)), (2, 3));
     }
 
     #[test]

@@ -4,10 +4,13 @@
 
 mod bench;
 mod bench_fleet;
+mod citations;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
 mod fuzz;
+mod kube_minimum;
+mod kueue_compat;
 mod oracle;
 mod screenshot;
 mod setup;
@@ -25,6 +28,9 @@ fn main() -> Result<()> {
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
         "screenshot" => screenshot::run(rest),
+        "citations" => citations::run(rest),
+        "kueue-compat" => kueue_compat::run(rest),
+        "kube-minimum" => kube_minimum::run(rest),
         "snapshots" => snapshots(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
@@ -56,6 +62,18 @@ const USAGE: &str = "usage: cargo xtask <task>
   screenshot [--docs]  render the HTML reports (check of a fleet and of one cluster, runbook)
                       with Debian's headless Chromium (installed with apt if missing) into
                       target/screenshots/*.png; --docs copies the fleet's to docs/check-fleet.png
+  citations [--show]  every citation of rules/*.yaml into a repository the Go module proxy
+                      serves, checked at its tag: the cited lines must contain the
+                      citation's quote; prints N of M citations verified and what it
+                      cannot check (--show: print the cited lines)
+  kueue-compat [--git DIR]
+                      write rules/kueue-builds.yaml: the Trainer API each Kueue release
+                      (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
+                      release it does not serve from the tags of DIR, a kueue clone)
+  kube-minimum        one-off (not in CI): build kube-apiserver v1.31.14 and v1.32.13 from
+                      k8s.io/kubernetes, start each with etcd and create the Trainer
+                      2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
+                      Kubernetes minimums in rules/compat.yaml
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]

@@ -1,8 +1,11 @@
 //! `configmap-quota`: from 2.3 the controller keeps one `<trainjob>-runtime-snapshot` ConfigMap
-//! per TrainJob, in the TrainJob's namespace, and a snapshot that cannot be created fails the
-//! TrainJob's reconcile. Upgrading from before 2.3 adds one ConfigMap per existing TrainJob; a
-//! namespace whose `count/configmaps` quota (ResourceQuotas are kept as their ConfigMap limits,
-//! `cluster::trim`) cannot hold them gets a hit.
+//! per TrainJob it reconciles, in the TrainJob's namespace, and a snapshot that cannot be created
+//! fails the TrainJob's reconcile. It skips a TrainJob managed by an external controller
+//! (`spec.managedBy` other than its own) and builds no objects for a finished one (Complete or
+//! Failed): kubeflow/trainer@v2.3.0 pkg/controller/trainjob_controller.go#L89-L107. Upgrading
+//! from before 2.3 adds one ConfigMap per TrainJob that gets a snapshot; a namespace whose
+//! `count/configmaps` quota (ResourceQuotas are kept as their ConfigMap limits, `cluster::trim`)
+//! cannot hold them gets a hit.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +13,18 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
+use crate::cluster::legacy::trainjob_finished;
 use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
 use crate::kube::str_at;
+
+/// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
+const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
+
+/// Whether the 2.3 controller creates a runtime snapshot for this TrainJob.
+fn gets_snapshot(tj: &serde_json::Value) -> bool {
+    let managed_by = tj.pointer("/spec/managedBy").and_then(serde_json::Value::as_str).unwrap_or(OWN_CONTROLLER);
+    managed_by == OWN_CONTROLLER && !trainjob_finished(tj)
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,7 +33,7 @@ pub struct Params {}
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let mut per_ns: BTreeMap<&str, usize> = BTreeMap::new();
-        for tj in input.state.trainjobs() {
+        for tj in input.state.trainjobs().filter(|tj| gets_snapshot(tj)) {
             *per_ns.entry(str_at(tj, &["metadata", "namespace"])).or_default() += 1;
         }
         let mut hits = Vec::new();
@@ -36,7 +49,7 @@ impl Check for Params {
                     hits.push(
                         Hit::new(
                             format!("ResourceQuota/{ns}/{name}"),
-                            format!("{ns} has {jobs} TrainJob(s) and {used} of {hard} ConfigMaps used ({key}): the {jobs} runtime-snapshot ConfigMaps the target creates need {needed}"),
+                            format!("{ns} has {jobs} TrainJob(s) that get a snapshot (neither finished nor managed by another controller) and {used} of {hard} ConfigMaps used ({key}): the {jobs} runtime-snapshot ConfigMaps the target creates need {needed}"),
                         )
                         .var("quota", name)
                         .var("namespace", ns)
@@ -47,5 +60,21 @@ impl Check for Params {
             }
         }
         hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_trainjobs_the_controller_reconciles_get_a_snapshot() {
+        assert!(gets_snapshot(&json!({"spec": {}})));
+        assert!(gets_snapshot(&json!({"spec": {"managedBy": OWN_CONTROLLER}})));
+        assert!(!gets_snapshot(&json!({"spec": {"managedBy": "kueue.x-k8s.io/multikueue"}})));
+        let done = |t: &str, s: &str| json!({"spec": {}, "status": {"conditions": [{"type": t, "status": s}]}});
+        assert!(!gets_snapshot(&done("Complete", "True")) && !gets_snapshot(&done("Failed", "True")));
+        assert!(gets_snapshot(&done("Complete", "False")) && gets_snapshot(&done("Suspended", "True")));
     }
 }

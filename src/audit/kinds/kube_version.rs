@@ -1,5 +1,7 @@
 //! `kube-version`: the cluster is older than the target needs (no Trainer chart sets
-//! `kubeVersion`, so Helm does not check it).
+//! `kubeVersion`, so Helm does not check it). The minimum is the `min` param, or else the
+//! `kubernetes` column of the target's row in `rules/compat.yaml` (the version its CRDs were
+//! shown to need on real API servers, `cargo xtask kube-minimum`).
 
 use serde::Deserialize;
 
@@ -9,26 +11,38 @@ use crate::audit::input::CheckInput;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// `MAJOR.MINOR`, e.g. `1.31`.
-    #[serde(deserialize_with = "minor_version")]
-    pub min: (String, u64),
+    /// `MAJOR.MINOR`, e.g. `1.32`; when absent, the target's row of `rules/compat.yaml`.
+    #[serde(default, deserialize_with = "minor_version")]
+    pub min: Option<(String, u64)>,
 }
 
-fn minor_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(String, u64), D::Error> {
-    let text = String::deserialize(d)?;
+fn parse_minor(text: &str) -> Option<u64> {
     match text.split_once('.').and_then(|(major, minor)| Some((major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?))) {
-        Some((1, minor)) => Ok((text, minor)),
-        _ => Err(serde::de::Error::custom(format!("min {text:?} is not a Kubernetes version like 1.31"))),
+        Some((1, minor)) => Some(minor),
+        _ => None,
+    }
+}
+
+fn minor_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(String, u64)>, D::Error> {
+    let text = String::deserialize(d)?;
+    match parse_minor(&text) {
+        Some(minor) => Ok(Some((text, minor))),
+        None => Err(serde::de::Error::custom(format!("min {text:?} is not a Kubernetes version like 1.32"))),
     }
 }
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let (min, min_minor) = (&self.min.0, self.min.1);
+        let row = crate::audit::compat::get().trainer(&input.to);
+        let from_table = row.and_then(|r| Some((r.kubernetes.clone(), parse_minor(&r.kubernetes)?)));
+        let Some((min, min_minor)) = self.min.clone().or(from_table) else { return Vec::new() };
+        let min = &min;
+        let documented = row.and_then(|r| r.documented.as_ref()).filter(|d| **d != *min);
+        let documented = documented.map(|d| format!(" (its chart README documents {d})")).unwrap_or_default();
         let server = input.state.info.server_version.as_deref().unwrap_or("?");
         match input.state.server_minor() {
             Some(minor) if minor >= min_minor => Vec::new(),
-            Some(_) => vec![Hit::new("cluster", format!("Kubernetes {server} is older than {min}, which {} needs", input.to))
+            Some(_) => vec![Hit::new("cluster", format!("Kubernetes {server} is older than {min}, which {} needs{documented}", input.to))
                 .evidence(format!("server version {server}"))
                 .var("min", min.as_str())],
             None => vec![Hit::new("cluster", format!("the Kubernetes version is unknown; {} needs {min} or later", input.to))
