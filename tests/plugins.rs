@@ -22,8 +22,24 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The stand-in Trainer charts (`tests/rules/charts`): `to` is 2.3.0; `from` (2.2.0) is copied
+/// as 2.2.1, the version the scenario snapshots have installed.
 fn fixture(name: &str) -> String {
-    root().join("tests/fixtures/charts").join(name).to_string_lossy().into_owned()
+    static FROM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let charts = root().join("tests/rules/charts");
+    if name != "from" {
+        return charts.join(name).to_string_lossy().into_owned();
+    }
+    let dir = FROM.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep().join("from");
+        let copied = std::process::Command::new("cp").arg("-R").arg(charts.join("from")).arg(&dir).status().unwrap();
+        assert!(copied.success());
+        let chart_yaml = dir.join("Chart.yaml");
+        let text = std::fs::read_to_string(&chart_yaml).unwrap().replace("2.2.0", "2.2.1");
+        std::fs::write(chart_yaml, text).unwrap();
+        dir
+    });
+    dir.to_string_lossy().into_owned()
 }
 
 fn snapshot(name: &str) -> String {
@@ -141,7 +157,7 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
 
     let (_lab, _dev, kubeconfig) = clusters(sandbox.dir.path());
     let kc = kubeconfig.to_string_lossy().into_owned();
-    let (to, from) = (fixture("upgrade-to"), fixture("upgrade-from"));
+    let (to, from) = (fixture("to"), fixture("from"));
     for context in ["lab", "dev"] {
         let args = [
             "check",
@@ -199,7 +215,7 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
 fn packaged_target(sandbox: &Sandbox, helm: &str) -> PathBuf {
     let src = sandbox.dir.path().join("chart-src/kubeflow-trainer");
     std::fs::create_dir_all(&src).unwrap();
-    let copy = Command::new("cp").arg("-R").arg(format!("{}/.", fixture("upgrade-to"))).arg(&src).status().unwrap();
+    let copy = Command::new("cp").arg("-R").arg(format!("{}/.", fixture("to"))).arg(&src).status().unwrap();
     assert!(copy.success());
     let chart_yaml = src.join("Chart.yaml");
     let yaml = std::fs::read_to_string(&chart_yaml)
@@ -256,7 +272,7 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
     assert!(line.contains("cli/v1"), "{line}");
 
     // A snapshot: the same report as the binary run directly.
-    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("upgrade-to"), fixture("upgrade-from"));
+    let (s, to, from) = (snapshot("helm-2.2.1"), fixture("to"), fixture("from"));
     let args = ["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "--format", "json"];
     let via = sandbox.run(&helm, &std::iter::once("trainer-audit").chain(args).collect::<Vec<_>>(), &[]);
     assert_same(&via, &sandbox.direct(&args), "check --snapshot");

@@ -161,7 +161,7 @@ pub fn check_fleet(job: Job, args: &FleetArgs, door: Door, fail_on: Severity, ou
 
 /// `check --format openmetrics` for one cluster (its report already made).
 pub fn check_metrics(name: &str, r: &CheckReport, fail_on: Severity, read_at: Option<i64>) -> String {
-    let verdict = crate::report::github::verdict(&r.findings, fail_on);
+    let verdict = r.decision.verdict.as_str();
     let method = method_name(r.method);
     let cluster = openmetrics::Cluster {
         cluster: name,

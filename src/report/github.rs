@@ -58,7 +58,7 @@ pub fn check_commands(r: &CheckReport, fail_on: Severity) -> String {
     for f in &r.findings {
         annotation(f, None, "", &mut out);
     }
-    let (verdict, counts) = (verdict(&r.findings, fail_on), counts(&r.findings));
+    let (verdict, counts) = (r.decision.verdict.as_str(), counts(&r.findings));
     let _ = writeln!(
         out,
         "::notice title={}::{}",
@@ -159,7 +159,8 @@ fn badge(verdict: &str) -> &'static str {
 
 /// The step summary of `check`.
 pub fn check_summary(r: &CheckReport, fail_on: Severity) -> String {
-    let verdict = verdict(&r.findings, fail_on);
+    // The report's own decision: it also blocks on what could not be audited.
+    let verdict = r.decision.verdict.as_str();
     let mut out = format!(
         "### {} Trainer upgrade check: {verdict}\n\n`{}/{}` {} → {} (installed with {}): {} (`--fail-on {}`)\n",
         badge(verdict),
@@ -301,7 +302,15 @@ mod tests {
     }
 
     fn report(findings: Vec<Finding>) -> CheckReport {
+        let counts = crate::report::verdict::Counts::of(&findings);
         CheckReport {
+            decision: crate::report::verdict::Decision::new(counts, Severity::Error, Some("2.2.1"), Some("2.3.0")),
+            inputs: crate::report::check::Inputs {
+                installed: String::new(),
+                installed_chart: String::new(),
+                target_chart: String::new(),
+                kubernetes: String::new(),
+            },
             release: "kubeflow-trainer".into(),
             namespace: "kubeflow-system".into(),
             method: Method::Helm,

@@ -226,7 +226,7 @@ fn cluster_body(r: &CheckReport, out: &mut String) {
 
 /// `check --format html` for one cluster, named `cluster` (its context or snapshot).
 pub fn check_page(cluster: &str, r: &CheckReport, fail_on: Severity) -> String {
-    let v = verdict(&r.findings, fail_on);
+    let v = r.decision.verdict.as_str();
     let mut body = format!(
         "<h1>Kubeflow Trainer upgrade check</h1>\n<section class=\"cluster\" id=\"cluster-1\" data-cluster=\"{}\">\n<h2>{} {}</h2>\n<p class=\"muted\">Blocked when a finding is at or above <code>--fail-on {}</code>.</p>\n",
         escape(cluster),

@@ -73,11 +73,11 @@ pub fn run(args: &[String]) -> Result<()> {
     let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|v| !v.is_empty()).map(PathBuf::from);
     let chart = |version: &str, fixture: &str| match &corpus {
         Some(c) => c.join(format!("charts/kubeflow-trainer-{version}.tgz")).to_string_lossy().into_owned(),
-        None => format!("tests/fixtures/charts/{fixture}"),
+        None => format!("tests/rules/charts/{fixture}"),
     };
     std::fs::write(dir.join("lab-east.yaml"), "this is not a snapshot: [\n")?;
     let unreadable = dir.strip_prefix(root()).unwrap_or(&dir).join("lab-east.yaml").to_string_lossy().into_owned();
-    let (a, b, to, from) = (s("helm-2.2.1"), s("helm-2.3.0"), chart("2.3.0", "upgrade-to"), chart("2.2.1", "upgrade-from"));
+    let (a, b, to, from) = (s("helm-2.2.1"), s("helm-2.3.0"), chart("2.3.0", "to"), chart("2.2.1", "from"));
     let pages: [(&str, Vec<&str>); 3] = [
         ("check-fleet", vec!["check", "--snapshot", &a, "--snapshot", &b, "--snapshot", &unreadable, "--chart", &to, "--format", "html"]),
         ("check", vec!["check", "--snapshot", &a, "--chart", &to, "--from-chart", &from, "--format", "html"]),
