@@ -78,7 +78,8 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
         (None, None) => None,
     };
     let decision = nproc::decide(own, inherited, resources, rt.map(|r| runtime::torch(r).is_some()));
-    let removed: Vec<&str> = ["podSpecOverrides", "podTemplateOverrides", "labels", "annotations"].into_iter().filter(|k| spec.get(*k).is_some()).collect();
+    let removed: Vec<&str> =
+        ["podSpecOverrides", "podTemplateOverrides", "labels", "annotations"].into_iter().filter(|k| spec.get(*k).is_some()).collect();
     if decision == Decision::Keep && removed.is_empty() {
         return None;
     }
@@ -95,12 +96,7 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
     };
     if let Some(why) = patches.refuse {
         let field = if spec.get("podSpecOverrides").is_some() { "spec.podSpecOverrides" } else { "spec.podTemplateOverrides" };
-        c.notes.push(Note::new(
-            Level::Refused,
-            field,
-            why,
-            "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L118-L124",
-        ));
+        c.notes.push(Note::new(Level::Refused, field, why, "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L118-L124"));
         return Some(c);
     }
     let mut converted = original;
@@ -261,7 +257,8 @@ mod tests {
 
     #[test]
     fn podspec_overrides_of_2_0_become_the_same_patches_as_2_1s() {
-        let fields = json!({"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}], "image": "x"}]});
+        let fields =
+            json!({"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}], "image": "x"}]});
         let mut v21 = json!({"targetJobs": [{"name": "node"}], "spec": fields.clone()});
         let mut v20 = fields;
         v20["targetJobs"] = json!([{"name": "node"}]);

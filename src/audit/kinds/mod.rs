@@ -15,6 +15,7 @@ mod crd_size;
 mod crds_disabled;
 mod crds_not_applied;
 mod data_cache_lws;
+mod direction;
 mod feature_gates;
 mod finalizer;
 mod gang_scheduler;
@@ -180,6 +181,14 @@ macro_rules! kind {
 }
 
 pub const KINDS: &[KindSpec] = &[
+    kind!(
+        "direction",
+        direction,
+        "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
+        variants: ["same", "prerelease"],
+        reviews: false,
+        typed
+    ),
     kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("read-incomplete", read_incomplete, "the cluster read was refused some lists (missing permissions)"),
