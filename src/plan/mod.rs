@@ -135,8 +135,15 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
             upgrade = upgrade.into_iter().map(|c| if c.starts_with("helm ") { keep_guarded(&c) } else { c }).collect();
         }
     }
+    // The engine's own view of the change: an Argo CD install has no Helm release (Argo CD
+    // renders the chart itself), and Flux reports the HelmRelease's Ready condition.
+    let engine_status = match ctx.method {
+        Method::ArgoCd => "kubectl get applications.argoproj.io -A -o custom-columns=NAME:.metadata.name,REVISION:.spec.source.targetRevision,SYNC:.status.sync.status,HEALTH:.status.health.status".to_string(),
+        Method::FluxHelm => "flux get helmreleases -A".to_string(),
+        _ => format!("helm status {release} -n {ns}"),
+    };
     let mut verify = vec![
-        format!("helm status {release} -n {ns}"),
+        engine_status,
         format!("kubectl -n {ns} rollout status deployment/kubeflow-trainer-controller-manager --timeout=5m"),
         "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
             .to_string(),
