@@ -24,6 +24,8 @@ mod lab;
 mod observe;
 #[path = "rehearsal/printed.rs"]
 mod printed;
+#[path = "rehearsal/starts.rs"]
+mod starts;
 #[path = "rehearsal/users.rs"]
 mod users;
 #[path = "rehearsal/verdict.rs"]

@@ -47,8 +47,11 @@ impl Made {
                 || [";", "|", "&&", "$(", "(", " then", " else"].iter().any(|s| before.ends_with(s))
                     && (out.len() == before.len() || before.ends_with("$(") || out.ends_with(' '));
             if starts {
-                if let Some(tool) =
-                    ["kubectl", "helm", "trainer-audit"].into_iter().find(|t| rest.strip_prefix(t).is_some_and(|r| r.starts_with(' ')))
+                // trainer-audit takes its cluster flags after the subcommand, and only
+                // `snapshot` reads the live cluster (the rest read the snapshot it wrote).
+                if let Some(tool) = ["kubectl", "helm", "trainer-audit snapshot"]
+                    .into_iter()
+                    .find(|t| rest.strip_prefix(t).is_some_and(|r| r.starts_with(' ')))
                 {
                     out.push_str(tool);
                     out.push_str(&flags(tool));
@@ -235,6 +238,8 @@ mod tests {
         assert!(pinned.ends_with("else helm --kube-context 'prod east' upgrade r c; fi"), "{pinned}");
         assert!(pinned.contains("lack helm.sh/resource-policy=keep"), "text is left alone: {pinned}");
         assert_eq!(made.pin("echo kubectl get"), "echo kubectl get");
+        assert_eq!(made.pin("trainer-audit snapshot -o f.yaml"), "trainer-audit snapshot --context 'prod east' -o f.yaml");
+        assert_eq!(made.pin("trainer-audit migrate --snapshot f.yaml"), "trainer-audit migrate --snapshot f.yaml");
         assert_eq!(Made::default().pin("kubectl get x"), "kubectl get x");
         let text = "prose kubectl get x\n```sh\nkubectl get x\n```\n";
         assert_eq!(pinned_text(text, &made), "prose kubectl get x\n```sh\nkubectl --context 'prod east' get x\n```\n");
