@@ -78,6 +78,9 @@ pub struct StepContext<'a> {
     /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
     pub registry_flags: &'a str,
     pub values: &'a crate::upgrade::values::UserValues,
+    /// The values the upgrade applies (the release's, then the flags): keys the target renamed
+    /// are carried to their new names (`audit::renames`).
+    pub user_values: &'a serde_json::Value,
 }
 
 /// The step's commands for this deployment method.
@@ -94,7 +97,11 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         (true, false) => " --take-ownership",
         (false, false) => "",
     };
-    let values = ctx.values.shell_flags();
+    let mut values = ctx.values.shell_flags();
+    let carried = crate::audit::renames::carried(ctx.user_values, from, to);
+    for arg in &carried {
+        values.push_str(&format!(" --set-string {}", q(arg)));
+    }
     let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
     let down = to < from;
     let (mut manual, mut upgrade) = match ctx.method {
@@ -124,6 +131,10 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
             vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
         ),
     };
+    if !carried.is_empty() && matches!(ctx.method, Method::ArgoCd | Method::FluxHelm) {
+        let renamed: Vec<String> = crate::audit::renames::crossed(from, to).iter().map(|r| format!("{} → {}", r.from, r.to)).collect();
+        manual.push(format!("Rename in the values the engine hands to Helm: {} (the {to} chart ignores the old name)", renamed.join(", ")));
+    }
     if down {
         manual.insert(
             0,
@@ -228,6 +239,7 @@ mod tests {
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
             values: &values,
+            user_values: &serde_json::Value::Null,
         };
         let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), Vec::new());
         assert_eq!(down.direction, "downgrade");
@@ -266,6 +278,25 @@ mod tests {
     }
 
     #[test]
+    fn a_renamed_value_is_carried_under_its_new_name() {
+        let values = crate::upgrade::values::UserValues::default();
+        let user = serde_json::json!({"manager": {"annotations": {"prometheus.io/scrape": "true"}}});
+        let ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Helm,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            values: &values,
+            user_values: &user,
+        };
+        let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), Vec::new());
+        let arg = crate::shell::quote("manager.podAnnotations.prometheus\\.io/scrape=true");
+        assert!(s.upgrade[0].contains(&format!(" --reset-then-reuse-values --set-string {arg} --wait")), "{}", s.upgrade[0]);
+        assert!(!step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), Vec::new()).upgrade[0].contains("--set-string"));
+    }
+
+    #[test]
     fn helm_commands_reach_the_repository_with_its_flags() {
         let values = crate::upgrade::values::UserValues::default();
         let mut ctx = StepContext {
@@ -275,6 +306,7 @@ mod tests {
             repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
             registry_flags: " --plain-http",
             values: &values,
+            user_values: &serde_json::Value::Null,
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
         assert_eq!(
@@ -295,6 +327,7 @@ mod tests {
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
             values: &values,
+            user_values: &serde_json::Value::Null,
         };
         let finding = |id: &str| Finding {
             id: id.into(),

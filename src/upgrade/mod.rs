@@ -343,6 +343,7 @@ impl Upgrade {
         let stops = self.route()?;
         let repository = self.repository_text();
         let registry_flags = self.registry_flags();
+        let user_values = self.user_values_json();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -350,6 +351,7 @@ impl Upgrade {
             repository: &repository,
             registry_flags: &registry_flags,
             values: &self.flags,
+            user_values: &user_values,
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();

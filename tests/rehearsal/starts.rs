@@ -112,7 +112,12 @@ fn rehearse_helm_2_3_0_downgrade_to_2_2_1() {
     let (runbook, blocks) = printed::runbook(&lab, to);
     let results = printed::run_blocks(&lab, &blocks);
     let last = results.last().expect("at least one block");
-    assert!(results.len() == blocks.len() && last.ok(), "runbook block {}/{} failed:\n{last}\n--- runbook ---\n{runbook}", results.len(), blocks.len());
+    assert!(
+        results.len() == blocks.len() && last.ok(),
+        "runbook block {}/{} failed:\n{last}\n--- runbook ---\n{runbook}",
+        results.len(),
+        blocks.len()
+    );
     let after = observe::State::read(&lab);
     lab.note(&format!("runbook done: {}", after.describe()));
     assert_eq!(after.release, ("deployed".to_string(), format!("kubeflow-trainer-{to}")));

@@ -280,7 +280,14 @@ pub const KINDS: &[KindSpec] = &[
         "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
     ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
-    kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
+    kind!(
+        "values-unknown-key",
+        values_unknown_key,
+        "user values the target chart does not know (Helm ignores them), and keys it renamed",
+        variants: ["renamed"],
+        reviews: false,
+        typed
+    ),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
     kind!(
         "crd-size",
