@@ -88,10 +88,12 @@ fn rehearse_helm_2_3_0_downgrade_to_2_2_1() {
     assert_eq!(check.ran.code, Some(1), "check must block a downgrade:\n{}", check.ran.stdout);
     assert!(check.errors().iter().any(|f| f.id == "TA-DIR-001"), "no TA-DIR-001: {:?}", check.summary());
 
-    // What was printed before: a plain helm upgrade to the lower version.
+    // What was printed before: a plain helm upgrade to the lower version (with --force-conflicts:
+    // without it Helm 4 stops at the installer's field ownership of the runtimes, seen here,
+    // before it deletes anything).
     let before = observe::State::read(&lab);
     let plain = lab.shell(&format!(
-        "helm upgrade {RELEASE} {} --version {to} -n {NAMESPACE} --plain-http --reset-then-reuse-values --take-ownership --wait --timeout 3m",
+        "helm upgrade {RELEASE} {} --version {to} -n {NAMESPACE} --plain-http --reset-then-reuse-values --take-ownership --force-conflicts --wait --timeout 3m",
         lab.repo()
     ));
     let after = observe::State::read(&lab);
