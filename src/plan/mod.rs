@@ -68,7 +68,14 @@ pub struct Plan {
     pub to: String,
     pub repository: String,
     pub steps: Vec<Step>,
+    /// The release namespace's `pod-security.kubernetes.io/enforce` label before the change
+    /// (None: not set): a fix that relaxes it is undone to this value after the last step.
+    #[serde(rename = "podSecurity", skip_serializing_if = "Option::is_none")]
+    pub pod_security: Option<String>,
 }
+
+/// The label a Pod Security relaxation changes.
+pub const PSA_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
 pub struct StepContext<'a> {
     pub release: &'a str,

@@ -205,6 +205,22 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         out.push_str("   ```\n\n");
         out.push_str(&format!("   Rollback{}: {}\n", if s.rollback_dangerous { " (**dangerous**)" } else { "" }, s.rollback));
     }
+    // A fix that relaxed Pod Security on the release namespace is temporary: put back the value
+    // the cluster had (TA-HOOK-101's relabel), once, after the last step.
+    let relaxes = p.steps.iter().flat_map(|s| &s.preconditions).flat_map(|f| &f.commands).any(|c| {
+        c.starts_with(&format!("kubectl label ns {qns} {}=", crate::plan::PSA_ENFORCE))
+            || c.starts_with(&format!("kubectl label namespace {qns} {}=", crate::plan::PSA_ENFORCE))
+    });
+    if relaxes {
+        let restore = match &p.pod_security {
+            Some(level) => format!("kubectl label ns {qns} {}={} --overwrite", crate::plan::PSA_ENFORCE, quote(level)),
+            None => format!("kubectl label ns {qns} {}-", crate::plan::PSA_ENFORCE),
+        };
+        out.push_str(&format!(
+            "\n## After the last step: restore Pod Security\n\nThe namespace was relaxed for the upgrade's hooks; put back the value it had ({}):\n\n```sh\n{restore}\n```\n",
+            p.pod_security.as_deref().map(|l| format!("`{}={l}`", crate::plan::PSA_ENFORCE)).unwrap_or_else(|| "no enforce label".into())
+        ));
+    }
     let templated =
         p.steps.last().and_then(|s| crate::version::parse_lenient(&s.to)).is_some_and(|v| v.major > 2 || (v.major == 2 && v.minor >= 3));
     out.push_str("\n## Do not\n\n- Use `--reuse-values` across minor versions: it replaces the new chart's defaults with the old release's values (`crds.enabled` unset, empty installer image). Use `--reset-then-reuse-values` (Helm ≥ 3.14) as above.\n- Use `--atomic` / `--rollback-on-failure` before the live CRDs carry `helm.sh/resource-policy: keep`: the automatic rollback deletes them and every TrainJob and runtime.\n- Skip a step: 2.0, 2.1 and 2.2 must land on the latest 2.3.x before anything later.\n");

@@ -374,6 +374,12 @@ impl Upgrade {
             to: self.to.to_string(),
             repository,
             steps,
+            pod_security: self
+                .state
+                .find("Namespace", "", &self.namespace)
+                .and_then(|n| n.pointer(&format!("/metadata/labels/{}", crate::plan::PSA_ENFORCE.replace('/', "~1"))))
+                .and_then(Json::as_str)
+                .map(str::to_string),
         };
         Ok((plan, notes))
     }
