@@ -172,7 +172,12 @@ fn rehearse(s: &Scenario) {
     // rejected again on the next run: that namespace's check still names TA-HOOK-101, and only it.
     if s.errors == ["TA-HOOK-101"] {
         let left: Vec<&str> = again.errors().iter().map(|f| f.id.as_str()).collect();
-        assert!(!left.is_empty() && left.iter().all(|id| *id == "TA-HOOK-101"), "[{}] check after the runbook:\n{}", s.name, again.ran.stdout);
+        assert!(
+            !left.is_empty() && left.iter().all(|id| *id == "TA-HOOK-101"),
+            "[{}] check after the runbook:\n{}",
+            s.name,
+            again.ran.stdout
+        );
         return;
     }
     assert_eq!(again.ran.code, Some(0), "[{}] check after the runbook:\n{}", s.name, again.ran.stdout);
