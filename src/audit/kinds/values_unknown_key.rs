@@ -41,8 +41,8 @@ impl Check for Params {
                     Some(n) => Hit::new(
                         format!("values {}", r.path),
                         format!(
-                            "the release sets {r}; {} renamed {} to {} ({}), and the printed upgrade carries each value there with --set-string",
-                            input.to, n.from, n.to, n.controls
+                            "the release sets {r}; the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                            n.from, n.to, n.controls, n.since.0, n.since.1, n.since.2
                         ),
                     )
                     .evidence(format!("user value {}", r.path))
