@@ -361,6 +361,14 @@ impl Upgrade {
             steps.push(step(&ctx, i + 1, &current, stop, findings));
             current = stop.clone();
         }
+        // Already at the target: nothing to plan, unless something blocks there (a release left
+        // pending at this version: its upgrade never finished), which gets its one step.
+        if stops.is_empty() {
+            let findings = self.hop(&self.from, &self.to, &mut notes)?;
+            if findings.iter().any(|f| f.severity == crate::audit::finding::Severity::Error) {
+                steps.push(step(&ctx, 1, &self.from, &self.to, findings));
+            }
+        }
         if steps.len() > 1 {
             notes.push(
                 "steps after the first are checked against the cluster as it is now: run `trainer-audit check` again before each".into(),
