@@ -32,7 +32,7 @@ fn check(corpus: &Path, scenario: &str, installed: &str, extra: &[&str]) -> std:
 /// and as the tool prints it (absolute paths are canonical, so a corpus reached through a
 /// symbolic link prints its real path).
 fn portable(text: &str, corpus: &Path) -> String {
-    let mut text = text.replace(&corpus.to_string_lossy().into_owned(), "$CORPUS");
+    let mut text = text.replace(&corpus.to_string_lossy().into_owned(), "$CORPUS").replace(env!("CARGO_MANIFEST_DIR"), "$REPO");
     if let Ok(real) = corpus.canonicalize() {
         text = text.replace(&real.to_string_lossy().into_owned(), "$CORPUS");
     }

@@ -97,6 +97,7 @@ macro_rules! rule_tests {
 
 rule_tests! {
     gate_001: "TA-GATE-001";
+    dir_001: "TA-DIR-001";
     k8s_001: "TA-K8S-001";
     read_001: "TA-READ-001";
     read_002: "TA-READ-002";

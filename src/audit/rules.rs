@@ -222,7 +222,8 @@ impl Rule {
                     for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
                         text = text.replace(&format!("{{{k}}}"), v);
                     }
-                    out.push(FixLine::Text(text));
+                    // A var of several lines (a list) gives one text line each.
+                    out.extend(text.lines().map(|l| FixLine::Text(l.to_string())));
                 }
             }
         }

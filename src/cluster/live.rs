@@ -36,6 +36,19 @@ pub struct LiveOptions {
     pub progress: bool,
 }
 
+/// The kubeconfig context a live read uses: `context` when given, else the kubeconfig's current
+/// context; None when no kubeconfig is readable (in a pod: the in-cluster config has none).
+pub fn context_in_use(kubeconfig: Option<&std::path::Path>, context: Option<&str>) -> Option<String> {
+    if let Some(c) = context {
+        return Some(c.to_string());
+    }
+    let config = match kubeconfig {
+        Some(path) => kube::config::Kubeconfig::read_from(path).ok()?,
+        None => kube::config::Kubeconfig::read().ok()?,
+    };
+    config.current_context
+}
+
 async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
     use kube::config::{Config, KubeConfigOptions, Kubeconfig};
     let kc_options = KubeConfigOptions { context: options.context.clone(), ..Default::default() };
