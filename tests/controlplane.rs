@@ -1,6 +1,6 @@
-//! Tests against a real control plane (etcd + kube-apiserver 1.36.1, built by `cargo xtask
-//! controlplane`) with the real `helm` 4.2.3 and `kubectl`, and `testkit::standin` doing the work
-//! of the job controller, kubelet and deployment controller. Skipped, with a SKIPPED line, when
+//! Tests against a real control plane (etcd, kube-apiserver and kube-controller-manager 1.36.1,
+//! built by `cargo xtask controlplane`) with the real `helm` 4.2.3 and `kubectl`, and
+//! `testkit::standin` doing the work of the scheduler and kubelet. Skipped, with a SKIPPED line, when
 //! the binaries are absent outside CI; failing in CI.
 
 mod support;
@@ -179,11 +179,20 @@ fn pod_security_restricted_rejects_the_jobs_pod_for_real() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(message.contains("violates PodSecurity \"restricted:latest\""), "{message}");
-    // As with the real job controller: a Warning event, and the Job neither fails nor completes.
+    // The real job controller's Warning event, and the Job neither fails nor completes.
     let events = cp
         .kubectl_ok(
             &cp.admin_kubeconfig,
-            &["get", "events", "-n", &ns, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[0].message}"],
+            &[
+                "get",
+                "events",
+                "-n",
+                &ns,
+                "--field-selector",
+                "reason=FailedCreate,involvedObject.kind=Job",
+                "-o",
+                "jsonpath={.items[0].message}",
+            ],
             None,
         )
         .unwrap();

@@ -1,5 +1,6 @@
 //! Rehearsals (issue 12 §2): each scenario installs a Trainer "from" state for real on a fresh
-//! control plane (etcd + kube-apiserver 1.36.1, `testkit::controlplane`) with the real `helm`
+//! control plane (etcd, kube-apiserver and kube-controller-manager 1.36.1, `testkit::controlplane`)
+//! with the real `helm`
 //! 4.2.3 from a real registry holding the corpus charts, adds objects like a user's, then
 //! 1. runs `trainer-audit check` live and records its findings;
 //! 2. runs the upgrade exactly as `plan` prints it, without the fixes, and records what Helm and
@@ -8,14 +9,16 @@
 //!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
 //!    checks the outcome; `check` on the upgraded state must then exit 0.
 //!
-//! No Trainer controller and no admission webhook runs (see `testkit::controlplane`): what needs
-//! them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! No Trainer or JobSet controller and no admission webhook runs (see `testkit::controlplane`):
+//! what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
 
 #[path = "rehearsal/access.rs"]
 mod access;
+#[path = "rehearsal/controllers.rs"]
+mod controllers;
 #[path = "rehearsal/kustomize.rs"]
 mod kustomize;
 #[path = "rehearsal/lab.rs"]
@@ -334,6 +337,14 @@ fn rehearse_restricted_namespace() {
             !lab.shell(&format!("kubectl get events -n {NAMESPACE} --field-selector reason=FailedCreate -o name")).stdout.trim().is_empty()
         }),
     });
+}
+
+/// TA-NB-006 observed with the real Trainer 2.3.0 manager: a flag 2.3 removed, added to the 2.2.1
+/// controller's arguments by an edit, stops it at start as `check` predicts.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_removed_flag_stops_the_2_3_manager() {
+    controllers::removed_flag_stops_the_2_3_manager();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and

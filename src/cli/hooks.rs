@@ -49,13 +49,7 @@ pub struct HooksArgs {
 }
 
 pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
-    let argocd = match &args.argocd_version {
-        Some(v) => Some(
-            crate::version::parse_lenient(v.trim_start_matches('v'))
-                .ok_or_else(|| CliError::Usage(format!("invalid --argocd-version {v:?}: expected a version like 3.2.1")))?,
-        ),
-        None => None,
-    };
+    let argocd = crate::audit::hooks::argocd_version(args.gitops, args.argocd_version.as_deref()).map_err(CliError::Usage)?;
     let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
     let values = args.values.read()?;
     let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;

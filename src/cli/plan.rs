@@ -48,10 +48,11 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
     if let Some(output) = output {
         return super::fleet::run(Job::Plan { request: args.upgrade.request()? }, &args.clusters, output, paint);
     }
-    let (plan, notes) = args.upgrade.prepare(&args.clusters.single())?.plan()?;
+    let upgrade = args.upgrade.prepare(&args.clusters.single())?;
+    let (plan, notes) = upgrade.plan()?;
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
+        PlanFormat::Json | PlanFormat::Jsonl => print_json(&crate::report::plan::json(&plan, &notes, &upgrade.inputs()))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
     }
     Ok(ExitCode::SUCCESS)

@@ -14,3 +14,4 @@ pub mod runbook;
 pub mod sarif;
 pub mod status;
 pub mod style;
+pub mod verdict;

@@ -1,7 +1,8 @@
-//! One rehearsal's world: a fresh control plane (etcd + kube-apiserver 1.36.1), a real
+//! One rehearsal's world: a fresh control plane (etcd, kube-apiserver and kube-controller-manager
+//! 1.36.1), a real
 //! `docker-registry` holding the corpus charts (pushed by the real `helm push`) and the relabelled
 //! 2.3.x/2.4.0 charts (the 2.3.0 chart re-packaged by the real `helm package --version`, so only
-//! Chart.yaml's version differs), the stand-in for the job/deployment controllers and kubelet, and
+//! Chart.yaml's version differs), the stand-in for the scheduler and kubelet, and
 //! one shell environment — `PATH` with the built `kubectl`/`helm` and `trainer-audit` first,
 //! `KUBECONFIG` the admin's, Helm's homes and the working directory inside the scenario's own
 //! temporary directory — in which every printed command is run with bash exactly as printed.

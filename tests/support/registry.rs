@@ -2,7 +2,6 @@
 //! loopback port with its storage in a temp dir, stopped on drop. Charts are pushed with
 //! oci-client, exactly as Helm lays them out.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,31 +27,41 @@ impl Registry {
             return None;
         }
         let storage = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let config = storage.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                storage.path().join("data").display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
+        // A port another process takes between the pick and the registry's bind makes the
+        // registry exit at once: start it again on another port.
+        for attempt in 1..=testkit::controlplane::ports::START_ATTEMPTS {
+            let port = free_port();
+            let config = storage.path().join("config.yml");
+            std::fs::write(
+                &config,
+                format!(
+                    "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                    storage.path().join("data").display()
+                ),
+            )
             .unwrap();
-        let registry = Registry { child, port, storage };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start on port {port}");
-            std::thread::sleep(Duration::from_millis(50));
+            let mut child = Command::new("docker-registry")
+                .arg("serve")
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                if let Ok(Some(status)) = child.try_wait() {
+                    assert!(attempt < testkit::controlplane::ports::START_ATTEMPTS, "docker-registry exited on port {port}: {status}");
+                    break;
+                }
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Some(Registry { child, port, storage });
+                }
+                assert!(Instant::now() < deadline, "docker-registry did not start on port {port}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        Some(registry)
+        unreachable!("the last attempt returns or panics")
     }
 
     pub fn host(&self) -> String {
@@ -91,8 +100,9 @@ impl Drop for Registry {
     }
 }
 
+/// A loopback port outside the kernel's ephemeral range (see `testkit::controlplane::ports`).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    testkit::controlplane::ports::pick().unwrap()
 }
 
 pub fn exists(path: &Path) -> bool {

@@ -1,6 +1,7 @@
-//! `cargo xtask controlplane`: builds the tests' control plane — etcd, kube-apiserver, kubectl and
-//! the helm CLI — from the Go module in `tests/controlplane/` once, and caches the binaries under
-//! `target/controlplane/<key>/bin/`. The key hashes everything that decides the bytes (go.mod,
+//! `cargo xtask controlplane`: builds the tests' control plane — etcd, kube-apiserver,
+//! kube-controller-manager, kubectl and the helm CLI, and the Trainer controller manager the
+//! rehearsals run — from the Go modules in `tests/controlplane/` once, and caches the binaries
+//! under `target/controlplane/<key>/bin/`. The key hashes everything that decides the bytes (go.mod,
 //! go.sum, the module's own Go files, the link flags, `go version`), so a changed pin rebuilds and
 //! an unchanged one costs nothing. Go's own module and build caches are used as they are, so a
 //! rebuild after a key change compiles only what changed.
@@ -19,14 +20,32 @@ use sha2::{Digest, Sha256};
 /// Environment variable through which `cargo xtask test` hands the bin directory to the tests.
 pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
 
-/// The binaries and the package each is built from. `go build` without `-ldflags -X` leaves
-/// kube-apiserver at `v0.0.0-master` and Helm at `v4.2`, which breaks every version comparison
-/// (ours and a chart's `kubeVersion`), hence the flags below.
-const BINARIES: [(&str, &str); 4] = [
-    ("etcd", "./cmd/etcd"),
-    ("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
-    ("kubectl", "k8s.io/kubernetes/cmd/kubectl"),
-    ("helm", "helm.sh/helm/v4/cmd/helm"),
+/// One binary: its name in the bin directory, the Go module it is built in (a directory under
+/// `tests/controlplane/`, `""` for the control plane's own module) and its package.
+struct Binary {
+    name: &'static str,
+    module: &'static str,
+    package: &'static str,
+}
+
+/// The binaries. `go build` without `-ldflags -X` leaves kube-apiserver at `v0.0.0-master` and
+/// Helm at `v4.2`, which breaks every version comparison (ours and a chart's `kubeVersion`), hence
+/// the flags below for the control plane's module. kube-controller-manager comes from the same
+/// `k8s.io/kubernetes` module as kube-apiserver, so it shares nearly all compiled packages with it
+/// (one module build per Kubernetes minor). The Trainer controller manager is built in a module
+/// of its own per version (its `k8s.io/*` and controller-runtime pins must not move the control
+/// plane's), with plain `-s -w`.
+const BINARIES: [Binary; 6] = [
+    Binary { name: "etcd", module: "", package: "./cmd/etcd" },
+    Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
+    Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
+    Binary { name: "kubectl", module: "", package: "k8s.io/kubernetes/cmd/kubectl" },
+    Binary { name: "helm", module: "", package: "helm.sh/helm/v4/cmd/helm" },
+    Binary {
+        name: "trainer-controller-manager-v2.3.0",
+        module: "trainer-v2.3.0",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
 ];
 
 const KUBE_VERSION: (&str, &str, &str) = ("v1.36.1", "1", "36");
@@ -84,7 +103,7 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
     let root = target_dir().join("controlplane");
     let dir = root.join(&key);
     let bin = dir.join("bin");
-    if !force && bin.join(".complete").is_file() && BINARIES.iter().all(|(name, _)| bin.join(name).is_file()) {
+    if !force && bin.join(".complete").is_file() && BINARIES.iter().all(|b| bin.join(b.name).is_file()) {
         eprintln!("xtask: control plane binaries up to date ({})", bin.display());
         record_current(&root, &bin)?;
         return Ok(bin);
@@ -95,12 +114,13 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial).with_context(|| format!("creating {}", partial.display()))?;
     let started = Instant::now();
-    for (name, package) in BINARIES {
+    for Binary { name, module: subdir, package } in BINARIES {
         let step = Instant::now();
+        let (dir, flags) = if subdir.is_empty() { (module.clone(), flags.as_str()) } else { (module.join(subdir), "-s -w") };
         eprintln!("xtask: building {name} ({package}) with {}", go_version.trim());
         let output = Command::new("go")
-            .current_dir(&module)
-            .args(["build", "-trimpath", "-ldflags", &flags, "-o"])
+            .current_dir(&dir)
+            .args(["build", "-trimpath", "-ldflags", flags, "-o"])
             .arg(partial.join(name))
             .arg(package)
             .stdin(Stdio::null())
@@ -109,7 +129,7 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let tail: Vec<&str> = stderr.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
-            bail!("building {name} from {package} in {} failed ({}):\n{}", module.display(), output.status, tail.join("\n"));
+            bail!("building {name} from {package} in {} failed ({}):\n{}", dir.display(), output.status, tail.join("\n"));
         }
         eprintln!("xtask: built {name} in {:.1} s", step.elapsed().as_secs_f64());
     }
@@ -132,8 +152,9 @@ fn record_current(root: &Path, bin: &Path) -> Result<()> {
 /// would otherwise surface much later as a confusing version mismatch inside a test.
 fn check_versions(bin: &Path) -> Result<()> {
     let (git, _, _) = KUBE_VERSION;
-    let checks: [(&str, &[&str], String); 4] = [
+    let checks: [(&str, &[&str], String); 5] = [
         ("kube-apiserver", &["--version"], format!("Kubernetes {git}")),
+        ("kube-controller-manager", &["--version"], format!("Kubernetes {git}")),
         ("kubectl", &["version", "--client"], format!("Client Version: {git}")),
         ("helm", &["version", "--template", "{{.Version}}"], HELM_VERSION.to_string()),
         ("etcd", &["--version"], "etcd Version: 3.".to_string()),
@@ -160,7 +181,7 @@ fn go_output(module: &Path, args: &[&str]) -> Result<String> {
 }
 
 /// Hash of the inputs that decide the binaries' bytes: go.mod, go.sum, every file of the module
-/// that is not a build output, the link flags and the toolchain.
+/// and of the modules under it (the Trainer controller's), the link flags and the toolchain.
 fn cache_key(module: &Path, flags: &str, go_version: &str) -> Result<String> {
     let mut files = Vec::new();
     collect_files(module, module, &mut files)?;

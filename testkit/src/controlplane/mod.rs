@@ -1,31 +1,33 @@
 //! A real Kubernetes control plane for tests, in the manner of controller-runtime's envtest
-//! (`pkg/internal/testing/controlplane`): etcd and kube-apiserver built by `cargo xtask
-//! controlplane`, started on 127.0.0.1 free ports with per-run certificates, RBAC authorization,
-//! ServiceAccount token issuance (TokenRequest works) and Pod Security admission on. One shared
-//! control plane per test binary ([`shared_or_skip`]), started lazily by the first test that asks
-//! and stopped when the process exits; each scenario on it takes a fresh namespace from
+//! (`pkg/internal/testing/controlplane`) plus the controller manager: etcd, kube-apiserver and
+//! kube-controller-manager built by `cargo xtask controlplane`, started on 127.0.0.1 ports that
+//! cannot be raced for ([`ports`]) with per-run certificates, RBAC authorization, ServiceAccount
+//! token issuance (TokenRequest works) and Pod Security admission on. One shared control plane
+//! per test binary ([`shared_or_skip`]), started lazily by the first test that asks and stopped
+//! when the process exits; each scenario on it takes a fresh namespace from
 //! [`ControlPlane::namespace`]. A scenario that installs cluster-scoped objects another scenario
-//! also installs (Trainer's CRDs, ClusterRoles, ClusterTrainingRuntimes) takes a fresh etcd and
-//! API server of its own instead ([`fresh_or_skip`]), stopped when dropped.
+//! also installs (Trainer's CRDs, ClusterRoles, ClusterTrainingRuntimes) takes a fresh control
+//! plane of its own instead ([`fresh_or_skip`]), stopped when dropped.
 //!
-//! What it is not: no controller-manager, scheduler or kubelet runs (see `crate::standin` for the
-//! Job/Pod/Deployment stand-in), so no garbage collection, no namespace finalization (a deleted
-//! namespace stays Terminating: never delete one, take a new one), no `default` ServiceAccount and
-//! no `kube-root-ca.crt` ConfigMap in new namespaces. Admission webhooks are OFF
-//! (`MutatingAdmissionWebhook`, `ValidatingAdmissionWebhook` disabled, because nothing would serve
-//! them): a chart's webhook configurations are stored but never called, so a test shows nothing
-//! about what Trainer's own webhooks would admit or reject. In-process admission (PodSecurity,
+//! kube-controller-manager runs the controllers in [`CONTROLLERS`] (job, deployment, ReplicaSet,
+//! garbage collector, namespace) as the admin, without leader election and without a serving
+//! port. No scheduler or kubelet runs: `crate::standin` binds and "runs" the Pods of the
+//! namespaces it is started on. Not run: the ServiceAccount and root-CA publishers (no `default`
+//! ServiceAccount and no `kube-root-ca.crt` ConfigMap in new namespaces), the node lifecycle
+//! controller, and the rest. Admission webhooks are OFF (`MutatingAdmissionWebhook`,
+//! `ValidatingAdmissionWebhook` disabled, because nothing would serve them): a chart's webhook
+//! configurations are stored but never called. In-process admission (PodSecurity,
 //! ValidatingAdmissionPolicy, MutatingAdmissionPolicy, JobValidation, …) is on. The
 //! `ServiceAccount` admission plugin is off as in envtest: without the ServiceAccount controller
 //! it would reject every Pod that names no existing ServiceAccount.
 
 pub mod http;
 pub mod pki;
+pub mod ports;
 pub mod process;
 mod tools;
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,10 +38,17 @@ pub use pki::ADMIN_USER;
 
 /// Where `cargo xtask test` puts the bin directory for the tests.
 pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
-const BINARIES: [&str; 4] = ["etcd", "kube-apiserver", "kubectl", "helm"];
+const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm", "trainer-controller-manager-v2.3.0"];
+/// The kube-controller-manager controllers that run: those whose work the tests wait on (Jobs'
+/// Pods, Deployments' ReplicaSets and Pods, cascading and orphaning deletes, namespace
+/// deletion). Not the node lifecycle controller (the stand-in node posts no heartbeats), nor the
+/// ServiceAccount, token or root-CA publishers (see the module doc).
+pub const CONTROLLERS: [&str; 5] =
+    ["job-controller", "deployment-controller", "replicaset-controller", "garbage-collector-controller", "namespace-controller"];
 /// Start-up bounds: generous because CI shares two cores with the compiler.
 const ETCD_READY: Duration = Duration::from_secs(30);
 const APISERVER_READY: Duration = Duration::from_secs(120);
+const CONTROLLER_MANAGER_READY: Duration = Duration::from_secs(120);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControlPlaneError {
@@ -71,6 +80,7 @@ pub struct ControlPlane {
     pub startup: Duration,
     pub etcd_log: PathBuf,
     pub apiserver_log: PathBuf,
+    pub controller_manager_log: PathBuf,
     // etcd and kube-apiserver: stopped on drop, or by the exit hook in `process` for the shared
     // control plane, which lives in a static and is never dropped.
     children: Mutex<Vec<Child>>,
@@ -159,9 +169,41 @@ pub fn skipped(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
 
-fn free_port() -> Result<u16, ControlPlaneError> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| ControlPlaneError::Io("binding a free port".into(), e))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| ControlPlaneError::Io("reading a free port".into(), e))
+fn pick_port() -> Result<u16, ControlPlaneError> {
+    ports::pick().map_err(|e| ControlPlaneError::Io("choosing a free loopback port".into(), e))
+}
+
+/// Starts a server on ports from [`ports::pick`] and waits until it is ready; when it exits
+/// saying its port was taken meanwhile, starts it again on new ports (up to
+/// [`ports::START_ATTEMPTS`] times). `spawn` gets the attempt's ports and returns the child and
+/// its readiness probe.
+fn start_on_free_ports<const N: usize, P: FnMut() -> Result<(), String>>(
+    component: &str,
+    log: &Path,
+    timeout: Duration,
+    mut spawn: impl FnMut([u16; N]) -> Result<(Child, P), ControlPlaneError>,
+) -> Result<(Child, [u16; N]), ControlPlaneError> {
+    let mut attempt = 1;
+    loop {
+        let mut picked = [0u16; N];
+        for port in picked.iter_mut() {
+            *port = pick_port()?;
+        }
+        let (mut child, probe) = spawn(picked)?;
+        match process::wait_ready(component, &mut child, log, timeout, probe) {
+            Ok(()) => return Ok((child, picked)),
+            Err(ControlPlaneError::Start { log: tail, .. }) if ports::in_use(&tail) && attempt < ports::START_ATTEMPTS => {
+                process::stop(&mut child, Duration::from_secs(5));
+                let _ =
+                    writeln!(std::io::stderr(), "testkit: {component} lost the race for port(s) {picked:?}; starting it again on others");
+                attempt += 1;
+            }
+            Err(e) => {
+                process::stop(&mut child, Duration::from_secs(5));
+                return Err(e);
+            }
+        }
+    }
 }
 
 impl ControlPlane {
@@ -180,54 +222,74 @@ impl ControlPlane {
         std::fs::create_dir_all(&pki_dir).map_err(|e| ControlPlaneError::Io(format!("creating {}", pki_dir.display()), e))?;
         let pki = pki::write(&pki_dir)?;
 
-        let (client_port, peer_port) = (free_port()?, free_port()?);
-        let etcd_url = format!("http://127.0.0.1:{client_port}");
-        let peer_url = format!("http://127.0.0.1:{peer_port}");
         let etcd_log = dir.join("etcd.log");
-        let mut etcd = Command::new(bin.join("etcd"));
-        etcd.arg(format!("--data-dir={}", dir.join("etcd").display()))
-            .arg(format!("--listen-client-urls={etcd_url}"))
-            .arg(format!("--advertise-client-urls={etcd_url}"))
-            .arg(format!("--listen-peer-urls={peer_url}"))
-            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-            .arg(format!("--initial-cluster=default={peer_url}"))
-            // envtest's choice: test data need not survive a crash.
-            .arg("--unsafe-no-fsync=true")
-            .arg("--log-level=warn");
-        let mut etcd_child = process::spawn_logged(etcd, &etcd_log)?;
-        process::wait_ready("etcd", &mut etcd_child, &etcd_log, ETCD_READY, || tools::http_get_ok(client_port, "/health"))?;
-
-        let port = free_port()?;
-        let apiserver_log = dir.join("kube-apiserver.log");
-        let mut apiserver = Command::new(bin.join("kube-apiserver"));
-        apiserver
-            .arg(format!("--etcd-servers={etcd_url}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--advertise-address=127.0.0.1")
-            .arg(format!("--secure-port={port}"))
-            .arg(format!("--cert-dir={}", pki_dir.display()))
-            .arg(format!("--tls-cert-file={}", pki.serving_cert.display()))
-            .arg(format!("--tls-private-key-file={}", pki.serving_key.display()))
-            .arg(format!("--client-ca-file={}", pki.ca_cert.display()))
-            .arg("--authorization-mode=RBAC")
-            .arg(format!("--service-account-issuer=https://127.0.0.1:{port}"))
-            .arg(format!("--service-account-key-file={}", pki.sa_pub.display()))
-            .arg(format!("--service-account-signing-key-file={}", pki.sa_key.display()))
-            .arg("--service-cluster-ip-range=10.0.0.0/24")
-            .arg("--allow-privileged=true")
-            .arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook");
-        let mut apiserver_child = process::spawn_logged(apiserver, &apiserver_log)?;
-
-        let admin_kubeconfig = dir.join("admin.kubeconfig");
-        let server = format!("https://127.0.0.1:{port}");
-        let admin = tools::kubeconfig_certs(&server, &pki.ca_cert, &pki.admin_cert, &pki.admin_key, ADMIN_USER);
-        std::fs::write(&admin_kubeconfig, admin)
-            .map_err(|e| ControlPlaneError::Io(format!("writing {}", admin_kubeconfig.display()), e))?;
-        let kubectl = bin.join("kubectl");
-        process::wait_ready("kube-apiserver", &mut apiserver_child, &apiserver_log, APISERVER_READY, || {
-            tools::readyz(&kubectl, &admin_kubeconfig)
+        let etcd_data = dir.join("etcd");
+        let (etcd_child, [client_port, _]) = start_on_free_ports("etcd", &etcd_log, ETCD_READY, |[client_port, peer_port]| {
+            let etcd_url = format!("http://127.0.0.1:{client_port}");
+            let peer_url = format!("http://127.0.0.1:{peer_port}");
+            let _ = std::fs::remove_dir_all(&etcd_data);
+            let mut etcd = Command::new(bin.join("etcd"));
+            etcd.arg(format!("--data-dir={}", etcd_data.display()))
+                .arg(format!("--listen-client-urls={etcd_url}"))
+                .arg(format!("--advertise-client-urls={etcd_url}"))
+                .arg(format!("--listen-peer-urls={peer_url}"))
+                .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+                .arg(format!("--initial-cluster=default={peer_url}"))
+                // envtest's choice: test data need not survive a crash.
+                .arg("--unsafe-no-fsync=true")
+                .arg("--log-level=warn");
+            let child = process::spawn_logged(etcd, &etcd_log)?;
+            Ok((child, move || tools::http_get_ok(client_port, "/health")))
         })?;
-        Ok(ControlPlane {
+        let etcd_url = format!("http://127.0.0.1:{client_port}");
+
+        let apiserver_log = dir.join("kube-apiserver.log");
+        let admin_kubeconfig = dir.join("admin.kubeconfig");
+        let kubectl = bin.join("kubectl");
+        let (apiserver_child, [port]) = start_on_free_ports("kube-apiserver", &apiserver_log, APISERVER_READY, |[port]| {
+            let mut apiserver = Command::new(bin.join("kube-apiserver"));
+            apiserver
+                .arg(format!("--etcd-servers={etcd_url}"))
+                .arg("--bind-address=127.0.0.1")
+                .arg("--advertise-address=127.0.0.1")
+                .arg(format!("--secure-port={port}"))
+                .arg(format!("--cert-dir={}", pki_dir.display()))
+                .arg(format!("--tls-cert-file={}", pki.serving_cert.display()))
+                .arg(format!("--tls-private-key-file={}", pki.serving_key.display()))
+                .arg(format!("--client-ca-file={}", pki.ca_cert.display()))
+                .arg("--authorization-mode=RBAC")
+                .arg(format!("--service-account-issuer=https://127.0.0.1:{port}"))
+                .arg(format!("--service-account-key-file={}", pki.sa_pub.display()))
+                .arg(format!("--service-account-signing-key-file={}", pki.sa_key.display()))
+                .arg("--service-cluster-ip-range=10.0.0.0/24")
+                .arg("--allow-privileged=true")
+                .arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook");
+            let child = process::spawn_logged(apiserver, &apiserver_log)?;
+            let server = format!("https://127.0.0.1:{port}");
+            let admin = tools::kubeconfig_certs(&server, &pki.ca_cert, &pki.admin_cert, &pki.admin_key, ADMIN_USER);
+            std::fs::write(&admin_kubeconfig, admin)
+                .map_err(|e| ControlPlaneError::Io(format!("writing {}", admin_kubeconfig.display()), e))?;
+            let (kubectl, kubeconfig) = (kubectl.clone(), admin_kubeconfig.clone());
+            Ok((child, move || tools::readyz(&kubectl, &kubeconfig)))
+        })?;
+
+        let controller_manager_log = dir.join("kube-controller-manager.log");
+        let mut children = vec![etcd_child, apiserver_child];
+        let mut kcm = Command::new(bin.join("kube-controller-manager"));
+        kcm.arg(format!("--kubeconfig={}", admin_kubeconfig.display()))
+            .arg(format!("--controllers={}", CONTROLLERS.join(",")))
+            .arg("--leader-elect=false")
+            // No serving port at all: nothing here scrapes its metrics or health.
+            .arg("--secure-port=0")
+            .arg("--v=2");
+        let mut kcm_child = process::spawn_logged(kcm, &controller_manager_log)?;
+        let ready =
+            process::wait_ready("kube-controller-manager", &mut kcm_child, &controller_manager_log, CONTROLLER_MANAGER_READY, || {
+                controllers_started(&controller_manager_log)
+            });
+        children.push(kcm_child);
+        // Built before the readiness verdict so that a failure still stops every child on drop.
+        let cp = ControlPlane {
             bin,
             dir,
             port,
@@ -236,10 +298,33 @@ impl ControlPlane {
             startup: started.elapsed(),
             etcd_log,
             apiserver_log,
-            children: Mutex::new(vec![etcd_child, apiserver_child]),
-        })
+            controller_manager_log,
+            children: Mutex::new(children),
+        };
+        ready?;
+        Ok(cp)
     }
+}
 
+/// kube-controller-manager is ready when every controller in [`CONTROLLERS`] is started and the
+/// garbage collector has synced its monitors: its log (`--v=2`) then has `"Controller
+/// starting..." controller="<name>"` for each and the collector's `"Proceeding to collect
+/// garbage"` (k8s.io/kubernetes v1.36.1 `cmd/kube-controller-manager/app/controllermanager.go`,
+/// `pkg/controller/garbagecollector/garbagecollector.go`).
+fn controllers_started(log: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(log).map_err(|e| format!("reading {}: {e}", log.display()))?;
+    let missing: Vec<&str> =
+        CONTROLLERS.iter().copied().filter(|name| !text.contains(&format!("\"Controller starting...\" controller=\"{name}\""))).collect();
+    if !missing.is_empty() {
+        return Err(format!("not started yet: {}", missing.join(", ")));
+    }
+    if !text.contains("Proceeding to collect garbage") {
+        return Err("the garbage collector has not synced its monitors yet".into());
+    }
+    Ok(())
+}
+
+impl ControlPlane {
     /// `https://127.0.0.1:<port>`.
     pub fn server(&self) -> String {
         format!("https://127.0.0.1:{}", self.port)

@@ -1,34 +1,26 @@
-//! The stand-in for the controllers and kubelet that the test control plane does not run. While a
-//! test drives a real `helm install`/`upgrade` or `kubectl`, a [`StandIn`] polls one namespace
-//! and does what the Kubernetes components would, so that waiting on them behaves as on a cluster:
+//! The stand-in for the node side of a cluster, which the test control plane does not run: the
+//! scheduler's binding and the kubelet. kube-controller-manager runs for real beside the API server
+//! (its job, deployment, ReplicaSet, garbage-collector and namespace controllers, see
+//! `crate::controlplane`); a [`StandIn`] polls one namespace and
 //!
-//! - **Job controller**: for each unfinished Job, create its Pod from the template exactly as the
-//!   job controller does (`generateName`, the template's labels, a controller owner reference), so
-//!   admission — Pod Security above all — decides for real. A rejected Pod is what the job
-//!   controller meets too: it records a `FailedCreate` Warning Event on the Job with the API
-//!   server's message and retries with backoff; the Job never fails for it, and whoever waits on
-//!   it (Helm's hook wait) runs into its own timeout. An admitted Pod is bound to a node named
-//!   [`NODE_NAME`] and run by the kubelet part ([`pod`], [`sandbox`]); a failed run is retried
-//!   with a new Pod until `backoffLimit` failures (no backoff delay between attempts), after
-//!   which the Job gets `FailureTarget` + `Failed` (reason `BackoffLimitExceeded`); a success
-//!   gets `SuccessCriteriaMet` + `Complete` with `completionTime`, as the API server's Job status
-//!   validation in 1.36 requires. Indexed Jobs, `podFailurePolicy`, `successPolicy` and
-//!   parallel Pods are not modelled: Pods run one after another.
-//! - **Deployment and ReplicaSet controllers**: once a Deployment's spec is stored, ask admission
-//!   about its Pod template with a server-side dry-run Pod create (nothing is stored). Admitted:
-//!   write the status the controller reaches with all replicas available (`observedGeneration`,
-//!   replica counts, `Available=True`, `Progressing=True/NewReplicaSetAvailable`). Refused: write
-//!   what the controller shows when its ReplicaSet cannot create Pods (`Available=False`,
-//!   `ReplicaFailure=True/FailedCreate` with the API server's message) and ask again later. No
-//!   ReplicaSet or Pod objects are made and no containers run.
-//! - **Garbage collector**: only its part of an orphaning Deployment delete (`kubectl delete
-//!   --cascade=orphan` waits for it): the `orphan` finalizer removed. Pods of deleted Jobs stay
-//!   (they are inert).
+//! - creates the Node [`NODE_NAME`] (once per control plane), Ready, with room for any Pod;
+//! - binds each unbound Pod of the namespace to it ([`kubelet`]);
+//! - runs a Pod that runs to completion (a Job's: `restartPolicy` `Never`/`OnFailure`) — volumes
+//!   laid out, its containers' commands run one after another in the sandbox ([`pod`],
+//!   [`sandbox`]) — and writes its phase, so the real job controller counts it, retries it
+//!   with its own backoff, and completes or fails the Job;
+//! - reports a long-running Pod (a Deployment's) started and ready once the ConfigMaps and
+//!   Secrets its volumes name exist, without running its image: the real ReplicaSet and
+//!   deployment controllers then make the Deployment available;
+//! - completes the deletion of a Pod being deleted (grace period 0), as a kubelet does once its
+//!   containers are stopped, so cascading deletes, rollouts and namespace deletion finish.
 //!
-//! Everything the stand-in saw and did is kept as [`Record`]s for the test to assert on.
+//! Pods of other namespaces are left alone (another stand-in may serve them). What the
+//! controllers did is observed and kept as [`Record`]s for the test to assert on ([`observe`]),
+//! beside what the stand-in itself did.
 
-mod deployment;
-mod job;
+mod kubelet;
+mod observe;
 mod pod;
 pub mod sandbox;
 
@@ -38,11 +30,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use kube::api::PatchParams;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Patch, PatchParams};
+use kube::Api;
 
 use crate::controlplane::ControlPlane;
 
-/// The node name Pods are bound to (no Node object exists; binding does not require one).
+/// The node Pods are bound to.
 pub const NODE_NAME: &str = "standin-node";
 /// How often the namespace is polled.
 const POLL: Duration = Duration::from_millis(200);
@@ -60,13 +54,14 @@ pub enum StandInError {
 /// What the stand-in saw or did, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
-    /// The API server refused the Job's Pod; `message` is its answer, verbatim.
+    /// The job controller could not create the Job's Pod (its `FailedCreate` Event); `message` is
+    /// the API server's answer, verbatim.
     PodRejected {
         job: String,
         message: String,
     },
-    /// An admitted Pod could not be started (missing ConfigMap, unsupported volume, …); it stays
-    /// Pending as on a node, and the Job stays active.
+    /// A Pod could not be started (missing ConfigMap, unsupported volume, …); it stays Pending as
+    /// on a node (a Job's stays active; a Deployment's is offered again on the next poll).
     PodStuck {
         job: String,
         pod: String,
@@ -91,7 +86,8 @@ pub enum Record {
         name: String,
         generation: i64,
     },
-    /// Admission refused the Deployment's Pod template (dry run); `message` is its answer.
+    /// The Deployment's ReplicaSet could not create Pods (`ReplicaFailure`); `message` is the
+    /// condition's, which quotes the API server's answer.
     DeploymentPodRejected {
         name: String,
         message: String,
@@ -201,13 +197,18 @@ async fn poll(context: Context, stop: Arc<AtomicBool>, records: Arc<Mutex<Vec<Re
         Ok(client) => client,
         Err(e) => return push(&records, Record::Error { what: "client".into(), message: e.to_string() }),
     };
-    let mut jobs = job::Jobs::default();
-    let mut deployments = deployment::Deployments::default();
+    let mut kubelet = kubelet::Kubelet::default();
+    let mut observer = observe::Observer::default();
     let mut last_error = String::new();
+    let mut node_ready = false;
     while !stop.load(Ordering::SeqCst) {
         let outcome = async {
-            deployments.tick(&client, &context, &records).await?;
-            jobs.tick(&client, &context, &records).await
+            if !node_ready {
+                ensure_node(&client).await?;
+                node_ready = true;
+            }
+            kubelet.tick(&client, &context, &records).await?;
+            observer.tick(&client, &context, &records).await
         }
         .await;
         if let Err(e) = outcome {
@@ -230,17 +231,35 @@ fn kube_err(what: &str, e: kube::Error) -> StandInError {
     StandInError::Kube(what.into(), message)
 }
 
-/// Field managers as on a cluster, where the API server names a manager after the client's user
-/// agent: the product reads managedFields, so the stand-in's writes must look like theirs.
-const CONTROLLER_MANAGER: &str = "kube-controller-manager";
-const KUBELET: &str = "kubelet";
-
-fn as_controller_patch() -> PatchParams {
-    PatchParams { field_manager: Some(CONTROLLER_MANAGER.into()), ..Default::default() }
+/// The Node [`NODE_NAME`], Ready, created once per control plane (a second stand-in finds it).
+/// No kubelet heartbeats follow: the node lifecycle controller does not run.
+async fn ensure_node(client: &kube::Client) -> Result<(), StandInError> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = serde_json::json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}}});
+    let node: Node = serde_json::from_value(node).map_err(|e| StandInError::Kube("the Node object".into(), e.to_string()))?;
+    match nodes.create(&as_kubelet_post(), &node).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => return Ok(()),
+        Err(e) => return Err(kube_err(&format!("creating Node {NODE_NAME}"), e)),
+    }
+    let now = now();
+    let room = serde_json::json!({"cpu": "64", "memory": "256Gi", "pods": "250", "ephemeral-storage": "1Ti"});
+    let status = serde_json::json!({"status": {"capacity": room, "allocatable": room,
+        "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": NODE_NAME}],
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "the test stand-in is ready",
+            "lastHeartbeatTime": now, "lastTransitionTime": now}]}});
+    nodes.patch_status(NODE_NAME, &as_kubelet_patch(), &Patch::Merge(&status)).await.map_err(|e| kube_err("Node status", e))?;
+    Ok(())
 }
 
-fn as_controller_post() -> kube::api::PostParams {
-    kube::api::PostParams { field_manager: Some(CONTROLLER_MANAGER.into()), ..Default::default() }
+/// Field managers as on a cluster, where the API server names a manager after the client's user
+/// agent: the product reads managedFields, so the stand-in's writes must look like theirs.
+const KUBELET: &str = "kubelet";
+const SCHEDULER: &str = "kube-scheduler";
+
+fn as_scheduler_post() -> kube::api::PostParams {
+    kube::api::PostParams { field_manager: Some(SCHEDULER.into()), ..Default::default() }
 }
 
 fn as_kubelet_patch() -> PatchParams {

@@ -1,4 +1,5 @@
-//! The kubelet part of the stand-in for one admitted Pod: bind it to the stand-in node, lay out
+//! The kubelet part of the stand-in for one bound Pod that runs to completion (`restartPolicy`
+//! `Never` or `OnFailure`, a Job's): lay out
 //! its volumes (ConfigMap, Secret, emptyDir, projected ServiceAccount token) and the
 //! ServiceAccount credentials at `/var/run/secrets/kubernetes.io/serviceaccount` (a token from
 //! TokenRequest bound to the Pod, `ca.crt`, `namespace`), set the in-cluster environment, run the
@@ -19,7 +20,7 @@ use kube::api::Patch;
 use kube::Api;
 
 use super::sandbox::{self, Mount, Run};
-use super::{kube_err, now, push, Context, Record, StandInError, NODE_NAME};
+use super::{kube_err, now, push, Context, Record, StandInError};
 
 const SA_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// A container without `activeDeadlineSeconds` is stopped after this long.
@@ -43,11 +44,6 @@ pub async fn run(
 ) -> Result<Outcome, StandInError> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
-    let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": NODE_NAME}});
-    pods.create_subresource::<_, serde_json::Value>("binding", &name, &super::as_controller_post(), &binding)
-        .await
-        .map_err(|e| kube_err(&format!("binding Pod {name}"), e))?;
     let dir = context.scratch.join(&name);
     let spec = pod.spec.clone().unwrap_or_default();
     let runs = match prepare(client, context, pod, &dir).await {
@@ -103,6 +99,57 @@ pub async fn run(
         .await
         .map_err(|e| kube_err(&format!("Pod {name} {phase}"), e))?;
     Ok(if all_ok { Outcome::Succeeded } else { Outcome::Failed })
+}
+
+/// A long-running Pod (`restartPolicy: Always`, a Deployment's): no image is run, so once the
+/// volumes a node would need exist, the Pod is reported started and ready as a kubelet reports a
+/// container that passes its probes. `Some(reason)` while a volume's ConfigMap or Secret is
+/// missing (the Pod stays Pending, as in `ContainerCreating`).
+pub async fn serve(client: &kube::Client, context: &Context, pod: &Pod) -> Result<Option<String>, StandInError> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let spec = pod.spec.clone().unwrap_or_default();
+    for volume in spec.volumes.clone().unwrap_or_default() {
+        let missing = if let Some(cm) = &volume.config_map {
+            let found = match config_map(client, context, &cm.name, None, cm.optional.unwrap_or(false)).await {
+                Ok(found) => found.is_some(),
+                Err(Prepare::Fatal(e)) => return Err(e),
+                Err(Prepare::Stuck(_)) => false,
+            };
+            (!found).then(|| format!("configmap \"{}\" not found", cm.name))
+        } else if let Some(secret) = &volume.secret {
+            let secret_name = secret.secret_name.clone().unwrap_or_default();
+            let found = match secret_files(client, context, &secret_name, None, secret.optional.unwrap_or(false)).await {
+                Ok(found) => found.is_some(),
+                Err(Prepare::Fatal(e)) => return Err(e),
+                Err(Prepare::Stuck(_)) => false,
+            };
+            (!found).then(|| format!("secret \"{secret_name}\" not found"))
+        } else {
+            None
+        };
+        if let Some(missing) = missing {
+            return Ok(Some(format!("MountVolume.SetUp failed for volume \"{}\": {missing}", volume.name)));
+        }
+    }
+    let now = now();
+    let condition = |kind: &str| serde_json::json!({"type": kind, "status": "True", "lastTransitionTime": now});
+    let statuses: Vec<serde_json::Value> = spec
+        .containers
+        .iter()
+        .map(|c| {
+            serde_json::json!({"name": c.name, "image": c.image.clone().unwrap_or_default(), "imageID": "", "ready": true,
+                "started": true, "restartCount": 0, "state": {"running": {"startedAt": now}}})
+        })
+        .collect();
+    let patch = serde_json::json!({"status": {"phase": "Running", "startTime": now, "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
+        "podIP": "127.0.0.1", "podIPs": [{"ip": "127.0.0.1"}],
+        "conditions": [condition("PodReadyToStartContainers"), condition("Initialized"), condition("Ready"), condition("ContainersReady"), condition("PodScheduled")],
+        "containerStatuses": statuses}});
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
+    pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| kube_err(&format!("Pod {name} Ready"), e))?;
+    Ok(None)
 }
 
 enum Prepare {
