@@ -27,6 +27,7 @@ pub enum GitopsFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit gitops . --base-ref origin/main --format markdown\n  trainer-audit gitops clusters/prod --snapshot prod.yaml --fail-on warning\n  trainer-audit gitops . --list")]
 pub struct GitopsArgs {
     /// Root of a checkout of the GitOps repository (Flux, Argo CD or kustomize YAML)
     #[arg(value_name = "DIR")]
@@ -102,7 +103,10 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
             print_json(&doc)?
         }
         GitopsFormat::Sarif => {
-            let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+            let mut rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+            // An id the review pack shares with the upgrade rules is described in the review's
+            // words (the engine-aware ones).
+            rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
             print_json(&crate::report::gitops_sarif::sarif(&result, &rules, &args.dir))?
         }
         GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,

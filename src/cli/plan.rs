@@ -22,6 +22,7 @@ pub enum PlanFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit plan --to 2.3.0\n  trainer-audit plan --snapshot cluster.yaml --to 2.4.0 --format markdown")]
 pub struct PlanArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,

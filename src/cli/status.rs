@@ -23,6 +23,7 @@ pub enum StatusFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit status\n  trainer-audit status --snapshot cluster.yaml --to 2.3.0\n  trainer-audit status --all-contexts -q")]
 pub struct StatusArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,

@@ -18,11 +18,11 @@ pub struct CheckReport {
 }
 
 pub fn text(r: &CheckReport) -> String {
-    text_painted(r, super::style::Paint::PLAIN)
+    text_painted(r, super::style::Paint::PLAIN, super::findings::Detail::Short)
 }
 
-/// [`text`] with severities coloured.
-pub fn text_painted(r: &CheckReport, paint: super::style::Paint) -> String {
+/// [`text`] with severities coloured, short or verbose.
+pub fn text_painted(r: &CheckReport, paint: super::style::Paint, detail: super::findings::Detail) -> String {
     let mut out = format!("Upgrade check: {}/{} {} → {} (installed with {})\n", r.namespace, r.release, r.from, r.to, r.method.describe());
     for n in &r.notes {
         out.push_str(&format!("note: {n}\n"));
@@ -31,7 +31,7 @@ pub fn text_painted(r: &CheckReport, paint: super::style::Paint) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out.push('\n');
-    super::findings::text_painted(&r.findings, paint, &mut out);
+    super::findings::text_painted(&r.findings, paint, detail, &mut out);
     out
 }
 

@@ -449,25 +449,20 @@ fn render(runs: usize) -> Result<()> {
     setup::ensure_helm_oracle()?;
     let chart = corpus.join("charts/kubeflow-trainer-2.3.0.tgz");
     let values = corpus.join("values/runtimes-all.yaml");
-    // In-process, ours: the library in this (release-built) process is not guaranteed, so the
-    // binary's own timing mode is used: `render` N times inside one trainer-audit process.
+    // In-process, ours: the render bench (benches/render.rs) times the library N times in one
+    // optimised process and prints the medians as fields.
     let (ours_in, ours_full) = {
-        let out = Command::new(&binary)
-            .args([
-                "render",
-                chart.to_str().unwrap_or_default(),
-                "-f",
-                values.to_str().unwrap_or_default(),
-                "--release",
-                "kubeflow-trainer",
-                "-n",
-                "kubeflow-system",
-            ])
+        let out = Command::new(env!("CARGO"))
+            .args(["bench", "--quiet", "--bench", "render"])
+            .current_dir(repo_root())
+            .env("TRAINER_AUDIT_CORPUS", &corpus)
             .env("TRAINER_AUDIT_BENCH_RUNS", runs.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::inherit())
             .output()?;
-        let text = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            bail!("cargo bench --bench render failed");
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
         let field = |name: &str| -> Result<f64> {
             Ok(text.lines().find_map(|l| l.strip_prefix(name)).context("render bench timing")?.trim().parse::<f64>()?)
         };
