@@ -24,7 +24,7 @@ pub enum CheckFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif > check.sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q")]
+#[command(after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q")]
 pub struct CheckArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,

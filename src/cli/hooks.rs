@@ -20,7 +20,7 @@ pub enum HooksFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit hooks oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine argocd --argocd-version 3.2.1 --fail-on error\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine flux --format sarif > hooks.sarif")]
+#[command(after_help = "Examples:\n  trainer-audit hooks oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit hooks trainer-2.3.0.tgz --engine argocd --argocd-version 3.2.1 --fail-on error\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine flux --format sarif > hooks.sarif")]
 pub struct HooksArgs {
     /// Chart: oci://host/path/name (with --version), a .tgz, or a chart directory
     #[arg(value_name = "CHART")]
