@@ -474,3 +474,22 @@ fn a_change_that_breaks_the_render_fails_its_reference() {
     );
     assert!(text.contains("change:   2.2.1 → 2.3.0 [changed]"), "{text}");
 }
+
+/// `-q` prints the count line alone and exits as the full report does (issue #21: `-q` on every
+/// gating command).
+#[test]
+fn quiet_prints_the_count_line_and_keeps_the_exit_code() {
+    let charts = stand_ins();
+    let tree = fixture("flux-oci");
+    let full = review(&tree, charts.path(), "text", &["--fail-on", "warning"]);
+    let quiet = review_quiet(&tree, charts.path());
+    assert_eq!(quiet.status.code(), full.status.code(), "{}", stderr(&quiet));
+    let text = stdout(&quiet);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(stdout(&full).trim_end().ends_with(text.trim_end()), "the full report ends with the same count: {text}");
+}
+
+fn review_quiet(tree: &Path, charts: &Path) -> std::process::Output {
+    let (head, base, charts) = (tree.join("head"), tree.join("base"), charts.to_string_lossy().into_owned());
+    gitops(&[&head.to_string_lossy(), "--base", &base.to_string_lossy(), "--charts", &charts, "--fail-on", "warning", "-q"])
+}

@@ -80,7 +80,9 @@ fn an_empty_snapshot_is_refused_by_status_and_check() {
     let home = tempfile::tempdir().unwrap();
     let empty = home.path().join("empty.yaml");
     std::fs::write(&empty, "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
-    for args in [vec!["status", "--snapshot", empty.to_str().unwrap()], vec!["check", "--snapshot", empty.to_str().unwrap(), "--chart", "x"]] {
+    for args in
+        [vec!["status", "--snapshot", empty.to_str().unwrap()], vec!["check", "--snapshot", empty.to_str().unwrap(), "--chart", "x"]]
+    {
         let out = run(home.path(), &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
         assert!(stderr(&out).contains("holds 0 objects: it is not a capture of a cluster"), "{args:?}: {}", stderr(&out));
@@ -145,4 +147,20 @@ fn retired_spellings_still_work_and_say_so() {
     let text = stdout(&quiet);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains(" findings: ") && text.contains(" warnings, "), "{text}");
+}
+
+#[test]
+fn plan_fails_on_when_asked_and_only_then() {
+    let home = tempfile::tempdir().unwrap();
+    let (cluster, from, to) =
+        (repo_file("tests/rules/TA-HOOK-101/cluster.yaml"), repo_file("tests/rules/charts/from"), repo_file("tests/rules/charts/to"));
+    let args = ["plan", "--snapshot", &cluster, "--chart", &to, "--from-chart", &from];
+    let plain = run(home.path(), &args);
+    assert_eq!(plain.status.code(), Some(0), "a plan is not a gate by default: {}", stderr(&plain));
+    assert!(stdout(&plain).contains("TA-HOOK-101"), "{}", stdout(&plain));
+    let gated = run(home.path(), &[&args[..], &["--fail-on", "error"]].concat());
+    assert_eq!(gated.status.code(), Some(1), "{}", stderr(&gated));
+    let fleet = run(home.path(), &[&args[..], &["--fail-on", "error", "-q"]].concat());
+    assert_eq!(fleet.status.code(), Some(2));
+    assert!(stderr(&fleet).contains("gate with check"), "{}", stderr(&fleet));
 }

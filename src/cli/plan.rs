@@ -22,7 +22,9 @@ pub enum PlanFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit plan --to 2.3.0\n  trainer-audit plan --snapshot cluster.yaml --to 2.4.0 --format markdown")]
+#[command(
+    after_help = "Examples:\n  trainer-audit plan --to 2.3.0\n  trainer-audit plan --snapshot cluster.yaml --to 2.4.0 --format markdown"
+)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,
@@ -34,6 +36,10 @@ pub struct PlanArgs {
     /// Print only the verdict line (one per cluster)
     #[arg(long, short = 'q', conflicts_with = "format")]
     pub quiet: bool,
+    /// Exit 1 when a step's finding is at or above this severity (default: never, a plan is not a
+    /// gate; one cluster, not with --quiet or --format jsonl)
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<crate::audit::finding::Severity>,
 }
 
 pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
@@ -47,6 +53,12 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (false, _, false) => None,
     };
     if let Some(output) = output {
+        if args.fail_on.is_some() {
+            return Err(CliError::Usage(
+                "plan --fail-on gates one cluster's text, json or markdown; for a fleet (or --quiet, --format jsonl) gate with check"
+                    .into(),
+            ));
+        }
         return super::fleet::run(Job::Plan { request: args.upgrade.request()? }, &args.clusters, output, paint);
     }
     let (plan, notes) = args.upgrade.prepare(&args.clusters.single())?.plan()?;
@@ -55,5 +67,6 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
     }
-    Ok(ExitCode::SUCCESS)
+    let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
+    Ok(super::fails_at(&findings, args.fail_on))
 }
