@@ -164,3 +164,28 @@ fn plan_fails_on_when_asked_and_only_then() {
     assert_eq!(fleet.status.code(), Some(2));
     assert!(stderr(&fleet).contains("gate with check"), "{}", stderr(&fleet));
 }
+
+#[test]
+fn every_report_offers_markdown_and_findings_offer_sarif() {
+    let home = tempfile::tempdir().unwrap();
+    let neighbours = repo_file("snapshots/neighbours-2.1.0.yaml");
+    let md = run(home.path(), &["status", "--snapshot", &neighbours, "--format", "markdown"]);
+    assert!(md.status.success(), "{}", stderr(&md));
+    assert!(stdout(&md).starts_with("## Trainer status\n\n```text\nKubernetes "), "{}", stdout(&md));
+    // The CRD columns stay aligned when a CRD serves two versions (`v1beta1,v1beta2`).
+    let text = stdout(&run(home.path(), &["status", "--snapshot", &neighbours]));
+    let crds: Vec<&str> = text.lines().skip_while(|l| *l != "CRDs").skip(1).take_while(|l| l.starts_with("  ")).collect();
+    let at = |l: &str, word: &str| l.find(word).unwrap();
+    assert!(crds.len() > 3, "{text}");
+    assert!(crds.iter().all(|l| at(l, " storage ") == at(crds[0], " storage ")), "{text}");
+    let (cluster, from, to) =
+        (repo_file("tests/rules/TA-HOOK-101/cluster.yaml"), repo_file("tests/rules/charts/from"), repo_file("tests/rules/charts/to"));
+    let sarif = run(home.path(), &["plan", "--snapshot", &cluster, "--chart", &to, "--from-chart", &from, "--format", "sarif"]);
+    assert!(sarif.status.success(), "{}", stderr(&sarif));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&sarif)).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    assert!(doc["runs"][0]["results"].as_array().unwrap().iter().any(|r| r["ruleId"] == "TA-HOOK-101"), "{doc}");
+    let chart = repo_file("tests/rules/charts/to");
+    let hooks = run(home.path(), &["hooks", &chart, "--format", "markdown"]);
+    assert!(stdout(&hooks).starts_with("## Hooks in `") && stdout(&hooks).contains("| Severity | Rule |"), "{}", stdout(&hooks));
+}

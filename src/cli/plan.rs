@@ -17,6 +17,8 @@ pub enum PlanFormat {
     /// One JSON document (JSON Lines for a fleet)
     Json,
     Markdown,
+    /// SARIF 2.1.0: every step's findings (one cluster)
+    Sarif,
     /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
     Jsonl,
 }
@@ -47,8 +49,8 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (true, _, _) => Some(Output::Quiet),
         (false, PlanFormat::Jsonl, _) | (false, PlanFormat::Json, true) => Some(Output::JsonLines),
         (false, PlanFormat::Text, true) => Some(Output::Text),
-        (false, PlanFormat::Markdown, true) => {
-            return Err(CliError::Usage("--format markdown plans one cluster; a fleet prints text, json or jsonl".into()))
+        (false, PlanFormat::Markdown | PlanFormat::Sarif, true) => {
+            return Err(CliError::Usage("--format markdown and sarif plan one cluster; a fleet prints text, json or jsonl".into()))
         }
         (false, _, false) => None,
     };
@@ -61,12 +63,14 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         }
         return super::fleet::run(Job::Plan { request: args.upgrade.request()? }, &args.clusters, output, paint);
     }
-    let (plan, notes) = args.upgrade.prepare(&args.clusters.single())?.plan()?;
+    let upgrade = args.upgrade.prepare(&args.clusters.single())?;
+    let (plan, notes) = upgrade.plan()?;
+    let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
         PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
+        PlanFormat::Sarif => print_json(&crate::report::sarif::sarif(&findings, &upgrade.rules))?,
     }
-    let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
     Ok(super::fails_at(&findings, args.fail_on))
 }
