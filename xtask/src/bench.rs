@@ -111,7 +111,7 @@ fn pull(runs: usize) -> Result<()> {
 
     // Learn the blob digest once, the way a user would.
     let out = Command::new(&binary)
-        .args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--format", "json", "-o"])
+        .args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--format", "json", "--output-dir"])
         .arg(scratch.join("probe"))
         .env("TRAINER_AUDIT_CACHE_DIR", scratch.join("probe-cache"))
         .output()?;
@@ -126,7 +126,7 @@ fn pull(runs: usize) -> Result<()> {
     for i in 0..runs {
         let cache = scratch.join(format!("cache-{i}"));
         let mut cmd = Command::new(&binary);
-        cmd.args(["pull", &repo, "--version", "2.3.0", "--plain-http", "-o"])
+        cmd.args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--output-dir"])
             .arg(scratch.join(format!("out-{i}")))
             .env("TRAINER_AUDIT_CACHE_DIR", &cache);
         ours.push(time(cmd)?);
