@@ -196,7 +196,7 @@ fn verbose_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
             out.push_str(&format!("        evidence: {e}\n"));
         }
         for e in &f.expect {
-            out.push_str(&format!("        fails:    {}\n", expected_sentence(e)));
+            out.push_str(&format!("        expect:   {}\n", expected_sentence(e)));
         }
         out.push_str(&format!("        fix:      {}\n", f.fix.replace('\n', "\n                  ")));
         out.push_str(&format!("        source:   {}\n", f.source));
