@@ -99,6 +99,7 @@ rule_tests! {
     gate_001: "TA-GATE-001";
     k8s_001: "TA-K8S-001";
     read_001: "TA-READ-001";
+    read_002: "TA-READ-002";
     rel_001: "TA-REL-001";
     rel_002: "TA-REL-002";
     own_001: "TA-OWN-001";

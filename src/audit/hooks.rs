@@ -96,3 +96,33 @@ pub fn review(
         findings,
     }
 }
+
+/// `--argocd-version` as a version, for a review under Argo CD only: given for another engine it
+/// would be silently ignored, so it is refused (the error says which engine the run reviews for).
+pub fn argocd_version(engine: Engine, given: Option<&str>) -> Result<Option<semver::Version>, String> {
+    let Some(v) = given else { return Ok(None) };
+    if engine != Engine::Argocd {
+        return Err(format!(
+            "--argocd-version {v} applies to --engine argocd, and this review is for --engine {}: drop it, or review for Argo CD",
+            engine.as_str()
+        ));
+    }
+    crate::version::parse_lenient(v.trim_start_matches('v'))
+        .map(Some)
+        .ok_or_else(|| format!("invalid --argocd-version {v:?}: expected a version like 3.2.1"))
+}
+
+#[cfg(test)]
+mod engine_option_tests {
+    use super::*;
+
+    #[test]
+    fn the_argocd_version_is_for_argocd_only() {
+        assert_eq!(argocd_version(Engine::Argocd, Some("v3.2.1")).unwrap().map(|v| v.to_string()).as_deref(), Some("3.2.1"));
+        assert_eq!(argocd_version(Engine::Helm, None).unwrap(), None);
+        let refused = argocd_version(Engine::Helm, Some("3.2.1")).unwrap_err();
+        assert!(refused.contains("--argocd-version 3.2.1") && refused.contains("--engine helm"), "{refused}");
+        assert!(argocd_version(Engine::Flux, Some("3.2.1")).is_err());
+        assert!(argocd_version(Engine::Argocd, Some("three")).unwrap_err().contains("invalid --argocd-version"));
+    }
+}

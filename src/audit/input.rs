@@ -34,6 +34,8 @@ pub struct CheckInput<'a> {
     pub to: semver::Version,
     /// The installed chart rendered with the release's own values (None when it could not be).
     pub installed: Option<&'a Inventory>,
+    /// Why `installed` is None, and the rules that needed it (they did not run).
+    pub installed_missing: Option<InstalledMissing>,
     /// The target chart rendered with the values the upgrade will use.
     pub target: &'a Inventory,
     /// The target chart rendered with the same values but its CRD switch on (`crds.enabled`,
@@ -52,6 +54,14 @@ pub struct CheckInput<'a> {
     /// In a GitOps review: the engine the file deploys with and its options (the engine then
     /// is the file's, not the one detected in the cluster).
     pub gitops: Option<&'a EngineContext>,
+}
+
+/// The installed chart could not be read or rendered.
+#[derive(Debug, Clone, Default)]
+pub struct InstalledMissing {
+    pub reason: String,
+    /// Rule id and title of every rule of this upgrade that reads the installed chart.
+    pub skipped: Vec<(String, String)>,
 }
 
 impl CheckInput<'_> {

@@ -106,7 +106,7 @@ impl ClusterArgs {
             }
         };
         if let Some(v) = &self.kube_version {
-            state.info.server_version = Some(assumed_kube_version(v)?);
+            state.assume_kube_version(&assumed_kube_version(v)?).map_err(|e| CliError::Usage(e.to_string()))?;
         }
         Ok(state)
     }

@@ -67,12 +67,18 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
         let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
         return super::fleet::run(job, &args.clusters, output, paint);
     }
-    let upgrade = args.upgrade.prepare(&args.clusters.single())?;
-    let report = upgrade.check()?;
+    let cluster = args.clusters.single();
+    let upgrade = args.upgrade.prepare(&cluster)?;
+    let report = upgrade.check(args.fail_on)?;
     match args.format {
         CheckFormat::Text => print!("{}", crate::report::check::text_painted(&report, paint, detail(args.verbose))),
         CheckFormat::Json | CheckFormat::Jsonl => print_json(&report)?,
-        CheckFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &upgrade.rules))?,
+        CheckFormat::Sarif => {
+            let root = std::env::current_dir().map_err(|e| CliError::Io(format!("cannot read the current directory: {e}")))?;
+            let chart = args.upgrade.chart.as_ref().map(std::path::PathBuf::from);
+            let files = crate::report::sarif::locate::Files::new(root, cluster.snapshot.clone(), args.upgrade.values.files.clone(), chart);
+            print_json(&crate::report::sarif::check_sarif(&report, &upgrade.rules, &files))?
+        }
         CheckFormat::Markdown => print!("{}", crate::report::check::markdown(&report)),
     }
     // The process ends next, and the OS reclaims the cluster's objects at once (as `status`

@@ -84,6 +84,7 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
     if args.list {
         return list(&args, &head, comparison.as_ref());
     }
+    gitops::require_trainer_references(&args.dir, &head, base.as_ref()).map_err(error)?;
     let wants_cluster = args.cluster.snapshot.is_some() || args.cluster.context.is_some() || args.cluster.kubeconfig.is_some();
     let options = ReviewOptions {
         charts_dir: args.charts.clone(),
@@ -103,13 +104,7 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         }
         GitopsFormat::Text => print!("{}", crate::report::gitops::text(&result)),
         GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
-        GitopsFormat::Json => {
-            // Every finding once more at the top, for tools that read findings only.
-            let mut doc = serde_json::to_value(&result).map_err(|e| CliError::Io(e.to_string()))?;
-            let all: Vec<_> = result.findings().collect();
-            doc["findings"] = serde_json::to_value(all).map_err(|e| CliError::Io(e.to_string()))?;
-            print_json(&doc)?
-        }
+        GitopsFormat::Json => print_json(&crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?)?,
         GitopsFormat::Sarif => {
             let mut rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
             // An id the review pack shares with the upgrade rules is described in the review's

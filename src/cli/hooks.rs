@@ -60,17 +60,6 @@ pub struct HooksArgs {
 }
 
 pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
-    let argocd = match &args.argocd_version {
-        Some(v) => Some(
-            crate::version::parse_lenient(v.trim_start_matches('v'))
-                .ok_or_else(|| CliError::Usage(format!("invalid --argocd-version {v:?}: expected a version like 3.2.1")))?,
-        ),
-        None => None,
-    };
-    let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
-    let values = args.values.read()?;
-    let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;
-    let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
     let engine = match args.gitops {
         Some(engine) => {
             eprintln!("warning: --gitops is deprecated: use --engine {}", engine.as_str());
@@ -78,6 +67,11 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
         }
         None => args.engine,
     };
+    let argocd = crate::audit::hooks::argocd_version(engine, args.argocd_version.as_deref()).map_err(CliError::Usage)?;
+    let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
+    let values = args.values.read()?;
+    let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;
+    let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
     let report = review(&rules, &inventory, engine, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
         _ if args.quiet => println!("{}", crate::report::findings::summary(&report.findings)),

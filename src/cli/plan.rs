@@ -68,7 +68,7 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json | PlanFormat::Jsonl => print_json(&serde_json::json!({"plan": plan, "notes": notes}))?,
+        PlanFormat::Json | PlanFormat::Jsonl => print_json(&crate::report::plan::json(&plan, &notes, &upgrade.inputs()))?,
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
         PlanFormat::Sarif => print_json(&crate::report::sarif::sarif(&findings, &upgrade.rules))?,
     }

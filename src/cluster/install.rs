@@ -189,3 +189,75 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
         evidence: format!("ConfigMap {}/kubeflow-trainer-public kubeflow_trainer_version={v}", str_at(public, &["metadata", "namespace"])),
     })
 }
+
+/// One Trainer install the cluster holds: a Helm release of `kubeflow-trainer`, or a controller
+/// Deployment no such release owns (kustomize, Argo CD, Flux…).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Install {
+    pub namespace: String,
+    /// The Helm release's name, or the controller Deployment's when there is no release.
+    pub name: String,
+    /// Whether `name` is a Helm release (a Deployment otherwise).
+    pub helm_release: bool,
+    pub method: Method,
+    pub version: Option<String>,
+    /// For a Deployment: the release a chart was rendered as (`app.kubernetes.io/instance`, set
+    /// by the chart when Argo CD or Flux render it); None for kustomize manifests.
+    pub rendered_as: Option<String>,
+    /// For a Deployment: the controller image the version was read from.
+    pub image: Option<String>,
+}
+
+impl std::fmt::Display for Install {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.helm_release { "" } else { "Deployment " };
+        let version = self.version.as_deref().unwrap_or("version unknown");
+        let release = self.rendered_as.as_deref().map(|r| format!(", rendered as release {r}")).unwrap_or_default();
+        write!(f, "{what}{}/{} ({}, {version}{release})", self.namespace, self.name, self.method.describe())
+    }
+}
+
+/// The controller image's version (`v2.2.1` → `2.2.1`) when its tag tells one, and the image.
+fn image_version(deployment: &Json) -> Option<(String, String)> {
+    crate::kube::workload::containers(deployment).into_iter().find_map(|c| {
+        let image = crate::kube::workload::ImageRef::parse(&c.image);
+        (image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty())
+            .then(|| (image.tag.trim_start_matches('v').to_string(), c.image.clone()))
+    })
+}
+
+/// Every Trainer install, Helm releases first (by namespace and name), then the controller
+/// Deployments in namespaces without a Trainer release.
+pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
+    let mut found: Vec<Install> = releases
+        .iter()
+        .filter(|r| r.current.chart_name == "kubeflow-trainer")
+        .map(|r| Install {
+            namespace: r.current.namespace.clone(),
+            name: r.current.name.clone(),
+            helm_release: true,
+            method: Method::Helm,
+            version: Some(r.current.chart_version.clone()),
+            rendered_as: None,
+            image: None,
+        })
+        .collect();
+    found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
+        let namespace = str_at(d, &["metadata", "namespace"]);
+        if found.iter().any(|i| i.helm_release && i.namespace == namespace) {
+            continue;
+        }
+        let image = image_version(d);
+        found.push(Install {
+            namespace: namespace.to_string(),
+            name: CONTROLLER_DEPLOYMENT.to_string(),
+            helm_release: false,
+            method: object_method(d).method,
+            version: image.as_ref().map(|(v, _)| v.clone()),
+            image: image.map(|(_, i)| i),
+            rendered_as: Some(str_at(d, &["metadata", "labels", "app.kubernetes.io/instance"]).to_string()).filter(|r| !r.is_empty()),
+        });
+    }
+    found
+}

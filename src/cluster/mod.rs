@@ -34,6 +34,9 @@ pub struct ClusterInfo {
     /// without some permission knows it as a live check does.
     #[serde(skip)]
     pub read_warnings: Vec<String>,
+    /// `server_version` is the user's `--kube-version`, not the cluster's own word.
+    #[serde(skip)]
+    pub version_given: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -143,6 +146,27 @@ impl ClusterState {
             }
         }
         (release::releases(records), errors)
+    }
+
+    /// `--kube-version` (`v1.33`, already checked) for a cluster that does not record its
+    /// version; a cluster that records another minor contradicts it (the error names both).
+    pub fn assume_kube_version(&mut self, given: &str) -> Result<(), ClusterError> {
+        let minor = |v: &str| {
+            let v = v.trim_start_matches('v');
+            crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
+        };
+        match self.info.server_version.as_deref() {
+            None => {
+                self.info.server_version = Some(given.to_string());
+                self.info.version_given = true;
+                Ok(())
+            }
+            Some(recorded) if minor(recorded) == minor(given) => Ok(()),
+            Some(recorded) => Err(ClusterError::Snapshot(format!(
+                "--kube-version {} contradicts the cluster, which reports Kubernetes {recorded}: drop --kube-version (it is for a snapshot that records no version)",
+                given.trim_start_matches('v')
+            ))),
+        }
     }
 
     /// The server's minor version (`33` of `v1.33.2`).

@@ -191,9 +191,11 @@ impl Auditor {
                 Outcome { row, report: Some(Report::Status(Box::new(s))) }
             }
             Job::Check { request, fail_on } => {
-                let report = upgrade(request, state)?.check()?;
-                let blocked = report.findings.iter().any(|f| f.severity <= *fail_on);
-                let verdict = if blocked { Verdict::Blocked } else { Verdict::Ready };
+                let report = upgrade(request, state)?.check(*fail_on)?;
+                let verdict = match report.decision.verdict {
+                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                };
                 let counts = counts(report.findings.iter());
                 let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict);
                 Outcome { row, report: Some(Report::Check(Box::new(report))) }
@@ -201,7 +203,12 @@ impl Auditor {
             Job::Plan { request } => {
                 let (plan, notes) = upgrade(request, state)?.plan()?;
                 let counts = counts(plan.steps.iter().flat_map(|s| s.preconditions.iter()));
-                let row = row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts, Verdict::Planned);
+                // The same words as `check`; a plan is not a gate, so its exit code stays 0.
+                let verdict = match crate::report::plan::decision(&plan).verdict {
+                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                };
+                let row = Row { exit_code: 0, ..row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts, verdict) };
                 Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes }) }
             }
         })
@@ -253,7 +260,11 @@ mod tests {
         let request = Request { chart: Some(chart), ..Request::default() };
         let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
         assert_eq!(auditor.prepare().unwrap().map(|v| v.to_string()).as_deref(), Some("2.3.0"));
-        let out = auditor.audit("empty", Ok(ClusterState::default()));
+        let mut empty = ClusterState::default();
+        let unknown = auditor.audit("unknown", Ok(empty.clone()));
+        assert!(unknown.row.failure.unwrap().contains("--kube-version"), "an unknown Kubernetes version is asked for, not guessed");
+        empty.info.server_version = Some("v1.33.1".into());
+        let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
         assert!(out.row.failure.unwrap().contains("--from"), "the reason says what to do");
     }

@@ -61,7 +61,7 @@ pub fn read_member(member: &Member, kube_version: Option<&str>) -> Result<Cluste
         }
     };
     if let Some(v) = kube_version {
-        state.info.server_version = Some(v.to_string());
+        state.assume_kube_version(v).map_err(|e| e.to_string())?;
     }
     Ok(state)
 }

@@ -76,6 +76,25 @@ pub fn scan_files(files: tree::Files) -> Scan {
     scan
 }
 
+/// The files a scan takes Trainer references from, as a refusal names them.
+pub const LOOKED_FOR: &str = "Flux HelmRelease (with the HelmRepository, OCIRepository or HelmChart it names), \
+Argo CD Application (a Helm chart source), kustomize kustomization.yaml helmCharts";
+
+/// Refused when neither the tree nor its base holds a Kubeflow Trainer reference: a review of
+/// nothing would pass as if the change were safe.
+pub fn require_trainer_references(dir: &Path, head: &Scan, base: Option<&Scan>) -> Result<(), GitopsError> {
+    if !head.references.is_empty() || base.is_some_and(|b| !b.references.is_empty()) {
+        return Ok(());
+    }
+    let other = head.ignored.len();
+    let others = if other == 0 { String::new() } else { format!(" ({other} reference(s) to other charts: --list --verbose names them)") };
+    Err(GitopsError::Input(format!(
+        "{} holds no Kubeflow Trainer reference in its {} file(s){others}: looked for {LOOKED_FOR} naming the chart {TRAINER_CHART}. Point it at the GitOps checkout that deploys Trainer",
+        dir.display(),
+        head.files_read
+    )))
+}
+
 /// What the readers collect while walking a tree.
 #[derive(Debug, Default)]
 pub struct Found {

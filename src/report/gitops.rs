@@ -54,7 +54,8 @@ fn heading(review: &GitopsReview) -> String {
 }
 
 pub fn text(review: &GitopsReview) -> String {
-    let mut out = format!("Kubeflow Trainer GitOps review: {}\n", heading(review));
+    let mut out = format!("{}\n", review.decision().line());
+    let _ = writeln!(out, "Kubeflow Trainer GitOps review: {}", heading(review));
     for r in &review.references {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
@@ -122,6 +123,7 @@ fn badge(v: Verdict) -> &'static str {
 
 pub fn markdown(review: &GitopsReview) -> String {
     let mut out = String::from("## Kubeflow Trainer GitOps review\n\n");
+    let _ = writeln!(out, "**Verdict: {}** (`--fail-on {}`)\n", review.decision().line(), review.fail_on.as_str());
     let _ = writeln!(out, "{}.\n", heading(review));
     if !review.references.is_empty() {
         out.push_str("| Reference | File | Engine | Change | Verdict | Errors | Warnings | Info |\n|---|---|---|---|---|---:|---:|---:|\n");
@@ -217,4 +219,18 @@ pub fn markdown(review: &GitopsReview) -> String {
 /// Text inside HTML (`<summary>`).
 fn html(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The JSON document: the verdict and its counts at the top, the review, and every finding once
+/// more at the top for tools that read findings only.
+pub fn json(review: &GitopsReview) -> Result<serde_json::Value, serde_json::Error> {
+    let mut doc = serde_json::to_value(review.decision())?;
+    let body = serde_json::to_value(review)?;
+    if let (Some(doc), serde_json::Value::Object(body)) = (doc.as_object_mut(), body) {
+        for (k, v) in body {
+            doc.entry(k).or_insert(v);
+        }
+    }
+    doc["findings"] = serde_json::to_value(review.findings().collect::<Vec<_>>())?;
+    Ok(doc)
 }

@@ -71,7 +71,14 @@ pub fn sarif(review: &GitopsReview, rules: &[Rule], root: &Path) -> serde_json::
     if !uri.ends_with('/') {
         uri.push('/');
     }
-    super::sarif::log(descriptors, results, Some(json!({ BASE_ID: {"uri": uri} })))
+    let mut doc = super::sarif::log(descriptors, results, Some(json!({ BASE_ID: {"uri": uri} })));
+    let decision = review.decision();
+    doc["runs"][0]["invocations"] = json!([{
+        "executionSuccessful": true,
+        "exitCode": if review.fails() { 1 } else { 0 },
+        "properties": {"verdict": decision.verdict, "summary": decision.line(), "counts": decision.counts, "failOn": decision.fail_on},
+    }]);
+    doc
 }
 
 /// The reference, subject and message, then the evidence (a code-scanning alert shows nothing

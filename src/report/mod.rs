@@ -15,3 +15,4 @@ pub mod runbook;
 pub mod sarif;
 pub mod status;
 pub mod style;
+pub mod verdict;

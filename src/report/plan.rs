@@ -1,9 +1,28 @@
 //! `plan` as text and Markdown.
 
+use super::verdict::{Counts, Decision};
+use crate::audit::finding::Severity;
 use crate::plan::Plan;
 
+/// The plan's verdict: blocked while any step has an error to fix first (a plan is not a gate:
+/// `plan` exits 0 either way; `check` is the gate).
+pub fn decision(p: &Plan) -> Decision {
+    let counts = Counts::of(p.steps.iter().flat_map(|s| s.preconditions.iter()));
+    Decision::new(counts, Severity::Error, Some(&p.from), Some(&p.to))
+}
+
+/// The JSON document: the verdict and what decided it at the top, then the plan and notes.
+pub fn json(p: &Plan, notes: &[String], inputs: &super::check::Inputs) -> serde_json::Value {
+    let mut doc = serde_json::to_value(decision(p)).unwrap_or_default();
+    doc["inputs"] = serde_json::to_value(inputs).unwrap_or_default();
+    doc["plan"] = serde_json::to_value(p).unwrap_or_default();
+    doc["notes"] = serde_json::to_value(notes).unwrap_or_default();
+    doc
+}
+
 pub fn text(p: &Plan, notes: &[String]) -> String {
-    let mut out = format!("Upgrade plan: {}/{} {} → {}{} ({})\n", p.namespace, p.release, p.from, p.to, via(p), p.method.describe());
+    let mut out = format!("{}\n", decision(p).line());
+    out.push_str(&format!("Upgrade plan: {}/{} {} → {}{} ({})\n", p.namespace, p.release, p.from, p.to, via(p), p.method.describe()));
     for n in notes {
         out.push_str(&format!("note: {n}\n"));
     }
@@ -39,11 +58,12 @@ pub fn text(p: &Plan, notes: &[String]) -> String {
 pub fn markdown(p: &Plan, notes: &[String]) -> String {
     let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
     let mut out = format!(
-        "## Upgrade plan: `{}/{}` {} → {}\n\nRoute: {} → {} ({}).\n",
+        "## Upgrade plan: `{}/{}` {} → {}\n\n**Verdict: {}**\n\nRoute: {} → {} ({}).\n",
         p.namespace,
         p.release,
         p.from,
         p.to,
+        decision(p).line(),
         p.from,
         route.join(" → "),
         p.method.describe()

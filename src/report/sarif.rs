@@ -1,6 +1,7 @@
 //! SARIF 2.1.0 for code scanning (GitHub, GitLab): one run, the rules that fired as the tool's
-//! rules (their metadata from the rule definitions, not from any one finding), one result per
-//! finding located at the template that produced it.
+//! rules (their metadata from the rule definitions, their help the fix as this run filled it in),
+//! one result per finding located at the template that produced it. For `check` every result
+//! has a physical location (`locate`) and the run's invocation carries the verdict.
 
 use std::collections::BTreeMap;
 
@@ -43,7 +44,8 @@ pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rul
                 "id": r.id,
                 "shortDescription": {"text": r.title},
                 "fullDescription": {"text": r.why},
-                "help": {"text": format!("{}\nSource: {}", r.fix, r.source)},
+                // The fix as the run filled it in (the rule's text has `{placeholders}`).
+                "help": {"text": format!("{}\nSource: {}", f.fix, r.source)},
                 "defaultConfiguration": {"level": r.severity.sarif_level()},
             }),
             None => json!({
@@ -76,3 +78,34 @@ pub fn log(rules: Vec<serde_json::Value>, results: Vec<serde_json::Value>, base_
         "runs": [run],
     })
 }
+
+/// `check` as SARIF: every result located (see [`locate`]), the verdict in the invocation.
+pub fn check_sarif(report: &crate::report::check::CheckReport, rules: &[Rule], files: &locate::Files) -> serde_json::Value {
+    let mut doc = sarif(&report.findings, rules);
+    let results = doc["runs"][0]["results"].as_array_mut().map(std::mem::take).unwrap_or_default();
+    let located: Vec<serde_json::Value> = results
+        .into_iter()
+        .zip(&report.findings)
+        .map(|(mut result, f)| {
+            result["locations"] = json!([{"physicalLocation": files.locate(f)}]);
+            result
+        })
+        .collect();
+    let run = &mut doc["runs"][0];
+    run["results"] = json!(located);
+    run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": files.root_uri()}});
+    run["invocations"] = json!([{
+        "executionSuccessful": true,
+        "exitCode": if report.decision.verdict == crate::report::verdict::Verdict::Blocked { 1 } else { 0 },
+        "properties": {
+            "verdict": report.decision.verdict,
+            "summary": report.decision.line(),
+            "counts": report.decision.counts,
+            "failOn": report.decision.fail_on,
+            "inputs": report.inputs,
+        },
+    }]);
+    doc
+}
+
+pub mod locate;

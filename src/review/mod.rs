@@ -151,6 +151,16 @@ impl GitopsReview {
         self.references.iter().flat_map(|r| r.findings.iter())
     }
 
+    /// The verdict in the words `check` uses: blocked when the run exits 1.
+    pub fn decision(&self) -> crate::report::verdict::Decision {
+        let counts = crate::report::verdict::Counts::of(self.findings().map(|f| &f.finding));
+        let mut d = crate::report::verdict::Decision::new(counts, self.fail_on, None, None);
+        if self.fails() {
+            d.verdict = crate::report::verdict::Verdict::Blocked;
+        }
+        d
+    }
+
     /// Whether the run should exit 1: a finding at or above `fail_on`, or (when failing on
     /// warnings or lower) a reference that could not be audited.
     pub fn fails(&self) -> bool {

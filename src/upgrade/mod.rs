@@ -5,6 +5,7 @@
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
 pub mod crds;
+pub mod inputs;
 pub mod store;
 pub mod target;
 pub mod values;
@@ -16,6 +17,7 @@ use serde_json::Value as Json;
 
 use crate::audit::engine::run as run_rules;
 use crate::audit::finding::Finding;
+use crate::audit::finding::Severity;
 use crate::audit::gitops::EngineContext;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::{load, Rule};
@@ -25,7 +27,8 @@ use crate::cluster::ClusterState;
 use crate::gotmpl::{Map, Value};
 use crate::kube::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::report::check::CheckReport;
+use crate::report::check::{CheckReport, Inputs};
+use crate::report::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};
 use crate::source::pull::PullError;
 use crate::source::reference::{OciRef, ReferenceError};
@@ -105,6 +108,8 @@ pub struct Upgrade {
     pub user_values: Map,
     pub rules: Vec<Rule>,
     pub notes: Vec<String>,
+    /// Where the installed version comes from (a Helm release, a controller image, `--from`).
+    pub evidence: String,
     request: Request,
     store: Rc<ChartStore>,
 }
@@ -155,6 +160,13 @@ impl Upgrade {
         if let Some(e) = errors.first() {
             return Err(UpgradeError::Cluster(format!("cannot read the Helm release: {e}")));
         }
+        // A GitOps reference may name a release the cluster does not hold yet; every other run
+        // names the install it audits, and a name that holds none is refused.
+        let checks_inputs = !request.from_target && !request.without_cluster;
+        if !request.without_cluster {
+            inputs::check_kube_version(&state)?;
+        }
+        let selected = if checks_inputs { inputs::select_install(&request, &state, &releases)? } else { None };
         let trainer: Vec<&Release> = releases
             .iter()
             .filter(|r| r.current.chart_name == "kubeflow-trainer")
@@ -178,10 +190,17 @@ impl Upgrade {
             .namespace
             .clone()
             .or(release.map(|r| r.current.namespace.clone()))
+            .or(selected.as_ref().map(|i| i.namespace.clone()))
             .or(controller_ns)
             .unwrap_or_else(|| crate::cluster::live::DEFAULT_NAMESPACE.into());
         let install = overall(&state, &releases);
-        let found = installed_version(&state, &releases);
+        let found = match &selected {
+            Some(i) => inputs::install_version(i, &releases).or_else(|| installed_version(&state, &[])),
+            None => installed_version(&state, &releases),
+        };
+        if let (true, Some(from)) = (checks_inputs, &request.from) {
+            inputs::check_from(from, found.as_ref())?;
+        }
         let from = match (&request.from, &found) {
             (Some(v), _) => Some(installed_from(v, &store)?),
             (None, Some(found)) => Some(version(&found.version, "installed")?),
@@ -190,12 +209,26 @@ impl Upgrade {
                 return Err(UpgradeError::Usage("cannot tell the installed Trainer version from the cluster: pass --from V".into()))
             }
         };
+        if let (Some(path), Some(from)) = (&request.from_chart, &from) {
+            let chart = store.chart(&ChartSource::Local(path.clone()))?;
+            let evidence = match (&request.from, &found) {
+                (Some(_), _) => "from --from".to_string(),
+                (None, Some(f)) => f.evidence.clone(),
+                (None, None) => String::new(),
+            };
+            inputs::check_from_chart(path, &chart.metadata.version, from, &evidence)?;
+        }
         let mut user_values = match &request.file_values {
             Some(file) => json_to_map(file),
             None => release.map(|r| json_to_map(&r.current.config)).unwrap_or_default(),
         };
         crate::helm::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;
+        // The target pulled now, so a repository that serves another chart is refused before
+        // anything is audited (a local --chart was loaded, and checked, by `resolve`).
+        if request.chart.is_none() {
+            store.chart(&ChartSource::Version(to.clone()))?;
+        }
         let from = from.unwrap_or_else(|| to.clone());
         let flags = if request.values.is_empty() { "" } else { ", then -f/--set" };
         let mut notes = vec![match &request.file_values {
@@ -211,7 +244,22 @@ impl Upgrade {
         };
         notes.push(format!("installed version {from} ({evidence})"));
         let flags = request.values.clone();
-        Ok(Upgrade { state, releases, release_name, namespace, from, to, install, flags, user_values, rules, notes, request, store })
+        Ok(Upgrade {
+            state,
+            releases,
+            release_name,
+            namespace,
+            from,
+            to,
+            install,
+            flags,
+            user_values,
+            rules,
+            notes,
+            evidence,
+            request,
+            store,
+        })
     }
 
     pub fn release(&self) -> Option<&Release> {
@@ -248,7 +296,8 @@ impl Upgrade {
 
     fn source(&self, version: &semver::Version, installed: bool) -> ChartSource {
         let local = if installed && *version == self.from {
-            self.request.from_chart.clone()
+            // Already at the target: the target chart is the installed one.
+            self.request.from_chart.clone().or_else(|| if self.from == self.to { self.request.chart.clone() } else { None })
         } else if !installed && *version == self.to {
             self.request.chart.clone()
         } else {
@@ -260,14 +309,9 @@ impl Upgrade {
     /// Findings for one hop `from` → `to`.
     pub fn hop(&self, from: &semver::Version, to: &semver::Version, notes: &mut Vec<String>) -> Result<Vec<Finding>, UpgradeError> {
         let render = self.render_for();
-        let installed = match self.store.inventory(&self.source(from, true), &render) {
-            Ok(inv) => Some(inv),
-            Err(e) => {
-                notes.push(format!(
-                    "the installed chart {from} could not be rendered ({e}); checks that compare the two charts were skipped"
-                ));
-                None
-            }
+        let (installed, missing) = match self.store.inventory(&self.source(from, true), &render) {
+            Ok(inv) => (Some(inv), None),
+            Err(e) => (None, Some(e.to_string())),
         };
         let target = self.store.inventory(&self.source(to, false), &render)?;
         let target_crds_on = match crds_switched_on(&render.values) {
@@ -282,7 +326,7 @@ impl Upgrade {
             },
             None => None,
         };
-        let input = CheckInput {
+        let mut input = CheckInput {
             state: &self.state,
             release: self.release(),
             release_name: self.release_name.clone(),
@@ -290,6 +334,7 @@ impl Upgrade {
             from: from.clone(),
             to: to.clone(),
             installed: installed.as_deref(),
+            installed_missing: None,
             target: &target,
             target_crds_on: target_crds_on.as_deref(),
             user_values: self.user_values_json(),
@@ -299,6 +344,18 @@ impl Upgrade {
             registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
         };
+        if let Some(reason) = missing {
+            let engine = input.engine();
+            let skipped = self
+                .rules
+                .iter()
+                .filter(|r| crate::audit::kinds::checks_skipped::reads_installed_chart(&r.kind, self.request.gitops.is_some()))
+                .filter(|r| r.applies_to(from, to) && r.applies_to_engine(engine))
+                .filter(|r| !self.request.without_cluster || r.check.as_ref().is_some_and(|c| !c.reads_cluster()))
+                .map(|r| (r.id.clone(), r.title.clone()))
+                .collect();
+            input.installed_missing = Some(crate::audit::input::InstalledMissing { reason, skipped });
+        }
         if self.request.without_cluster {
             let chart_side: Vec<Rule> =
                 self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
@@ -322,11 +379,34 @@ impl Upgrade {
         path(&self.rules, &self.from, &self.to, &releases).map_err(UpgradeError::Usage)
     }
 
-    /// The readiness gate: findings for the direct upgrade to the target.
-    pub fn check(&self) -> Result<CheckReport, UpgradeError> {
+    /// The inputs the verdict rests on, as this run took them.
+    pub fn inputs(&self) -> Inputs {
+        let chart = |version: &semver::Version, local: &Option<String>| match local {
+            Some(path) => path.clone(),
+            None => format!("{} {version}", self.store.origin()),
+        };
+        let kubernetes = match (&self.state.info.server_version, self.state.info.version_given) {
+            (Some(v), true) => format!("{v} (--kube-version)"),
+            (Some(v), false) => format!("{v} (the cluster's)"),
+            (None, _) => "unknown (no cluster)".to_string(),
+        };
+        Inputs {
+            installed: format!("{} ({})", self.from, self.evidence),
+            installed_chart: chart(&self.from, &self.request.from_chart),
+            target_chart: chart(&self.to, &self.request.chart),
+            kubernetes,
+        }
+    }
+
+    /// The readiness gate: findings for the direct upgrade to the target, and the verdict at
+    /// `fail_on`.
+    pub fn check(&self, fail_on: Severity) -> Result<CheckReport, UpgradeError> {
         let mut notes = self.notes.clone();
         let findings = self.hop(&self.from, &self.to, &mut notes)?;
+        let (from, to) = (self.from.to_string(), self.to.to_string());
         Ok(CheckReport {
+            decision: Decision::new(Counts::of(&findings), fail_on, Some(&from), Some(&to)),
+            inputs: self.inputs(),
             release: self.release_name.clone(),
             namespace: self.namespace.clone(),
             method: self.install.method,

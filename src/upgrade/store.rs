@@ -194,6 +194,18 @@ impl ChartStore {
                     .map_err(|e| UpgradeError::Usage(format!("cannot load chart {repo} version {tag}: {e}")))?
             }
         };
+        if chart.name() != crate::gitops::TRAINER_CHART {
+            let what = match source {
+                ChartSource::Local(path) => format!("the chart {path}"),
+                ChartSource::Version(v) => format!("{} version {v}", self.origin()),
+            };
+            return Err(UpgradeError::Usage(format!(
+                "{what} is the chart {} {}, not {}: point it at the Kubeflow Trainer chart",
+                chart.name(),
+                chart.metadata.version,
+                crate::gitops::TRAINER_CHART
+            )));
+        }
         Ok(self.charts.borrow_mut().entry(source.clone()).or_insert(Rc::new(chart)).clone())
     }
 

@@ -8,6 +8,7 @@
 mod adopt_refused;
 mod apply_conflict;
 mod cert_secret_ssa;
+pub mod checks_skipped;
 mod configmap_quota;
 mod crd_keep;
 mod crd_present;
@@ -183,6 +184,11 @@ pub const KINDS: &[KindSpec] = &[
     kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("read-incomplete", read_incomplete, "the cluster read was refused some lists (missing permissions)"),
+    kind!(
+        "checks-skipped",
+        checks_skipped,
+        "the installed chart could not be read, so the checks that compare it with the target did not run"
+    ),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),

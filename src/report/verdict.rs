@@ -1,0 +1,119 @@
+//! The verdict every output of `check`, `plan`, `gitops` and a fleet carries, in the same
+//! words: `ready` or `blocked` against `--fail-on`, the counts behind it, and the inputs that
+//! decided it; one line for people (`blocked: 6 errors, 9 warnings`, `ready`, `already at 2.3.0`),
+//! placed first, and the same data for machines (JSON's top-level `verdict`, SARIF's invocation).
+
+use serde::Serialize;
+
+use crate::audit::finding::{Finding, Severity};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Nothing at or above `--fail-on`.
+    Ready,
+    /// Findings at or above `--fail-on` (or something that could not be audited).
+    Blocked,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ready => "ready",
+            Verdict::Blocked => "blocked",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+}
+
+impl Counts {
+    pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Counts {
+        findings.into_iter().fold(Counts::default(), |mut c, f| {
+            match f.severity {
+                Severity::Error => c.error += 1,
+                Severity::Warning => c.warning += 1,
+                Severity::Info => c.info += 1,
+            }
+            c
+        })
+    }
+
+    /// How many are at or above `level`.
+    pub fn at_or_above(&self, level: Severity) -> usize {
+        match level {
+            Severity::Error => self.error,
+            Severity::Warning => self.error + self.warning,
+            Severity::Info => self.error + self.warning + self.info,
+        }
+    }
+}
+
+/// The verdict and what decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub counts: Counts,
+    pub fail_on: Severity,
+    /// The installed version equals the target: nothing to upgrade.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_at: Option<String>,
+}
+
+impl Decision {
+    pub fn new(counts: Counts, fail_on: Severity, from: Option<&str>, to: Option<&str>) -> Decision {
+        let verdict = if counts.at_or_above(fail_on) > 0 { Verdict::Blocked } else { Verdict::Ready };
+        let already_at = match (from, to) {
+            (Some(f), Some(t)) if f == t => Some(t.to_string()),
+            _ => None,
+        };
+        Decision { verdict, counts, fail_on, already_at }
+    }
+
+    /// The line a person reads first: `blocked: 6 errors, 9 warnings`, `ready`,
+    /// `ready: 2 warnings`, `already at 2.3.0`.
+    pub fn line(&self) -> String {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let mut parts = vec![plural(self.counts.error, "error"), plural(self.counts.warning, "warning")];
+        if self.fail_on == Severity::Info || (self.counts.info > 0 && self.counts.error + self.counts.warning == 0) {
+            parts.push(plural(self.counts.info, "info"));
+        }
+        let quiet = self.counts.error + self.counts.warning + self.counts.info == 0;
+        match (self.verdict, &self.already_at) {
+            (Verdict::Blocked, Some(v)) => format!("blocked: {} (already at {v})", parts.join(", ")),
+            (Verdict::Blocked, None) => format!("blocked: {}", parts.join(", ")),
+            (Verdict::Ready, Some(v)) => format!("already at {v}"),
+            (Verdict::Ready, None) if quiet => "ready".to_string(),
+            (Verdict::Ready, None) => format!("ready: {}", parts.join(", ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(error: usize, warning: usize, info: usize) -> Counts {
+        Counts { error, warning, info }
+    }
+
+    #[test]
+    fn the_line_says_the_verdict_in_the_same_words_everywhere() {
+        let d = |c, fail_on, from: &str, to: &str| Decision::new(c, fail_on, Some(from), Some(to));
+        assert_eq!(d(counts(6, 9, 1), Severity::Error, "2.2.1", "2.3.0").line(), "blocked: 6 errors, 9 warnings");
+        assert_eq!(d(counts(0, 0, 0), Severity::Error, "2.2.1", "2.3.0").line(), "ready");
+        assert_eq!(d(counts(0, 2, 0), Severity::Error, "2.2.1", "2.3.0").line(), "ready: 0 errors, 2 warnings");
+        assert_eq!(d(counts(0, 1, 0), Severity::Warning, "2.2.1", "2.3.0").line(), "blocked: 0 errors, 1 warning");
+        assert_eq!(d(counts(0, 0, 3), Severity::Info, "2.2.1", "2.3.0").verdict, Verdict::Blocked);
+        assert_eq!(d(counts(0, 1, 0), Severity::Error, "2.3.0", "2.3.0").line(), "already at 2.3.0");
+        assert_eq!(d(counts(1, 0, 0), Severity::Error, "2.3.0", "2.3.0").line(), "blocked: 1 error, 0 warnings (already at 2.3.0)");
+        let json = serde_json::to_value(d(counts(1, 0, 0), Severity::Error, "2.2.1", "2.3.0")).unwrap();
+        assert_eq!(json, serde_json::json!({"verdict": "blocked", "counts": {"error": 1, "warning": 0, "info": 0}, "failOn": "error"}));
+    }
+}
