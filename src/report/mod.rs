@@ -9,6 +9,7 @@ pub mod gitops;
 pub mod gitops_sarif;
 pub mod hooks;
 pub mod plan;
+pub mod render;
 pub mod rules;
 pub mod runbook;
 pub mod sarif;
