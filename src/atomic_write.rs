@@ -14,7 +14,8 @@ pub struct WriteError {
     pub source: std::io::Error,
 }
 
-/// Writes `bytes` to `path` atomically. The directory must exist.
+/// Writes `bytes` to `path` atomically. The directory must exist: none is created. Errors name
+/// `path`, never the temporary file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     write_with(path, bytes, tempfile::Builder::new().prefix(".tmp-"))
 }
@@ -30,13 +31,30 @@ pub fn write_atomically_readable(path: &Path, bytes: &[u8]) -> Result<(), WriteE
 }
 
 fn write_with(path: &Path, bytes: &[u8], builder: &tempfile::Builder) -> Result<(), WriteError> {
-    let fail = |source: std::io::Error| WriteError { path: path.to_path_buf(), source };
+    // tempfile's errors carry the temporary file's name: keep what went wrong, not where.
+    let fail = |source: std::io::Error| WriteError { path: path.to_path_buf(), source: std::io::Error::new(source.kind(), plain(&source)) };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        let what = if dir.exists() { "is not a directory" } else { "does not exist (create it first)" };
+        return Err(fail(std::io::Error::new(std::io::ErrorKind::NotFound, format!("the directory {} {what}", dir.display()))));
+    }
+    if path.is_dir() {
+        return Err(fail(std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory; name a file")));
+    }
     let mut temp = builder.tempfile_in(dir).map_err(fail)?;
     temp.write_all(bytes).map_err(fail)?;
     temp.as_file().sync_all().map_err(fail)?;
     temp.persist(path).map_err(|e| fail(e.error))?;
     sync_dir(dir).map_err(fail)
+}
+
+/// An I/O error's words without the path tempfile appends (` at path "…/.tmp-…"`).
+fn plain(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" at path ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 /// Flushes a directory's entries (the rename) to disk. Only Unix can open a directory for this;
@@ -70,6 +88,9 @@ mod tests {
         let path = dir.path().join("no/such/out.txt");
         let err = write_atomically(&path, b"x").unwrap_err();
         assert!(err.to_string().starts_with(&format!("cannot write {}: ", path.display())), "{err}");
+        // Issue #21: the error named tempfile's internal `.tmp-…` name.
+        assert!(err.to_string().contains("does not exist (create it first)") && !err.to_string().contains(".tmp-"), "{err}");
         assert!(!path.exists());
+        assert!(!dir.path().join("no").exists(), "no directory is created");
     }
 }

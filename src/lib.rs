@@ -20,6 +20,7 @@ pub mod kube;
 pub mod migrate;
 pub mod par;
 pub mod plan;
+pub mod rbac;
 pub mod report;
 pub mod review;
 pub mod shell;

@@ -28,9 +28,47 @@ pub fn join<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
     words.into_iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
+/// An invocation (`args`, the program first) again, quoted, without the options in `drop_valued`
+/// and their values (`-o FILE`, `--output=FILE`, `-oFILE`), without the flags in `drop`, and with
+/// `extra` appended: a command that runs as printed.
+pub fn rerun(args: impl IntoIterator<Item = String>, drop_valued: &[&str], drop: &[&str], extra: &[&str]) -> String {
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    if let Some(bin) = args.next() {
+        out.push(quote(&bin));
+    }
+    let mut skip_value = false;
+    for a in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let joined = |o: &&str| {
+            if o.starts_with("--") {
+                a.starts_with(&format!("{o}="))
+            } else {
+                a.starts_with(*o) && a.len() > o.len()
+            }
+        };
+        if drop_valued.contains(&a.as_str()) {
+            skip_value = true;
+        } else if !drop.contains(&a.as_str()) && !drop_valued.iter().any(joined) {
+            out.push(quote(&a));
+        }
+    }
+    out.extend(extra.iter().map(|e| quote(e)));
+    out.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rerun_drops_output_choices_and_keeps_the_rest_quoted() {
+        let args = ["trainer-audit", "migrate", "-o", "out.yaml", "--format=json", "-oX", "--before-crds", "--context", "my ctx"];
+        let line = rerun(args.map(String::from), &["-o", "--output", "--format"], &["--before-crds"], &["--format", "yaml"]);
+        assert_eq!(line, "trainer-audit migrate --context 'my ctx' --format yaml");
+    }
 
     #[test]
     fn quotes_only_what_needs_it() {

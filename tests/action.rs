@@ -114,11 +114,11 @@ fn the_review_script_gates_annotates_summarises_and_leaves_the_comment() {
     assert_eq!(r.out.status.code(), Some(1), "{}\n{}", stdout(&r.out), stderr(&r.out));
     // The annotation sits at the file as the repository names it.
     let log = stdout(&r.out);
-    assert!(log.lines().any(|l| l.starts_with("::error file=deploy/apps/trainer.yaml,line=11,title=TA-CRD-001 ")), "{log}");
+    assert!(log.lines().any(|l| l.starts_with("::error file=deploy/apps/trainer.yaml,line=11,title=TA-HOOK-104 ")), "{log}");
     assert!(r.outputs.contains("verdict=blocked\n") && r.outputs.contains("exit-code=1\n"), "{}", r.outputs);
     assert!(r.summary.starts_with("### ❌ Trainer GitOps review: blocked\n"), "{}", r.summary);
     assert_eq!(r.summary.matches("Trainer GitOps review").count(), 1, "one summary, not one per run: {}", r.summary);
-    assert!(r.summary.contains("`TA-CRD-001`"), "{}", r.summary);
+    assert!(r.summary.contains("`TA-HOOK-104`"), "{}", r.summary);
     // The comment is the review's Markdown, as trainer-audit prints it.
     let home = tempfile::tempdir().unwrap();
     let direct = run(

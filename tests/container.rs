@@ -318,7 +318,7 @@ fn static_build_from_the_dockerfile_runs_as_nonroot_on_a_read_only_root() {
         // as an emptyDir is
     }
     let pull = |tmp: Tmp, extra: &[&str]| {
-        let args = [&["pull", reference.as_str(), "--version", "1.0.0", "--plain-http", "-o", "/out"][..], extra].concat();
+        let args = [&["pull", reference.as_str(), "--version", "1.0.0", "--plain-http", "--output-dir", "/out"][..], extra].concat();
         run_in_image(&image, &binary, tmp, &[], Some(output_dir.path()), true, &args)
     };
     let out = pull(Tmp::Volume(empty_dir.path()), &[]);

@@ -47,7 +47,7 @@ fn corpus_versions_and_pulls() {
 
     let dir = home.path().join("out");
     let d = dir.to_str().unwrap();
-    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", "2.3.0", "-o", d]);
+    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", "2.3.0", "--output-dir", d]);
     assert!(out.status.success(), "{}", stderr(&out));
     let pulled = std::fs::read(dir.join("kubeflow-trainer-2.3.0.tgz")).unwrap();
     assert!(
@@ -55,11 +55,11 @@ fn corpus_versions_and_pulls() {
         "pulled 2.3.0 differs from the corpus file"
     );
 
-    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", "~2.2", "-o", d]);
+    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", "~2.2", "--output-dir", d]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("kubeflow-trainer 2.2.1"), "{}", stdout(&out));
 
-    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", ">=2.4", "-o", d]);
+    let out = run(home.path(), &["pull", &repo, "--plain-http", "--version", ">=2.4", "--output-dir", d]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("versions there: 2.3.0, 2.2.1, 2.2.0, 2.1.0, 2.0.1, 2.0.0"), "{}", stderr(&out));
     let names: Vec<String> = files_in(&dir).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();

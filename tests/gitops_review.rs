@@ -177,25 +177,25 @@ fn stand_in_findings_sit_at_the_changed_lines() {
 
     // Flux with OCIRepository: the version is the substituted variable's line.
     let oci = doc("flux-oci");
-    assert!(has(&oci, "TA-CRD-002", "trainjobs", "clusters/prod/apps.yaml:16"), "{:#?}", placed(&oci));
+    assert!(has(&oci, "TA-CRD-011", "trainjobs", "clusters/prod/apps.yaml:16"), "{:#?}", placed(&oci));
     assert!(has(&oci, "TA-VAL-001", "values manager.replicas", "apps/trainer/values.yaml:11"));
     assert!(!placed(&oci).iter().any(|(id, ..)| id == "TA-GIT-001"), "upgrade.crds is CreateReplace in the head");
 
     // Argo CD: single-source syncs server-side (no CRD size finding) on 3.2.3 (no PreDelete);
     // multi-source without ServerSideApply fails on the CRD size.
     let single = doc("argocd-single");
-    assert!(!placed(&single).iter().any(|(id, ..)| id == "TA-CRD-001"));
-    let predelete = placed(&single).into_iter().find(|(id, ..)| id == "TA-HOOK-008").unwrap();
+    assert!(!placed(&single).iter().any(|(id, ..)| id == "TA-HOOK-104"));
+    let predelete = placed(&single).into_iter().find(|(id, ..)| id == "TA-HOOK-103").unwrap();
     assert_eq!(predelete.2, "apps/trainer.yaml:11");
     assert_eq!(predelete.3, vec!["argocd/kustomization.yaml:5 (Argo CD version 3.2.3)"]);
     let multi = doc("argocd-multi");
-    assert!(has(&multi, "TA-CRD-001", "trainjobs", "apps/trainer.yaml:11"));
+    assert!(has(&multi, "TA-HOOK-104", "trainjobs", "apps/trainer.yaml:11"));
     assert!(has(&multi, "TA-VAL-001", "values manager.resources", "values/prod/trainer.yaml:5"));
-    assert!(multi["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-CRD-001" && f["severity"] == "error"));
+    assert!(multi["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-HOOK-104" && f["severity"] == "error"));
 
     // kustomize applies the delete hook as a plain object: an error.
     let kustomize = doc("kustomize");
-    assert!(kustomize["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-HOOK-008" && f["severity"] == "error"));
+    assert!(kustomize["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-HOOK-103" && f["severity"] == "error"));
     assert!(has(&kustomize, "TA-VAL-001", "values manager.replicas", "trainer/values-prod.yaml:2"));
 }
 
@@ -379,14 +379,14 @@ fn corpus_findings_name_the_real_charts_changes() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["id"] == "TA-CRD-001" && f["severity"] == "error")
+        .filter(|f| f["id"] == "TA-HOOK-104" && f["severity"] == "error")
         .map(|f| f["subject"].as_str().unwrap())
         .collect();
     assert_eq!(too_big.len(), 3, "{too_big:?}");
     assert!(too_big.iter().any(|s| s.contains("jobsets")));
 
     // The same Application with ServerSideApply=true has none.
-    assert!(!doc("argocd-single")["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-CRD-001"));
+    assert!(!doc("argocd-single")["findings"].as_array().unwrap().iter().any(|f| f["id"] == "TA-HOOK-104"));
 
     // Values the 2.3.0 chart does not know, at their lines.
     assert!(has(&doc("flux-oci"), "TA-VAL-001", "values manager.logLevel", "apps/trainer/helmrelease.yaml:34"));
@@ -473,4 +473,23 @@ fn a_change_that_breaks_the_render_fails_its_reference() {
         "{text}"
     );
     assert!(text.contains("change:   2.2.1 → 2.3.0 [changed]"), "{text}");
+}
+
+/// `-q` prints the count line alone and exits as the full report does (issue #21: `-q` on every
+/// gating command).
+#[test]
+fn quiet_prints_the_count_line_and_keeps_the_exit_code() {
+    let charts = stand_ins();
+    let tree = fixture("flux-oci");
+    let full = review(&tree, charts.path(), "text", &["--fail-on", "warning"]);
+    let quiet = review_quiet(&tree, charts.path());
+    assert_eq!(quiet.status.code(), full.status.code(), "{}", stderr(&quiet));
+    let text = stdout(&quiet);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(stdout(&full).trim_end().ends_with(text.trim_end()), "the full report ends with the same count: {text}");
+}
+
+fn review_quiet(tree: &Path, charts: &Path) -> std::process::Output {
+    let (head, base, charts) = (tree.join("head"), tree.join("base"), charts.to_string_lossy().into_owned());
+    gitops(&[&head.to_string_lossy(), "--base", &base.to_string_lossy(), "--charts", &charts, "--fail-on", "warning", "-q"])
 }

@@ -250,7 +250,7 @@ fn hostile_registries() {
             "--version".into(),
             "1.0.0".into(),
             "--plain-http".into(),
-            "-o".into(),
+            "--output-dir".into(),
             out_dir.to_string_lossy().into_owned(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));

@@ -151,10 +151,10 @@ fn from_that_contradicts_the_cluster_is_refused_and_stays_for_a_cluster_that_can
 
 #[test]
 fn engine_options_for_another_engine_are_refused() {
-    refused(&["hooks", &to(), "--argocd-version", "3.2.1"], &["--argocd-version 3.2.1", "--gitops helm"]);
-    refused(&["hooks", &to(), "--gitops", "flux", "--argocd-version", "3.2.1"], &["--gitops flux"]);
+    refused(&["hooks", &to(), "--argocd-version", "3.2.1"], &["--argocd-version 3.2.1", "--engine helm"]);
+    refused(&["hooks", &to(), "--engine", "flux", "--argocd-version", "3.2.1"], &["--engine flux"]);
     let home = tempfile::tempdir().unwrap();
-    let out = run(home.path(), &["hooks", &to(), "--gitops", "argocd", "--argocd-version", "3.2.1"]);
+    let out = run(home.path(), &["hooks", &to(), "--engine", "argocd", "--argocd-version", "3.2.1"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 

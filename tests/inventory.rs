@@ -44,10 +44,10 @@ fn hook_review_reports_lifecycle_and_risks() {
     assert_eq!(
         ids(&report, "demo-installer"),
         [
-            "TA-HOOK-001 warning",
             "TA-HOOK-002 warning",
-            "TA-HOOK-004 warning",
             "TA-HOOK-007 warning",
+            "TA-HOOK-101 warning",
+            "TA-HOOK-102 warning",
             "TA-HOOK-003 info",
             "TA-HOOK-005 info",
             "TA-HOOK-006 info"
@@ -55,7 +55,7 @@ fn hook_review_reports_lifecycle_and_risks() {
     );
     // Digest-pinned, bounded, non-root: only its delete semantics are reported; Argo CD 3.2 has
     // no PreDelete, so the cleanup never runs there.
-    assert_eq!(ids(&report, "demo-cleanup"), ["TA-HOOK-007 warning", "TA-HOOK-008 warning", "TA-HOOK-003 info"]);
+    assert_eq!(ids(&report, "demo-cleanup"), ["TA-HOOK-007 warning", "TA-HOOK-103 warning", "TA-HOOK-003 info"]);
     assert_eq!(ids(&report, "demo-smoke"), ["TA-HOOK-006 warning", "TA-HOOK-009 warning", "TA-HOOK-005 info"]);
     insta::assert_snapshot!("hooks_fixture_argocd_text", trainer_audit::report::hooks::text(&report));
     insta::assert_snapshot!(
@@ -67,10 +67,10 @@ fn hook_review_reports_lifecycle_and_risks() {
     assert!(kustomize
         .findings
         .iter()
-        .any(|f| f.id == "TA-HOOK-008" && f.severity.as_str() == "error" && f.subject.ends_with("demo-cleanup")));
+        .any(|f| f.id == "TA-HOOK-103" && f.severity.as_str() == "error" && f.subject.ends_with("demo-cleanup")));
     // Argo CD 3.3 runs PreDelete.
     let newer = review(&rules(), &inv, Engine::Argocd, Some(&semver::Version::new(3, 3, 0)), "widgets", "apps");
-    assert!(newer.findings.iter().any(|f| f.id == "TA-HOOK-008" && f.severity.as_str() == "info"));
+    assert!(newer.findings.iter().any(|f| f.id == "TA-HOOK-103" && f.severity.as_str() == "info"));
 }
 
 #[test]

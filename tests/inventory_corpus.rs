@@ -44,10 +44,10 @@ fn hooks_of_2_3_0_with_every_runtime() {
     assert_eq!((cleanup.argocd[0].phase, cleanup.argocd[0].since), (Some("PreDelete"), Some("3.3.0")));
     assert!(cleanup.helm.contains("at pre-delete"), "{}", cleanup.helm);
     let has = |id: &str, subject: &str| report.findings.iter().any(|f| f.id == id && f.subject.ends_with(subject));
-    assert!(has("TA-HOOK-001", "kubeflow-trainer-runtimes-installer"), "apk add egress");
+    assert!(has("TA-HOOK-102", "kubeflow-trainer-runtimes-installer"), "apk add egress");
     assert!(has("TA-HOOK-002", "kubeflow-trainer-runtimes-installer"), "--force-conflicts");
     assert!(has("TA-HOOK-003", "kubeflow-trainer-runtimes-installer"), "prune loop");
-    assert!(has("TA-HOOK-004", "kubeflow-trainer-runtimes-installer"), "no securityContext");
+    assert!(has("TA-HOOK-101", "kubeflow-trainer-runtimes-installer"), "no securityContext");
     assert!(has("TA-HOOK-006", "kubeflow-trainer-runtimes-installer"), "alpine not digest-pinned");
     assert!(has("TA-HOOK-007", "kubeflow-trainer-runtimes-installer"), "delete on clustertrainingruntimes");
     let size = |name: &str| report.crds.iter().find(|c| c.name == name).unwrap();
@@ -58,7 +58,7 @@ fn hooks_of_2_3_0_with_every_runtime() {
     }
     let tj = size("trainjobs.trainer.kubeflow.org");
     assert!(!tj.over_budget && (180_000..190_000).contains(&tj.json_size), "{}", tj.json_size);
-    assert_eq!(report.findings.iter().filter(|f| f.id == "TA-CRD-002").count(), 3, "no keep policy on the three CRDs");
+    assert_eq!(report.findings.iter().filter(|f| f.id == "TA-CRD-011").count(), 3, "no keep policy on the three CRDs");
     // The runtimes live in the installer ConfigMap.
     assert!(!inv.runtimes.is_empty());
     assert!(inv
@@ -73,7 +73,7 @@ fn hooks_of_2_3_0_with_every_runtime() {
     );
     // kustomize: the cleanup Job runs once, when first applied: at install.
     let kustomize = review(&rules(), &inv, Engine::Kustomize, None, "kubeflow-trainer", "kubeflow-system");
-    assert!(kustomize.findings.iter().any(|f| f.id == "TA-HOOK-008"
+    assert!(kustomize.findings.iter().any(|f| f.id == "TA-HOOK-103"
         && f.subject.ends_with("cleanup")
         && f.message.contains("runs once when first applied: at install")));
 }
@@ -92,7 +92,7 @@ fn argocd_counts_crds_from_the_crds_directory() {
     assert!(argocd
         .findings
         .iter()
-        .any(|f| f.id == "TA-CRD-001" && f.subject.ends_with("jobsets.jobset.x-k8s.io") && f.severity.as_str() == "error"));
+        .any(|f| f.id == "TA-HOOK-104" && f.subject.ends_with("jobsets.jobset.x-k8s.io") && f.severity.as_str() == "error"));
 }
 
 fn crd<'a>(diff: &'a ChartDiff, name: &str) -> &'a trainer_audit::diff::CrdChange {

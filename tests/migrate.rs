@@ -48,7 +48,7 @@ fn report(out: &std::process::Output) -> String {
 #[test]
 fn trainer_2_1_files_to_a_list() {
     let h = home();
-    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--format", "json"]);
+    let out = migrate(h.path(), &["--manifests", &fixture("trainer-2.1.yaml"), "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "losses and a refusal make exit 1: {}", stderr(&out));
     let list: Json = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(list["kind"], "List");
@@ -76,7 +76,7 @@ fn trainer_2_1_files_to_a_list() {
 #[test]
 fn diff_format_and_before_crds_script() {
     let h = home();
-    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--format", "diff"]);
+    let out = migrate(h.path(), &["--manifests", &fixture("trainer-2.1.yaml"), "--format", "diff"]);
     let diff = stdout(&out);
     assert!(diff.contains("--- a/TrainJob/team-a/llm-finetune\n+++ b/TrainJob/team-a/llm-finetune\n"), "{diff}");
     assert!(diff.contains("-    numProcPerNode: gpu\n") && diff.contains("+    numProcPerNode: 8\n"), "{diff}");
@@ -86,7 +86,7 @@ fn diff_format_and_before_crds_script() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("before.sh");
     let out =
-        migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()]);
+        migrate(h.path(), &["--manifests", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let text = std::fs::read_to_string(&script).unwrap();
     assert!(text.starts_with("#!/bin/sh\n"));
@@ -116,7 +116,7 @@ fn a_snapshot_is_cluster_input() {
 #[test]
 fn legacy_pytorchjobs() {
     let h = home();
-    let out = migrate(h.path(), &["--legacy", "--suspend", "-f", &fixture("pytorchjobs.yaml")]);
+    let out = migrate(h.path(), &["--legacy", "--suspend", "--manifests", &fixture("pytorchjobs.yaml")]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let list: Json = trainer_audit::migrate::input::parse(&stdout(&out), "stdout").map(|v| serde_json::json!({"items": v})).unwrap();
     let simple = find(&list, "TrainJob", "pytorch-simple").unwrap();
@@ -137,14 +137,14 @@ fn bad_input_exits_2_and_writes_nothing() {
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "apiVersion: v1\nkind: [\n").unwrap();
     let target: PathBuf = dir.path().join("out.yaml");
-    let out = migrate(h.path(), &["-f", bad.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+    let out = migrate(h.path(), &["--manifests", bad.to_str().unwrap(), "-o", target.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(&format!("{}: invalid YAML", bad.display())), "{}", stderr(&out));
     assert!(!target.exists());
-    let out = migrate(h.path(), &["-f", &fixture("trainer-2.1.yaml"), "--patch-manager", "nodomain"]);
+    let out = migrate(h.path(), &["--manifests", &fixture("trainer-2.1.yaml"), "--patch-manager", "nodomain"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--patch-manager \"nodomain\" is not a domain-prefixed path"));
-    let out = migrate(h.path(), &["-f", "/nonexistent.yaml"]);
+    let out = migrate(h.path(), &["--manifests", "/nonexistent.yaml"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -154,7 +154,7 @@ fn nothing_to_do_is_exit_0() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("fine.yaml");
     std::fs::write(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a}\nspec: {runtimeRef: {name: r}, trainer: {numProcPerNode: 2}}\n").unwrap();
-    let out = migrate(h.path(), &["-f", f.to_str().unwrap()]);
+    let out = migrate(h.path(), &["--manifests", f.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "apiVersion: v1\nitems: []\nkind: List\n");
 }
@@ -193,7 +193,7 @@ fn converted_objects_are_validated_against_the_target_crds() {
          spec: {runtimeRef: {name: r}, trainer: {numNodes: 2, numProcPerNode: cpu, resourcesPerNode: {requests: {cpu: '3'}}}}\n",
     )
     .unwrap();
-    let out = migrate(h.path(), &["-f", f.to_str().unwrap(), "--kube-version", "1.33"]);
+    let out = migrate(h.path(), &["--manifests", f.to_str().unwrap(), "--kube-version", "1.33"]);
     assert_eq!(out.status.code(), Some(1), "a rejection refuses the object: {}", stderr(&out));
     let text = stderr(&out);
     assert!(text.contains("at Kubernetes 1.33: 1 accepted, 1 rejected\n"), "{text}");
@@ -213,7 +213,7 @@ fn converted_objects_are_validated_against_the_target_crds() {
 fn an_unreachable_default_target_is_exit_2() {
     let h = home();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
-        .args(["migrate", "-f", &fixture("trainer-2.1.yaml"), "--timeout", "2"])
+        .args(["migrate", "--manifests", &fixture("trainer-2.1.yaml"), "--timeout", "2"])
         .env_clear()
         .env("HOME", h.path())
         .env("TRAINER_AUDIT_CACHE_DIR", h.path().join("cache"))

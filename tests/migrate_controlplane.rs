@@ -101,7 +101,7 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
         home.path(),
         &[
             "migrate",
-            "-f",
+            "--manifests",
             fixture("trainer-2.1.yaml").to_str().unwrap(),
             "--chart",
             target,
@@ -125,7 +125,7 @@ fn rehearsal_2_1_to_2_3_and_legacy() {
         home.path(),
         &[
             "migrate",
-            "-f",
+            "--manifests",
             fixture("trainer-2.1.yaml").to_str().unwrap(),
             "--chart",
             target,

@@ -219,7 +219,7 @@ fn a_refresh_token_cannot_be_exchanged() {
     std::fs::write(home.path().join(".docker/config.json"), config).unwrap();
     let dir = home.path().join("out");
     let repo = format!("oci://{}/charts/tiny", server.base());
-    let out = run(home.path(), &["pull", &repo, "--version", "1.0.0", "--plain-http", "-o", dir.to_str().unwrap()]);
+    let out = run(home.path(), &["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());
     assert!(!stderr(&out).contains("rt-123") && !stdout(&out).contains("rt-123"));
@@ -257,7 +257,7 @@ fn a_challenge_on_the_repository_is_not_answered() {
     let dir = home.path().join("out");
     let repo = format!("oci://{}/charts/tiny", server.base());
     let args =
-        ["pull", &repo, "--version", "1.0.0", "--plain-http", "-o", dir.to_str().unwrap(), "--username", "alice", "--password-stdin"];
+        ["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap(), "--username", "alice", "--password-stdin"];
     let out = run_with_stdin(home.path(), &args, Some("s3cret\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());

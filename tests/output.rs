@@ -75,13 +75,13 @@ fn man_pages_come_from_the_clap_definitions() {
     assert!(page.contains("check") && page.contains("Pre\\-upgrade readiness audits"), "{page}");
     let dir = home.path().join("man");
     std::fs::create_dir(&dir).unwrap();
-    let out = run(home.path(), &["man", "-o", &dir.to_string_lossy()]);
+    let out = run(home.path(), &["man", "--output-dir", &dir.to_string_lossy()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let check = std::fs::read_to_string(dir.join("trainer-audit-check.1")).unwrap();
     assert!(check.contains("all\\-contexts") && check.contains("concurrency"), "{check}");
     assert!(dir.join("trainer-audit.1").is_file() && dir.join("trainer-audit-rbac.1").is_file());
     assert!(!dir.join("trainer-audit-help.1").exists());
-    let missing = run(home.path(), &["man", "-o", &home.path().join("absent").to_string_lossy()]);
+    let missing = run(home.path(), &["man", "--output-dir", &home.path().join("absent").to_string_lossy()]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("not a directory"), "{}", stderr(&missing));
 }

@@ -169,12 +169,16 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
             "kubeflow-system",
             "--chart",
             &to,
-            "--from-chart",
-            &from,
             "--format",
             "json",
         ];
-        let through: Vec<&str> = std::iter::once("trainer-audit").chain(args).collect();
+        // dev runs 2.3.0, the target itself (already there: the target chart is the installed one);
+        // lab runs 2.2.1, whose chart is given.
+        let mut args = args.to_vec();
+        if context == "lab" {
+            args.extend(["--from-chart", from.as_str()]);
+        }
+        let through: Vec<&str> = std::iter::once("trainer-audit").chain(args.iter().copied()).collect();
         let via = sandbox.run(&kubectl, &through, &[]);
         let direct = sandbox.direct(&args);
         assert_same(&via, &direct, context);
@@ -207,8 +211,17 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
         "json",
     ];
     let via = sandbox.run(&kubectl, &std::iter::once("trainer-audit").chain(args).collect::<Vec<_>>(), &[]);
-    assert_same(&via, &sandbox.direct(&args), "plan -n team-a");
-    assert_eq!(json(&via)["plan"]["namespace"], "team-a");
+    assert_same_refusal(&via, &sandbox.direct(&args), "plan -n team-a", "namespace team-a");
+}
+
+/// The same refusal (exit 2, the same error) through the plugin and directly, naming `named`: the
+/// flag reached the binary (without it the run would have audited another namespace).
+fn assert_same_refusal(through: &Output, direct: &Output, what: &str, named: &str) {
+    assert_eq!(through.status.code(), Some(2), "{what}: {}", text(through));
+    assert_eq!(direct.status.code(), Some(2), "{what}: {}", text(direct));
+    // Helm adds its own last line (`Error: plugin "trainer-audit" exited with error`).
+    assert!(stderr(through).starts_with(&stderr(direct)), "{what}: through {}\ndirectly {}", text(through), text(direct));
+    assert!(stderr(direct).contains(named), "{what}: {}", text(direct));
 }
 
 /// Packs `fixtures/charts/upgrade-to` as kubeflow-trainer 2.3.0 with the real helm.
@@ -317,8 +330,7 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
         "--format",
         "json",
     ]);
-    assert_same(&via, &direct, "plan -n team-a");
-    assert_eq!(json(&via)["plan"]["namespace"], "team-a");
+    assert_same_refusal(&via, &direct, "plan -n team-a", "namespace team-a");
     // Help names the plugin.
     let help = sandbox.run(&helm, &["trainer-audit", "check", "--help"], &[]);
     assert!(stdout(&help).contains("Usage: helm trainer-audit check [OPTIONS]"), "{}", text(&help));
@@ -328,37 +340,16 @@ fn helm_installs_the_plugin_from_the_repository_and_it_reads_helms_environment()
     let (_lab, _dev, kubeconfig) = clusters(sandbox.dir.path());
     let kc = kubeconfig.to_string_lossy().into_owned();
     for context in ["lab", "dev"] {
-        let via = sandbox.run(
-            &helm,
-            &[
-                "trainer-audit",
-                "check",
-                "--kubeconfig",
-                &kc,
-                "--kube-context",
-                context,
-                "--chart",
-                &to,
-                "--from-chart",
-                &from,
-                "--format",
-                "json",
-            ],
-            &[],
-        );
-        let direct = sandbox.direct(&[
-            "check",
-            "--kubeconfig",
-            &kc,
-            "--context",
-            context,
-            "--chart",
-            &to,
-            "--from-chart",
-            &from,
-            "--format",
-            "json",
-        ]);
+        // dev runs 2.3.0, the target itself; lab runs 2.2.1, whose chart is given.
+        let installed: &[&str] = if context == "lab" { &["--from-chart", &from] } else { &[] };
+        let mut through = vec!["trainer-audit", "check", "--kubeconfig", &kc, "--kube-context", context, "--chart", &to];
+        through.extend(installed);
+        through.extend(["--format", "json"]);
+        let via = sandbox.run(&helm, &through, &[]);
+        let mut direct = vec!["check", "--kubeconfig", &kc, "--context", context, "--chart", &to];
+        direct.extend(installed);
+        direct.extend(["--format", "json"]);
+        let direct = sandbox.direct(&direct);
         assert_same(&via, &direct, context);
     }
 

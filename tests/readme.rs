@@ -61,6 +61,12 @@ fn the_readme_main_job_runs_as_printed() {
         "the gate fails on errors, as the README says\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.starts_with("Upgrade check: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (installed with Helm)"), "{stdout}");
+    assert!(
+        stdout.starts_with("blocked: 6 errors, 9 warnings\nUpgrade check: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (installed with Helm)"),
+        "{stdout}"
+    );
+    // The short answer (issue #21: 168 lines before, at most 100): one block per rule, no sources.
+    assert!(stdout.lines().count() <= 100, "{} lines:\n{stdout}", stdout.lines().count());
+    assert!(!stdout.contains("https://"), "{stdout}");
     assert!(stdout.contains("TA-OWN-001"), "{stdout}");
 }

@@ -55,7 +55,7 @@ fn versions_lists_releases_newest_first_and_all_with_prereleases() {
 fn pull_exact_range_cache_and_offline() {
     let Some(f) = fixture() else { return };
     let dir = f.home.path().join("out");
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let saved = dir.join("tiny-1.0.1.tgz");
     assert_eq!(std::fs::read(&saved).unwrap(), archive_of(&f, "1.0.1"));
@@ -65,20 +65,20 @@ fn pull_exact_range_cache_and_offline() {
     assert!(!text.contains("(cache)"));
 
     // Range, resolved against every tag: highest 1.0.x release.
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "~1.0", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "~1.0", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     // 1.0.1 and 1.0.1+build.7 tie on precedence; the tag text breaks the tie, always the same way.
     assert!(stdout(&out).contains("tiny 1.0.1+build.7"), "{}", stdout(&out));
 
     // Repeat: the layer comes from the cache.
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--output-dir", dir.to_str().unwrap()]);
     assert!(stdout(&out).contains("(cache)"), "{}", stdout(&out));
 
     // Offline: works for what was pulled, refuses the rest, without touching the network.
     drop(f.registry);
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--offline", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--offline", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "--offline", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "--offline", "--output-dir", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not in the cache"), "{}", stderr(&out));
 }
@@ -88,15 +88,15 @@ fn pull_without_match_names_the_versions_that_exist() {
     let Some(f) = fixture() else { return };
     let dir = f.home.path().join("out");
     for version in [">=3", "9.9.9"] {
-        let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", version, "-o", dir.to_str().unwrap()]);
+        let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", version, "--output-dir", dir.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("versions there: 2.0.0, 1.1.0, 1.0.1+build.7, 1.0.1, 1.0.0"), "{}", stderr(&out));
         assert!(files_in(&dir).is_empty());
     }
     // Latest release by default; `latest` as a literal tag still works.
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--output-dir", dir.to_str().unwrap()]);
     assert!(stdout(&out).contains("tiny 2.0.0"), "{}", stdout(&out));
-    let out = run(f.home.path(), &["pull", &format!("{}:latest", f.repo), "--plain-http", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &format!("{}:latest", f.repo), "--plain-http", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -111,7 +111,7 @@ fn tampered_blob_in_registry_storage_is_refused_and_nothing_is_written() {
     bytes[last] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
     let dir = f.home.path().join("out");
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "-o", dir.to_str().unwrap()]);
+    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "--output-dir", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains(&format!("expected {digest}")) && err.contains(&format!("got {}", sha256(&bytes))), "{err}");
@@ -144,7 +144,7 @@ fn container_images_are_not_charts() {
     rt.block_on(client.push(&reference, &[layer], config, &oci_client::secrets::RegistryAuth::Anonymous, None)).unwrap();
     let dir = f.home.path().join("out");
     let out =
-        run(f.home.path(), &["pull", &f.registry.repo("images/app"), "--plain-http", "--version", "1.0.0", "-o", dir.to_str().unwrap()]);
+        run(f.home.path(), &["pull", &f.registry.repo("images/app"), "--plain-http", "--version", "1.0.0", "--output-dir", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("is not a Helm chart: its config media type is application/vnd.oci.image.config.v1+json"),

@@ -27,6 +27,8 @@ mod lab;
 mod observe;
 #[path = "rehearsal/printed.rs"]
 mod printed;
+#[path = "rehearsal/starts.rs"]
+mod starts;
 #[path = "rehearsal/users.rs"]
 mod users;
 #[path = "rehearsal/verdict.rs"]
@@ -169,6 +171,18 @@ fn rehearse(s: &Scenario) {
         assert!(after.runtimes.contains_key(name), "[{}] ClusterTrainingRuntime {name} lost by the runbook", s.name);
     }
     let again = printed::check(&lab, s.to);
+    // The runbook puts back the Pod Security it relaxed (issue 21 §3), so the hooks would be
+    // rejected again on the next run: that namespace's check still names TA-HOOK-101, and only it.
+    if s.errors == ["TA-HOOK-101"] {
+        let left: Vec<&str> = again.errors().iter().map(|f| f.id.as_str()).collect();
+        assert!(
+            !left.is_empty() && left.iter().all(|id| *id == "TA-HOOK-101"),
+            "[{}] check after the runbook:\n{}",
+            s.name,
+            again.ran.stdout
+        );
+        return;
+    }
     assert_eq!(again.ran.code, Some(0), "[{}] check after the runbook:\n{}", s.name, again.ran.stdout);
 }
 

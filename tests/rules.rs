@@ -97,6 +97,7 @@ macro_rules! rule_tests {
 
 rule_tests! {
     gate_001: "TA-GATE-001";
+    dir_001: "TA-DIR-001";
     k8s_001: "TA-K8S-001";
     read_001: "TA-READ-001";
     read_002: "TA-READ-002";
@@ -116,8 +117,6 @@ rule_tests! {
     mig_002: "TA-MIG-002";
     mig_003: "TA-MIG-003";
     mig_004: "TA-MIG-004";
-    crd_001: "TA-CRD-001";
-    crd_002: "TA-CRD-002";
     crd_010: "TA-CRD-010";
     crd_011: "TA-CRD-011";
     rt_001: "TA-RT-001";
@@ -125,14 +124,11 @@ rule_tests! {
     rt_003: "TA-RT-003";
     rt_004: "TA-RT-004";
     rt_005: "TA-RT-005";
-    hook_001: "TA-HOOK-001";
     hook_002: "TA-HOOK-002";
     hook_003: "TA-HOOK-003";
-    hook_004: "TA-HOOK-004";
     hook_005: "TA-HOOK-005";
     hook_006: "TA-HOOK-006";
     hook_007: "TA-HOOK-007";
-    hook_008: "TA-HOOK-008";
     hook_009: "TA-HOOK-009";
     hook_101: "TA-HOOK-101";
     hook_102: "TA-HOOK-102";

@@ -103,7 +103,7 @@ pub fn argocd_version(engine: Engine, given: Option<&str>) -> Result<Option<semv
     let Some(v) = given else { return Ok(None) };
     if engine != Engine::Argocd {
         return Err(format!(
-            "--argocd-version {v} applies to --gitops argocd, and this review is for --gitops {}: drop it, or review for Argo CD",
+            "--argocd-version {v} applies to --engine argocd, and this review is for --engine {}: drop it, or review for Argo CD",
             engine.as_str()
         ));
     }
@@ -121,7 +121,7 @@ mod engine_option_tests {
         assert_eq!(argocd_version(Engine::Argocd, Some("v3.2.1")).unwrap().map(|v| v.to_string()).as_deref(), Some("3.2.1"));
         assert_eq!(argocd_version(Engine::Helm, None).unwrap(), None);
         let refused = argocd_version(Engine::Helm, Some("3.2.1")).unwrap_err();
-        assert!(refused.contains("--argocd-version 3.2.1") && refused.contains("--gitops helm"), "{refused}");
+        assert!(refused.contains("--argocd-version 3.2.1") && refused.contains("--engine helm"), "{refused}");
         assert!(argocd_version(Engine::Flux, Some("3.2.1")).is_err());
         assert!(argocd_version(Engine::Argocd, Some("three")).unwrap_err().contains("invalid --argocd-version"));
     }

@@ -8,5 +8,6 @@ pub mod gitops;
 pub mod hooks;
 pub mod input;
 pub mod kinds;
+pub mod renames;
 pub mod rules;
 pub mod schema;

@@ -139,7 +139,12 @@ impl Expect {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// One id per concept: a concept checked both in an upgrade and in the chart review is two
+    /// entries (one per scope, same kind) under one id.
     pub id: String,
+    /// Retired ids this rule was known by; `explain` resolves them and says they were renamed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     pub kind: String,
     pub severity: Severity,
     #[serde(default)]
@@ -222,7 +227,8 @@ impl Rule {
                     for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
                         text = text.replace(&format!("{{{k}}}"), v);
                     }
-                    out.push(FixLine::Text(text));
+                    // A var of several lines (a list) gives one text line each.
+                    out.extend(text.lines().map(|l| FixLine::Text(l.to_string())));
                 }
             }
         }
@@ -283,7 +289,26 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
     Ok(rules)
 }
 
-/// The embedded rules plus every `*.yaml` in `extra` (sorted by file name); ids must be unique.
+/// The rule `id` names in `scope` (its first entry in any scope when it has none there).
+pub fn find<'a>(rules: &'a [Rule], id: &str, scope: Scope) -> Option<&'a Rule> {
+    rules.iter().find(|r| r.id == id && r.scope == scope).or_else(|| rules.iter().find(|r| r.id == id))
+}
+
+/// What an id a user typed names: the rule's entries (one per scope), and the retired id it was
+/// given under, when it is an alias.
+pub fn resolve<'a>(rules: &'a [Rule], id: &str) -> (Vec<&'a Rule>, Option<String>) {
+    let named: Vec<&Rule> = rules.iter().filter(|r| r.id.eq_ignore_ascii_case(id)).collect();
+    if !named.is_empty() {
+        return (named, None);
+    }
+    let Some(current) = rules.iter().find(|r| r.aliases.iter().any(|a| a.eq_ignore_ascii_case(id))) else {
+        return (Vec::new(), None);
+    };
+    (rules.iter().filter(|r| r.id == current.id).collect(), Some(id.to_ascii_uppercase()))
+}
+
+/// The embedded rules plus every `*.yaml` in `extra` (sorted by file name). An id is defined at
+/// most once per scope, its entries share one kind, and no alias names a live rule.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
     super::compat::embedded().map_err(RuleError)?;
     let mut rules = Vec::new();
@@ -302,13 +327,30 @@ pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
             rules.extend(parse_rules(&path.display().to_string(), &text)?);
         }
     }
-    let mut seen = std::collections::BTreeSet::new();
-    for r in &rules {
-        if !seen.insert(r.id.clone()) {
+    check_ids(&rules)?;
+    Ok(rules)
+}
+
+fn check_ids(rules: &[Rule]) -> Result<(), RuleError> {
+    let mut seen: BTreeMap<(&str, bool), &Rule> = BTreeMap::new();
+    for r in rules {
+        if seen.insert((r.id.as_str(), r.scope == Scope::Review), r).is_some() {
             return Err(RuleError(format!("{}: rule id {} is defined twice", r.origin, r.id)));
         }
+        if let Some(other) = rules.iter().find(|o| o.id == r.id && o.kind != r.kind) {
+            return Err(RuleError(format!(
+                "{}: rule id {} names kind {} here and {} at {}: one id is one concept",
+                r.origin, r.id, r.kind, other.kind, other.origin
+            )));
+        }
+        if let Some(alias) = r.aliases.iter().find(|a| rules.iter().any(|o| o.id == **a)) {
+            return Err(RuleError(format!("{}: rule {}: alias {alias} is the id of a rule", r.origin, r.id)));
+        }
+        if let Some(alias) = r.aliases.iter().find(|a| rules.iter().any(|o| o.id != r.id && o.aliases.contains(a))) {
+            return Err(RuleError(format!("{}: rule {}: alias {alias} is also another rule's alias", r.origin, r.id)));
+        }
     }
-    Ok(rules)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -356,6 +398,31 @@ mod tests {
         assert!(parse_rules("x.yaml", &quoted("{c.go#L1: c}")).unwrap_err().0.contains("quote key \"c.go#L1\" names no citation"));
         assert!(parse_rules("x.yaml", &quoted("{b.go#L3: ''}")).is_err(), "an empty quote");
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: x.go#L9, quotes: {x.go#L9: '%s failed'}}")).is_ok());
+    }
+
+    #[test]
+    fn one_id_per_scope_one_kind_per_id_and_aliases_that_name_no_rule() {
+        let review = GOOD
+            .replace("  severity:", "  scope: review\n  severity:")
+            .replace("kind: finalizer\n", "kind: crd-keep\n")
+            .replace("  params: {finalizer: x/y}\n", "");
+        let upgrade = GOOD.replace("kind: finalizer\n", "kind: crd-keep\n").replace("  params: {finalizer: x/y}\n", "");
+        let both = |a: &str, b: &str| -> Result<(), RuleError> {
+            let mut rules = parse_rules("a.yaml", a)?;
+            rules.extend(parse_rules("b.yaml", b)?);
+            check_ids(&rules)
+        };
+        assert!(both(&upgrade, &review).is_ok(), "one id in two scopes");
+        assert!(both(&upgrade, &upgrade).unwrap_err().0.contains("defined twice"));
+        assert!(both(GOOD, &review).unwrap_err().0.contains("one id is one concept"));
+        let aliased = review.replace("- id: TA-T-001\n", "- id: TA-T-001\n  aliases: [TA-T-000]\n");
+        assert!(both(&upgrade, &aliased).is_ok());
+        let rules: Vec<Rule> = [parse_rules("a.yaml", &upgrade).unwrap(), parse_rules("b.yaml", &aliased).unwrap()].concat();
+        let (entries, alias) = resolve(&rules, "ta-t-000");
+        assert_eq!((entries.len(), alias.as_deref()), (2, Some("TA-T-000")));
+        assert_eq!(find(&rules, "TA-T-001", Scope::Review).unwrap().origin, "b.yaml:1");
+        let taken = review.replace("- id: TA-T-001\n", "- id: TA-T-002\n  aliases: [TA-T-001]\n");
+        assert!(both(&upgrade, &taken).unwrap_err().0.contains("alias TA-T-001 is the id of a rule"));
     }
 
     #[test]

@@ -64,6 +64,14 @@ impl Chart {
 
     /// Loads a chart directory, honouring its `.helmignore`.
     pub fn load_dir(dir: &Path) -> Result<Chart, LoadError> {
+        // Said first: walking a directory that is no chart (a build output, say) failed on
+        // whatever file it met first ("chart file bin2/… is larger than the maximum file size").
+        if !dir.join("Chart.yaml").is_file() {
+            return Err(LoadError::Invalid(format!(
+                "{} has no Chart.yaml, so it is not a chart directory: pass a chart directory, a .tgz or an oci:// reference",
+                dir.display()
+            )));
+        }
         let rules = match std::fs::read_to_string(dir.join(".helmignore")) {
             Ok(text) => ignore::Rules::parse(&text).map_err(LoadError::Invalid)?,
             Err(_) => ignore::Rules::default(),

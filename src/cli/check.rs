@@ -32,6 +32,7 @@ pub enum CheckFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q")]
 pub struct CheckArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,
@@ -49,6 +50,18 @@ pub struct CheckArgs {
     /// Write the html or openmetrics output to this file (atomically) instead of standard output
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Text: every finding with its evidence, the failures it predicts and its sources
+    #[arg(long, short = 'v', conflicts_with = "quiet")]
+    pub verbose: bool,
+}
+
+/// The text detail the `--verbose` flag asks for.
+pub fn detail(verbose: bool) -> crate::report::findings::Detail {
+    if verbose {
+        crate::report::findings::Detail::Verbose
+    } else {
+        crate::report::findings::Detail::Short
+    }
 }
 
 pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
@@ -83,7 +96,7 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let upgrade = args.upgrade.prepare(&cluster)?;
     let report = upgrade.check(args.fail_on)?;
     match args.format {
-        CheckFormat::Text => print!("{}", crate::report::check::text_painted(&report, paint)),
+        CheckFormat::Text => print!("{}", crate::report::check::text_painted(&report, paint, detail(args.verbose))),
         CheckFormat::Json | CheckFormat::Jsonl => print_report(SchemaReport::Check, &report)?,
         CheckFormat::Sarif => {
             let root = std::env::current_dir().map_err(|e| CliError::Io(format!("cannot read the current directory: {e}")))?;

@@ -17,6 +17,7 @@ pub enum DiffFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit diff --from 2.2.1 --to 2.3.0\n  trainer-audit diff trainer-2.2.1.tgz trainer-2.3.0.tgz -f values.yaml --format markdown")]
 pub struct DiffArgs {
     /// The installed (older) chart: oci://…, a .tgz or a directory; or use --from
     #[arg(value_name = "FROM", required_unless_present = "from_version")]

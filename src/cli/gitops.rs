@@ -29,6 +29,9 @@ pub enum GitopsFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  trainer-audit gitops . --base-ref origin/main --format markdown\n  trainer-audit gitops clusters/prod --snapshot prod.yaml --fail-on warning\n  trainer-audit gitops . --list"
+)]
 pub struct GitopsArgs {
     /// Root of a checkout of the GitOps repository (Flux, Argo CD or kustomize YAML)
     #[arg(value_name = "DIR")]
@@ -58,6 +61,9 @@ pub struct GitopsArgs {
     /// With --list: also list chart references that are not Kubeflow Trainer's
     #[arg(long, short)]
     pub verbose: bool,
+    /// Print only the count line (the exit code still follows --fail-on)
+    #[arg(long, short = 'q', conflicts_with_all = ["format", "list"])]
+    pub quiet: bool,
     /// Add the cluster checks of `check` for this cluster (with --snapshot, --context or
     /// --kubeconfig; none is read otherwise)
     #[command(flatten)]
@@ -95,11 +101,17 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         other => CliError::Cluster(other.to_string()),
     })?;
     match args.format {
+        _ if args.quiet => {
+            println!("{}", crate::report::findings::summary(&result.findings().map(|f| f.finding.clone()).collect::<Vec<_>>()))
+        }
         GitopsFormat::Text => print!("{}", crate::report::gitops::text(&result)),
         GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
         GitopsFormat::Json => print_report(crate::report::schema::Report::Gitops, &crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?)?,
         GitopsFormat::Sarif => {
-            let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+            let mut rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+            // An id the review pack shares with the upgrade rules is described in the review's
+            // words (the engine-aware ones).
+            rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
             print_json(&crate::report::gitops_sarif::sarif(&result, &rules, &args.dir))?
         }
         GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,

@@ -16,9 +16,11 @@ pub enum HooksFormat {
     Text,
     Json,
     Sarif,
+    Markdown,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit hooks oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit hooks trainer-2.3.0.tgz --engine argocd --argocd-version 3.2.1 --fail-on error\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine flux --format sarif > hooks.sarif")]
 pub struct HooksArgs {
     /// Chart: oci://host/path/name (with --version), a .tgz, or a chart directory
     #[arg(value_name = "CHART")]
@@ -30,9 +32,12 @@ pub struct HooksArgs {
     pub values: ValuesArgs,
     #[command(flatten)]
     pub target: RenderTarget,
-    /// The engine that deploys the chart; its semantics drive the findings
-    #[arg(long, value_enum, default_value_t = Engine::Helm)]
-    pub gitops: Engine,
+    /// The engine that deploys the chart (helm, argocd, flux or kustomize); its semantics drive the findings
+    #[arg(long, value_enum, default_value_t = Engine::Helm, value_name = "ENGINE")]
+    pub engine: Engine,
+    /// The old name of --engine (deprecated: helm is not a GitOps engine)
+    #[arg(long, value_enum, hide = true, conflicts_with = "engine", value_name = "ENGINE")]
+    pub gitops: Option<Engine>,
     /// Argo CD version, to say which hook phases it supports (e.g. 3.2.1)
     #[arg(long, value_name = "X.Y.Z")]
     pub argocd_version: Option<String>,
@@ -41,6 +46,12 @@ pub struct HooksArgs {
     /// Exit 1 when a finding is at or above this severity (default: never)
     #[arg(long, value_enum)]
     pub fail_on: Option<Severity>,
+    /// Print only the count line
+    #[arg(long, short = 'q', conflicts_with_all = ["format", "verbose"])]
+    pub quiet: bool,
+    /// Text: every finding with its evidence, the failures it predicts and its sources
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<std::path::PathBuf>,
@@ -49,16 +60,29 @@ pub struct HooksArgs {
 }
 
 pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
-    let argocd = crate::audit::hooks::argocd_version(args.gitops, args.argocd_version.as_deref()).map_err(CliError::Usage)?;
+    let engine = match args.gitops {
+        Some(engine) => {
+            eprintln!("warning: --gitops is deprecated: use --engine {}", engine.as_str());
+            engine
+        }
+        None => args.engine,
+    };
+    let argocd = crate::audit::hooks::argocd_version(engine, args.argocd_version.as_deref()).map_err(CliError::Usage)?;
     let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
     let values = args.values.read()?;
     let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;
     let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
-    let report = review(&rules, &inventory, args.gitops, argocd.as_ref(), &args.target.release, &args.target.namespace);
+    let report = review(&rules, &inventory, engine, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
-        HooksFormat::Text => print!("{}", crate::report::hooks::text(&report)),
+        _ if args.quiet => println!("{}", crate::report::findings::summary(&report.findings)),
+        HooksFormat::Text => print!("{}", crate::report::hooks::text_detailed(&report, super::check::detail(args.verbose))),
         HooksFormat::Json => print_report(crate::report::schema::Report::Hooks, &report)?,
-        HooksFormat::Sarif => print_json(&crate::report::sarif::sarif(&report.findings, &rules))?,
+        HooksFormat::Markdown => print!("{}", crate::report::hooks::markdown(&report)),
+        HooksFormat::Sarif => {
+            // The review's words for the ids it shares with the upgrade rules.
+            let review: Vec<_> = rules.iter().filter(|r| r.scope == crate::audit::rules::Scope::Review).cloned().collect();
+            print_json(&crate::report::sarif::sarif(&report.findings, &review))?
+        }
     }
     Ok(fails_at(&report.findings, args.fail_on))
 }

@@ -1,5 +1,5 @@
-//! `trainer-audit man [-o DIR]`: man pages generated from the clap definitions — the main page
-//! on standard output, or with `-o` one page per command (`trainer-audit.1`,
+//! `trainer-audit man [--output-dir DIR]`: man pages generated from the clap definitions — the main
+//! page on standard output, or with `--output-dir` one page per command (`trainer-audit.1`,
 //! `trainer-audit-check.1`, …) written into DIR, each whole or not at all.
 
 use std::path::PathBuf;
@@ -10,9 +10,10 @@ use clap::{Args, CommandFactory};
 use super::{Cli, CliError};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit man | man -l -\n  trainer-audit man --output-dir /usr/local/share/man/man1")]
 pub struct ManArgs {
     /// Write every page into this existing directory instead of printing the main page
-    #[arg(long, short = 'o', value_name = "DIR")]
+    #[arg(long = "output-dir", value_name = "DIR")]
     pub output: Option<PathBuf>,
 }
 

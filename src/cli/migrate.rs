@@ -11,7 +11,6 @@ use clap::{Args, ValueEnum};
 use super::args::{ClusterArgs, TargetArgs};
 use super::CliError;
 use crate::atomic_write::write_atomically;
-use crate::cluster::ClusterState;
 use crate::migrate::output::{self, shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
 use crate::validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
@@ -28,13 +27,13 @@ pub enum MigrateFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Order: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
-server-side; apply the List; upgrade the chart. With -f, --context and --kubeconfig only go into the printed kubectl commands. \
+#[command(after_help = "Examples:\n  trainer-audit migrate --snapshot before.yaml --to 2.3.0 -o converted.yaml\n  trainer-audit migrate --manifests jobs.yaml --legacy --format diff\n  trainer-audit migrate --context prod --before-crds\n\nOrder: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
+server-side; apply the List; upgrade the chart. With --manifests, --context and --kubeconfig only go into the printed kubectl commands. \
 Converted objects are validated against the target chart's CRDs (--to/--chart; default: the repository's newest release) at the \
 cluster's Kubernetes version (--kube-version for files).")]
 pub struct MigrateArgs {
     /// Convert the objects in these files (YAML or JSON, objects or Lists; repeatable) instead of reading a cluster
-    #[arg(short = 'f', long = "filename", value_name = "FILE", conflicts_with = "snapshot")]
+    #[arg(long = "manifests", alias = "filename", value_name = "FILE", conflicts_with = "snapshot")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -78,7 +77,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
             for w in &state.warnings {
                 eprintln!("warning: {w}");
             }
-            if !args.legacy && crd_already_new(&state) {
+            if !args.legacy && migrate::input::crd_already_new(&state) {
                 eprintln!(
                     "warning: the cluster's TrainJob CRD already has spec.runtimePatches (2.2+): the API server no longer returns \
                      2.1-only fields (podTemplateOverrides, labels, annotations, runtime numProcPerNode, elasticPolicy); \
@@ -147,35 +146,5 @@ fn kubectl(args: &MigrateArgs) -> String {
 
 /// This very invocation, without its output choices, plus `extra`: a command that runs as printed.
 fn rerun(extra: &[&str]) -> String {
-    let mut out = Vec::new();
-    let mut args = std::env::args();
-    let mut skip_value = false;
-    if let Some(bin) = args.next() {
-        out.push(shell_quote(&bin));
-    }
-    for a in args {
-        if skip_value {
-            skip_value = false;
-            continue;
-        }
-        match a.as_str() {
-            "-o" | "--output" | "--format" => skip_value = true,
-            "--before-crds" => {}
-            s if s.starts_with("--output=")
-                || s.starts_with("--format=")
-                || (s.starts_with("-o") && s.len() > 2 && !s.starts_with("--")) => {}
-            s => out.push(shell_quote(s)),
-        }
-    }
-    out.extend(extra.iter().map(|e| shell_quote(e)));
-    out.join(" ")
-}
-
-/// Whether the cluster's TrainJob CRD is already the 2.2+ one (it declares `spec.runtimePatches`).
-fn crd_already_new(state: &ClusterState) -> bool {
-    state.crd("trainjobs.trainer.kubeflow.org").is_some_and(|crd| {
-        crd.pointer("/spec/versions")
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|vs| vs.iter().any(|v| v.pointer("/schema/openAPIV3Schema/properties/spec/properties/runtimePatches").is_some()))
-    })
+    crate::shell::rerun(std::env::args(), &["-o", "--output", "--format"], &["--before-crds"], extra)
 }

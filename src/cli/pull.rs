@@ -12,6 +12,7 @@ use crate::source::cache::Cache;
 use crate::source::pull::{save_chart, Puller};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit pull --version 2.3.0\n  trainer-audit pull --version '~2.2' --output-dir charts\n  trainer-audit pull --version 2.3.0 -o trainer.tgz")]
 pub struct PullArgs {
     /// Chart repository (oci://host/path/name[:tag][@digest]); default $TRAINER_AUDIT_REPO or the Kubeflow Trainer chart
     #[arg(value_name = "REF")]
@@ -19,9 +20,12 @@ pub struct PullArgs {
     /// Exact version or a range (~2.2, ^2, '>=2.2 <2.4'); default the latest release
     #[arg(long, value_name = "V|RANGE")]
     pub version: Option<String>,
-    /// Directory to write the archive into (created if missing)
-    #[arg(short = 'o', long = "output-dir", value_name = "DIR", default_value = ".")]
+    /// Directory to write <name>-<version>.tgz into (created if missing)
+    #[arg(long = "output-dir", value_name = "DIR", default_value = ".")]
     pub output_dir: PathBuf,
+    /// Write the archive to this file instead (its directory must exist; an existing file is replaced)
+    #[arg(short = 'o', long = "output", value_name = "FILE", conflicts_with = "output_dir")]
+    pub output: Option<PathBuf>,
     /// Use only the local cache; no network
     #[arg(long)]
     pub offline: bool,
@@ -46,8 +50,20 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
         offline: args.offline,
         progress: std::io::stderr().is_terminal() || std::env::var_os("TRAINER_AUDIT_PROGRESS").is_some(),
     };
+    if args.output_dir.is_file() {
+        return Err(CliError::Usage(format!(
+            "--output-dir {} is a file, not a directory: name a directory, or write the archive to a file with -o FILE",
+            args.output_dir.display()
+        )));
+    }
     let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
-    let path = save_chart(&args.output_dir, &chart)?;
+    let path = match &args.output {
+        Some(file) => {
+            crate::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
+            file.clone()
+        }
+        None => save_chart(&args.output_dir, &chart)?,
+    };
     match args.format {
         Format::Json => print_json(&PullReport { path: path.display().to_string(), chart: &chart })?,
         Format::Text => {

@@ -8,13 +8,13 @@ use clap::Args;
 
 use super::args::{RegistryArgs, ValuesArgs};
 use super::CliError;
-use crate::chart::Chart;
-use crate::helm::manifest::split_manifests;
 use crate::helm::objects::KubeVersion;
-use crate::helm::render::{render_chart, RenderOptions, Rendered};
+use crate::helm::render::{render_chart, RenderOptions};
+use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit render oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --show-only templates/manager/deployment.yaml\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --include-crds --output-dir rendered")]
 pub struct RenderArgs {
     /// Chart: oci://host/path/name (with --version), a .tgz, or a chart directory
     #[arg(value_name = "CHART")]
@@ -76,93 +76,20 @@ pub fn run(args: RenderArgs) -> Result<ExitCode, CliError> {
     options.release.namespace = args.namespace.clone();
     options.release.is_upgrade = args.is_upgrade;
     let rendered = render_chart(&chart, &options).map_err(|e| CliError::Render(e.0))?;
-    bench_if_asked(&chart, &options);
     for w in &rendered.warnings {
         eprintln!("{w}");
     }
+    let parts = Parts { crds: args.include_crds, hooks: !args.no_hooks, tests: !args.skip_tests };
     if let Some(dir) = &args.output_dir {
-        return write_dir(&rendered, dir, &args);
+        for path in write_dir(&rendered, dir, parts).map_err(|e| CliError::Usage(e.to_string()))? {
+            println!("wrote {}", path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let text = rendered.template_output(args.include_crds, args.no_hooks, args.skip_tests);
-    let text = if args.show_only.is_empty() { text } else { show_only(&text, &args.show_only)? };
+    let text =
+        if args.show_only.is_empty() { text } else { show_only(&text, &args.show_only).map_err(|e| CliError::Usage(e.to_string()))? };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--show-only`: documents whose `# Source:` path (without the chart name) matches a pattern.
-fn show_only(text: &str, patterns: &[String]) -> Result<String, CliError> {
-    let docs = split_manifests(text);
-    let mut out = String::new();
-    for pattern in patterns {
-        let mut found = false;
-        for doc in &docs {
-            let Some(source) = doc.lines().next().and_then(|l| l.strip_prefix("# Source: ")) else { continue };
-            let Some((_, path)) = source.split_once('/') else { continue };
-            if crate::chart::ignore::glob_match(pattern, path) {
-                found = true;
-                out.push_str(&format!("---\n{doc}\n"));
-            }
-        }
-        if !found {
-            return Err(CliError::Usage(format!("could not find template {pattern} in chart")));
-        }
-    }
-    Ok(out)
-}
-
-/// `--output-dir`: each document appended to DIR/<template path>, as helm template does.
-fn write_dir(rendered: &Rendered, dir: &std::path::Path, args: &RenderArgs) -> Result<ExitCode, CliError> {
-    let mut blocks: Vec<(String, String)> = Vec::new();
-    if args.include_crds {
-        blocks.extend(rendered.crds.iter().map(|c| (c.path.clone(), c.content.clone())));
-    }
-    blocks.extend(rendered.manifests.iter().map(|m| (m.path.clone(), m.content.clone())));
-    if !args.no_hooks {
-        blocks.extend(
-            rendered
-                .hooks
-                .iter()
-                .filter(|h| !(args.skip_tests && h.events.iter().any(|e| e == "test")))
-                .map(|h| (h.path.clone(), h.content.clone())),
-        );
-    }
-    let mut written: Vec<PathBuf> = Vec::new();
-    for (path, content) in blocks {
-        if path.split('/').any(|p| p == ".." || p.is_empty()) {
-            return Err(CliError::Usage(format!("refusing to write outside {}: {path}", dir.display())));
-        }
-        let target = dir.join(&path);
-        let io = |e: std::io::Error| CliError::Io(format!("cannot write {}: {e}", target.display()));
-        std::fs::create_dir_all(target.parent().unwrap_or(dir)).map_err(io)?;
-        let first = !written.contains(&target);
-        let mut file = std::fs::OpenOptions::new().create(true).write(true).append(!first).truncate(first).open(&target).map_err(io)?;
-        file.write_all(crate::helm::manifest::source_block(&path, &content).as_bytes()).map_err(io)?;
-        if first {
-            println!("wrote {}", target.display());
-            written.push(target);
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `TRAINER_AUDIT_BENCH_RUNS=N`: render N more times in this process and report medians on
-/// stderr (used by `cargo xtask bench render` to measure in-process time without process start):
-/// the engine step alone (what Helm's `engine.Render`, the oracle's `Chart.render`, does) and
-/// the whole `helm template` content (documents split, heads parsed, sorted, hooks set aside).
-fn bench_if_asked(chart: &Chart, options: &RenderOptions) {
-    let Some(runs) = std::env::var("TRAINER_AUDIT_BENCH_RUNS").ok().and_then(|r| r.parse::<usize>().ok()) else { return };
-    let median = |work: &dyn Fn()| {
-        let mut samples: Vec<f64> = (0..runs.max(1))
-            .map(|_| {
-                let start = std::time::Instant::now();
-                work();
-                start.elapsed().as_secs_f64()
-            })
-            .collect();
-        samples.sort_by(|a, b| a.total_cmp(b));
-        samples[samples.len() / 2]
-    };
-    eprintln!("bench-median-seconds: {}", median(&|| drop(crate::helm::render::render_templates(chart, options))));
-    eprintln!("bench-median-full-seconds: {}", median(&|| drop(render_chart(chart, options))));
 }

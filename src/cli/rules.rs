@@ -9,6 +9,7 @@ use super::{print_json, CliError, Format};
 use crate::audit::rules::load;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit rules\n  trainer-audit rules --rules my-rules --format json")]
 pub struct RulesArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
@@ -18,6 +19,7 @@ pub struct RulesArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit explain TA-HOOK-101\n  trainer-audit explain TA-CRD-002   # a retired id: says which rule it became")]
 pub struct ExplainArgs {
     /// Rule id, e.g. TA-OWN-001
     pub id: String,
@@ -36,9 +38,10 @@ pub fn list(args: RulesArgs) -> Result<ExitCode, CliError> {
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let rules = load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
-    let Some(r) = rules.iter().find(|r| r.id.eq_ignore_ascii_case(&args.id)) else {
+    let (entries, alias) = crate::audit::rules::resolve(&rules, &args.id);
+    if entries.is_empty() {
         return Err(CliError::Usage(format!("no rule {} (see `trainer-audit rules`)", args.id)));
-    };
-    print!("{}", crate::report::rules::explain(r));
+    }
+    print!("{}", crate::report::rules::explain_all(&entries, alias.as_deref()));
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ use super::args::UpgradeArgs;
 use super::CliError;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit runbook --to 2.3.0 -o runbook.md\n  trainer-audit runbook --snapshot cluster.yaml --chart trainer-2.3.0.tgz -o runbook.md")]
 pub struct RunbookArgs {
     #[command(flatten)]
     pub upgrade: UpgradeArgs,
@@ -27,10 +28,12 @@ pub enum RunbookFormat {
 }
 
 pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
-    let (plan, notes) = args.upgrade.prepare()?.plan()?;
+    let upgrade = args.upgrade.prepare()?;
+    let (plan, notes) = upgrade.plan()?;
+    let made = made_from(&args.upgrade.cluster, upgrade.state.info.captured_at.clone());
     let text = match args.format {
-        RunbookFormat::Markdown => crate::report::runbook::markdown(&plan, &notes),
-        RunbookFormat::Html => crate::report::html_runbook::page_for(&plan, &notes),
+        RunbookFormat::Markdown => crate::report::runbook::markdown(&plan, &notes, &made),
+        RunbookFormat::Html => crate::report::html_runbook::page_for(&plan, &notes, &made),
     };
     match &args.output {
         Some(path) => {
@@ -40,4 +43,25 @@ pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the runbook is made from, as its header names it and its commands pin it.
+fn made_from(cluster: &super::args::ClusterArgs, captured: Option<String>) -> crate::report::runbook::Made {
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+    match &cluster.snapshot {
+        Some(file) => crate::report::runbook::Made { from: format!("snapshot {}", absolute(file)), at: captured, ..Default::default() },
+        None => {
+            let context = crate::cluster::live::context_in_use(cluster.kubeconfig.as_deref(), cluster.context.as_deref());
+            let now = crate::helm::funcs::dates::Time::now().format("2006-01-02T15:04:05Z07:00");
+            crate::report::runbook::Made {
+                from: match &context {
+                    Some(c) => format!("kubeconfig context {}", crate::shell::quote(c)),
+                    None => "the in-cluster configuration".to_string(),
+                },
+                context,
+                kubeconfig: cluster.kubeconfig.as_deref().map(absolute),
+                at: Some(now),
+            }
+        }
+    }
 }

@@ -14,6 +14,7 @@ use crate::cluster::snapshot::render;
 use crate::kube::str_at;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit snapshot --context prod -o prod.yaml\n  trainer-audit snapshot --redact-values -o cluster.json")]
 pub struct SnapshotArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -20,9 +20,14 @@ pub enum StatusFormat {
     Json,
     /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
     Jsonl,
+    /// The text under a heading, for a job summary or a pull request (one cluster)
+    Markdown,
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  trainer-audit status\n  trainer-audit status --snapshot cluster.yaml --to 2.3.0\n  trainer-audit status --all-contexts -q"
+)]
 pub struct StatusArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,
@@ -42,6 +47,9 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (true, _, _) => Some(Output::Quiet),
         (false, StatusFormat::Jsonl, _) | (false, StatusFormat::Json, true) => Some(Output::JsonLines),
         (false, StatusFormat::Text, true) => Some(Output::Text),
+        (false, StatusFormat::Markdown, true) => {
+            return Err(CliError::Usage("--format markdown shows one cluster; a fleet prints text, json or jsonl".into()))
+        }
         (false, _, false) => None,
     };
     if let Some(output) = output {
@@ -63,6 +71,7 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
     match args.format {
         StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
         StatusFormat::Json | StatusFormat::Jsonl => print_report(crate::report::schema::Report::Status, &status)?,
+        StatusFormat::Markdown => print!("{}", crate::report::status::markdown(&status)),
     }
     // The process ends next: freeing a big cluster's objects one by one took a fifth of
     // `status` over 50,000 TrainJobs (docs/benchmarks.md), and the OS reclaims them at once.

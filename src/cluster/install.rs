@@ -18,6 +18,8 @@ use crate::kube::str_at;
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     Helm,
+    /// Spelt `argocd` as everywhere else (the `argocd` CLI, `--engine argocd`, the rules).
+    #[serde(rename = "argocd")]
     ArgoCd,
     FluxHelm,
     FluxKustomize,

@@ -36,6 +36,19 @@ pub struct LiveOptions {
     pub progress: bool,
 }
 
+/// The kubeconfig context a live read uses: `context` when given, else the kubeconfig's current
+/// context; None when no kubeconfig is readable (in a pod: the in-cluster config has none).
+pub fn context_in_use(kubeconfig: Option<&std::path::Path>, context: Option<&str>) -> Option<String> {
+    if let Some(c) = context {
+        return Some(c.to_string());
+    }
+    let config = match kubeconfig {
+        Some(path) => kube::config::Kubeconfig::read_from(path).ok()?,
+        None => kube::config::Kubeconfig::read().ok()?,
+    };
+    config.current_context
+}
+
 async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
     use kube::config::{Config, KubeConfigOptions, Kubeconfig};
     let kc_options = KubeConfigOptions { context: options.context.clone(), ..Default::default() };
@@ -50,11 +63,37 @@ async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
         None if options.context.is_some() => Config::from_kubeconfig(&kc_options)
             .await
             .map_err(|e| ClusterError::Live(format!("cannot use context {:?}: {e}", options.context.as_deref().unwrap_or(""))))?,
-        None => Config::infer().await.map_err(|e| {
-            ClusterError::Live(format!("no cluster configured ({e}): pass --kubeconfig/--context, set KUBECONFIG, or use --snapshot FILE"))
-        })?,
+        None => {
+            if let Some(missing) = missing_kubeconfig() {
+                return Err(ClusterError::Live(format!(
+                    "no cluster configured: {missing}, and this is not a pod; pass --kubeconfig FILE or --context NAME, set KUBECONFIG, or use --snapshot FILE"
+                )));
+            }
+            // The kube crate quotes paths twice ('"/path"'): once is enough.
+            Config::infer().await.map_err(|e| {
+                let reason = e.to_string().replace("'\"", "\"").replace("\"'", "\"");
+                ClusterError::Live(format!("no cluster configured ({reason}): pass --kubeconfig/--context, set KUBECONFIG, or use --snapshot FILE"))
+            })?
+        }
     };
     kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))
+}
+
+/// Outside a pod, the kubeconfig the kube crate would read when none of its files exists: `the
+/// kubeconfig "/x" (from $KUBECONFIG) does not exist`.
+fn missing_kubeconfig() -> Option<String> {
+    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+        return None;
+    }
+    let (paths, from): (Vec<PathBuf>, &str) = match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        Some(list) => (std::env::split_paths(&list).collect(), "from $KUBECONFIG"),
+        None => (vec![PathBuf::from(std::env::var_os("HOME")?).join(".kube").join("config")], "the default"),
+    };
+    if paths.iter().any(|p| p.exists()) {
+        return None;
+    }
+    let shown: Vec<String> = paths.iter().map(|p| format!("{:?}", p.display().to_string())).collect();
+    Some(format!("the kubeconfig {} ({from}) does not exist", shown.join(", ")))
 }
 
 fn is_transient(e: &kube::Error) -> bool {

@@ -30,7 +30,15 @@ pub fn read_file(path: &Path) -> Result<ClusterState, ClusterError> {
     }
     let bytes = std::fs::read(path).map_err(|e| ClusterError::Snapshot(format!("cannot read snapshot {shown}: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| ClusterError::Snapshot(format!("snapshot {shown} is not UTF-8 text")))?;
-    parse(&text).map_err(|e| ClusterError::Snapshot(format!("snapshot {shown}: {e}")))
+    let state = parse(&text).map_err(|e| ClusterError::Snapshot(format!("snapshot {shown}: {e}")))?;
+    // A cluster always has objects the audit reads (namespaces, CRDs): none means the file is
+    // not a capture of one, and every verdict on it would rest on nothing.
+    if state.objects.is_empty() {
+        return Err(ClusterError::Snapshot(format!(
+            "snapshot {shown} holds 0 objects: it is not a capture of a cluster (write one with `trainer-audit snapshot -o FILE`)"
+        )));
+    }
+    Ok(state)
 }
 
 /// One document of a snapshot: a List (its items normalised as they are read, so a large file

@@ -93,6 +93,15 @@ fn push_all(items: Vec<Json>, path: &str, doc: usize, out: &mut Vec<Json>) -> Re
     Ok(())
 }
 
+/// Whether the cluster's TrainJob CRD is already the 2.2+ one (it declares `spec.runtimePatches`).
+pub fn crd_already_new(state: &crate::cluster::ClusterState) -> bool {
+    state.crd("trainjobs.trainer.kubeflow.org").is_some_and(|crd| {
+        crd.pointer("/spec/versions")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|vs| vs.iter().any(|v| v.pointer("/schema/openAPIV3Schema/properties/spec/properties/runtimePatches").is_some()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

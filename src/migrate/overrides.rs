@@ -1,5 +1,9 @@
-//! 2.1's `spec.podTemplateOverrides`, `spec.labels` and `spec.annotations` → 2.2's
-//! `spec.runtimePatches`. 2.1 applied each override as a strategic merge patch to the pod template
+//! 2.1's `spec.podTemplateOverrides` (and 2.0's `spec.podSpecOverrides` before it), `spec.labels`
+//! and `spec.annotations` → 2.2's `spec.runtimePatches`. 2.0's override is the same strategic
+//! merge patch of the named jobs' pod spec, with the pod spec fields beside `targetJobs` instead
+//! of under `spec` (T@v2.0.1 `trainjob_types.go#L233-L269`, `trainingruntime.go#L190-L219`: the
+//! whole override is marshalled as the patch, `targetJobs` is no PodSpec field), so it is read as
+//! the 2.1 override `{targetJobs, spec: {…}}` and converted the same way. 2.1 applied each override as a strategic merge patch to the pod template
 //! of every replicated job it named, later overrides over earlier ones, using only `labels` and
 //! `annotations` of its metadata (T@v2.1.0 `pkg/runtime/core/trainingruntime.go#L190-L236`), and
 //! merged `spec.labels`/`spec.annotations` into the JobSet's labels and annotations (same file
@@ -16,6 +20,9 @@ use serde_json::{Map, Value as Json};
 use super::{Level, Note};
 
 const SRC_21: &str = "T@v2.1.0 pkg/runtime/core/trainingruntime.go#L126-L140,#L190-L236";
+/// 2.0's `podSpecOverrides`: the type, and the merge that applies each one.
+pub const SRC_20: &str =
+    "T@v2.0.1 pkg/apis/trainer/v1alpha1/trainjob_types.go#L113-L115,#L233-L269; pkg/runtime/core/trainingruntime.go#L190-L219";
 const SRC_22: &str =
     "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L291-L496; pkg/runtime/core/trainingruntime.go#L144-L160,#L251-L290";
 /// At most this many runtime patches (T@v2.3.0 `trainjob_types.go#L122`).
@@ -58,13 +65,60 @@ struct JobPatch {
 /// further entries get `-2`, `-3`, ….
 pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
     let mut out = Patches::default();
+    let legacy = spec.get("podSpecOverrides");
+    let overrides = match (legacy, spec.get("podTemplateOverrides")) {
+        (Some(_), Some(_)) => {
+            out.refuse = Some("sets both 2.0's spec.podSpecOverrides and 2.1's spec.podTemplateOverrides: no release had both".into());
+            return out;
+        }
+        (Some(Json::Array(list)), None) => list.iter().map(as_2_1_override).collect(),
+        (None, Some(Json::Array(list))) => list.clone(),
+        (None, None) => Vec::new(),
+        (Some(_), None) | (None, Some(_)) => {
+            let field = if legacy.is_some() { "podSpecOverrides" } else { "podTemplateOverrides" };
+            out.refuse = Some(format!("spec.{field} is not a list"));
+            return out;
+        }
+    };
+    patches_of(&overrides, spec, manager, &mut out);
+    if legacy.is_some() {
+        for n in &mut out.notes {
+            if let Some(path) = legacy_path(&n.path) {
+                n.path = path;
+                n.source = format!("{SRC_20}; {}", n.source);
+            }
+        }
+    }
+    out
+}
+
+/// A 2.0 `podSpecOverrides` entry as the 2.1 override that patches the same pod spec.
+fn as_2_1_override(o: &Json) -> Json {
+    let Some(m) = o.as_object() else { return o.clone() };
+    let mut spec = m.clone();
+    let targets = spec.remove("targetJobs");
+    let mut out = Map::new();
+    if let Some(t) = targets {
+        out.insert("targetJobs".into(), t);
+    }
+    out.insert("spec".into(), Json::Object(spec));
+    Json::Object(out)
+}
+
+/// A note's path in the 2.1 shape (`spec.podTemplateOverrides[0].spec.volumes`) as it is in the
+/// 2.0 object (`spec.podSpecOverrides[0].volumes`); None for paths outside the overrides.
+fn legacy_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("spec.podTemplateOverrides")?;
+    let end = rest.find(']').map_or(rest.len(), |i| i + 1);
+    let (index, tail) = rest.split_at(end);
+    let tail = tail.strip_prefix(".spec").unwrap_or(tail);
+    Some(format!("spec.podSpecOverrides{index}{tail}"))
+}
+
+/// Fills `out` with the patches of 2.1-shaped `overrides` and `spec`'s labels and annotations.
+fn patches_of(overrides: &[Json], spec: &Json, manager: &str, out: &mut Patches) {
     // entries[k] holds the k-th override of each replicated job.
     let mut entries: Vec<Vec<JobPatch>> = Vec::new();
-    let overrides = spec.get("podTemplateOverrides").and_then(Json::as_array).cloned().unwrap_or_default();
-    if spec.get("podTemplateOverrides").is_some_and(|o| !o.is_array()) {
-        out.refuse = Some("spec.podTemplateOverrides is not a list".into());
-        return out;
-    }
     for (i, o) in overrides.iter().enumerate() {
         let path = format!("spec.podTemplateOverrides[{i}]");
         let targets: Vec<String> = o
@@ -114,7 +168,7 @@ pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
     }
     let jobset_meta = jobset_metadata(spec, &mut out.notes);
     if entries.is_empty() && jobset_meta.is_none() {
-        return out;
+        return;
     }
     if entries.is_empty() {
         entries.push(Vec::new());
@@ -125,7 +179,7 @@ pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
             entries.len(),
             entries.len()
         ));
-        return out;
+        return;
     }
     for (k, jobs) in entries.into_iter().enumerate() {
         let manager = if k == 0 { manager.to_string() } else { format!("{manager}-{}", k + 1) };
@@ -152,7 +206,6 @@ pub fn runtime_patches(spec: &Json, manager: &str) -> Patches {
         out.entries
             .push(object([("manager", Json::String(manager)), ("trainingRuntimeSpec", object([("template", Json::Object(template))]))]));
     }
-    out
 }
 
 /// A JSON object of these entries, in this order.

@@ -1,4 +1,4 @@
-//! 2.1 TrainJobs → the 2.2+ API: `podTemplateOverrides`, `labels` and `annotations` become
+//! 2.0 and 2.1 TrainJobs → the 2.2+ API: `podTemplateOverrides` (2.0: `podSpecOverrides`), `labels` and `annotations` become
 //! `runtimePatches` (`overrides`), and a string `spec.trainer.numProcPerNode` becomes the number
 //! that means the same, or goes when 2.2's default means the same (`nproc`). A runtime value the
 //! TrainJob inherited is written onto the TrainJob, because 2.2 runtimes cannot carry it.
@@ -78,7 +78,8 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
         (None, None) => None,
     };
     let decision = nproc::decide(own, inherited, resources, rt.map(|r| runtime::torch(r).is_some()));
-    let removed: Vec<&str> = ["podTemplateOverrides", "labels", "annotations"].into_iter().filter(|k| spec.get(*k).is_some()).collect();
+    let removed: Vec<&str> =
+        ["podSpecOverrides", "podTemplateOverrides", "labels", "annotations"].into_iter().filter(|k| spec.get(*k).is_some()).collect();
     if decision == Decision::Keep && removed.is_empty() {
         return None;
     }
@@ -94,12 +95,8 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
         schema: SchemaVerdict::NotValidated { reason: String::new() },
     };
     if let Some(why) = patches.refuse {
-        c.notes.push(Note::new(
-            Level::Refused,
-            "spec.podTemplateOverrides",
-            why,
-            "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L118-L124",
-        ));
+        let field = if spec.get("podSpecOverrides").is_some() { "spec.podSpecOverrides" } else { "spec.podTemplateOverrides" };
+        c.notes.push(Note::new(Level::Refused, field, why, "T@v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go#L118-L124"));
         return Some(c);
     }
     let mut converted = original;
@@ -190,7 +187,7 @@ fn convert(o: &Json, rt: Option<&Json>, options: &Options) -> Option<Conversion>
     }
     if options.source == Source::Cluster
         && c.notes.iter().any(|n| {
-            n.path.starts_with("spec.podTemplateOverrides") || n.path.starts_with("spec.labels") || n.path.starts_with("spec.annotations")
+            ["spec.podSpecOverrides", "spec.podTemplateOverrides", "spec.labels", "spec.annotations"].iter().any(|p| n.path.starts_with(p))
         })
     {
         c.notes.push(Note::new(
@@ -256,6 +253,26 @@ mod tests {
             ]
         );
         assert!(!c.incomplete());
+    }
+
+    #[test]
+    fn podspec_overrides_of_2_0_become_the_same_patches_as_2_1s() {
+        let fields =
+            json!({"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}], "image": "x"}]});
+        let mut v21 = json!({"targetJobs": [{"name": "node"}], "spec": fields.clone()});
+        let mut v20 = fields;
+        v20["targetJobs"] = json!([{"name": "node"}]);
+        let c21 = convert_all(&[job(json!({"runtimeRef": {"name": "x"}, "podTemplateOverrides": [v21.take()]}))], &files()).pop().unwrap();
+        let c20 = convert_all(&[job(json!({"runtimeRef": {"name": "x"}, "podSpecOverrides": [v20]}))], &files()).pop().unwrap();
+        let out = c20.converted.clone().unwrap();
+        assert!(out["spec"].get("podSpecOverrides").is_none(), "{out}");
+        assert_eq!(out["spec"]["runtimePatches"], c21.converted.unwrap()["spec"]["runtimePatches"]);
+        let lost: Vec<&str> = c20.notes.iter().filter(|n| n.level == Level::Lost).map(|n| n.path.as_str()).collect();
+        assert_eq!(lost, ["spec.podSpecOverrides[0].containers[0].image"]);
+        assert!(c20.notes.iter().all(|n| !n.path.contains("podTemplateOverrides")));
+        assert!(c20.notes.iter().any(|n| n.path == "spec.podSpecOverrides[0]" && n.source.contains("T@v2.0.1")));
+        let both = job(json!({"runtimeRef": {"name": "x"}, "podSpecOverrides": [], "podTemplateOverrides": []}));
+        assert!(convert_all(&[both], &files()).pop().unwrap().refused());
     }
 
     #[test]

@@ -9,8 +9,9 @@ use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
 use crate::cluster::install::Method;
 
-/// The versions to upgrade through, ending with `to`. `available` are the repository's
-/// release versions; an empty list means only the target is known (a local chart).
+/// The versions to upgrade through, ending with `to` (none when `to` is what is installed:
+/// there is nothing to plan). `available` are the repository's release versions; an empty list
+/// means only the target is known (a local chart). A downgrade is one step, never routed.
 pub fn path(
     rules: &[Rule],
     from: &semver::Version,
@@ -18,6 +19,9 @@ pub fn path(
     available: &[semver::Version],
 ) -> Result<Vec<semver::Version>, String> {
     let mut stops = Vec::new();
+    if from == to {
+        return Ok(stops);
+    }
     let mut current = from.clone();
     for _ in 0..8 {
         let gate = rules.iter().filter(|r| r.applies_to(&current, to)).find_map(|r| Some((r, r.check.as_ref()?.gate()?)));
@@ -39,6 +43,8 @@ pub struct Step {
     pub number: usize,
     pub from: String,
     pub to: String,
+    /// `upgrade`, or `downgrade` (a target below what it starts from).
+    pub direction: &'static str,
     /// Findings at warning or above for this hop, to settle first, in the order their fixes are
     /// done (the rules' phases: back up, CRDs, objects, values, upgrade).
     pub preconditions: Vec<Finding>,
@@ -62,7 +68,14 @@ pub struct Plan {
     pub to: String,
     pub repository: String,
     pub steps: Vec<Step>,
+    /// The release namespace's `pod-security.kubernetes.io/enforce` label before the change
+    /// (None: not set): a fix that relaxes it is undone to this value after the last step.
+    #[serde(rename = "podSecurity", skip_serializing_if = "Option::is_none")]
+    pub pod_security: Option<String>,
 }
+
+/// The label a Pod Security relaxation changes.
+pub const PSA_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
 pub struct StepContext<'a> {
     pub release: &'a str,
@@ -72,6 +85,9 @@ pub struct StepContext<'a> {
     /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
     pub registry_flags: &'a str,
     pub values: &'a crate::upgrade::values::UserValues,
+    /// The values the upgrade applies (the release's, then the flags): keys the target renamed
+    /// are carried to their new names (`audit::renames`).
+    pub user_values: &'a serde_json::Value,
 }
 
 /// The step's commands for this deployment method.
@@ -88,8 +104,14 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         (true, false) => " --take-ownership",
         (false, false) => "",
     };
-    let values = ctx.values.shell_flags();
-    let (manual, upgrade) = match ctx.method {
+    let mut values = ctx.values.shell_flags();
+    let carried = crate::audit::renames::carried(ctx.user_values, from, to);
+    for arg in &carried {
+        values.push_str(&format!(" --set-string {}", q(arg)));
+    }
+    let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
+    let down = to < from;
+    let (mut manual, mut upgrade) = match ctx.method {
         Method::ArgoCd => (
             vec![
                 format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)", ctx.repository),
@@ -116,8 +138,30 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
             vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
         ),
     };
+    if !carried.is_empty() && matches!(ctx.method, Method::ArgoCd | Method::FluxHelm) {
+        let renamed: Vec<String> = crate::audit::renames::crossed(from, to).iter().map(|r| format!("{} → {}", r.from, r.to)).collect();
+        manual.push(format!("Rename in the values the engine hands to Helm: {} (the {to} chart ignores the old name)", renamed.join(", ")));
+    }
+    if down {
+        manual.insert(
+            0,
+            format!("This is a downgrade ({from} → {to}): run it only after the fixes above (backups taken, the CRDs keep-annotated), and only if {to} is really meant"),
+        );
+        // Helm deletes the templated CRDs on the way down unless the live ones keep (TA-DIR-001):
+        // the Helm command runs only when every Trainer CRD carries the policy.
+        if templated(from) && !templated(to) {
+            upgrade = upgrade.into_iter().map(|c| if c.starts_with("helm ") { keep_guarded(&c) } else { c }).collect();
+        }
+    }
+    // The engine's own view of the change: an Argo CD install has no Helm release (Argo CD
+    // renders the chart itself), and Flux reports the HelmRelease's Ready condition.
+    let engine_status = match ctx.method {
+        Method::ArgoCd => "kubectl get applications.argoproj.io -A -o custom-columns=NAME:.metadata.name,REVISION:.spec.source.targetRevision,SYNC:.status.sync.status,HEALTH:.status.health.status".to_string(),
+        Method::FluxHelm => "flux get helmreleases -A".to_string(),
+        _ => format!("helm status {release} -n {ns}"),
+    };
     let mut verify = vec![
-        format!("helm status {release} -n {ns}"),
+        engine_status,
         format!("kubectl -n {ns} rollout status deployment/kubeflow-trainer-controller-manager --timeout=5m"),
         "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
             .to_string(),
@@ -127,7 +171,6 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         // The installer hook Job (Helm deletes it once it succeeds).
         verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
     }
-    let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
     let crds_move = !templated(from) && templated(to);
     // Helm reads the live object before deleting on upgrade and rollback (v4.2.3
     // pkg/kube/client.go, Update): the live keep annotation protects those, not uninstall.
@@ -148,6 +191,7 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         number,
         from: from.to_string(),
         to: to.to_string(),
+        direction: if down { "downgrade" } else { "upgrade" },
         preconditions,
         manual,
         upgrade,
@@ -155,6 +199,20 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         rollback,
         rollback_dangerous: dangerous,
     }
+}
+
+/// The Trainer CRDs a downgrade from a templated-CRD chart would delete.
+const TRAINER_CRDS: &str =
+    "trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org";
+
+/// `command` run only when every Trainer CRD carries `helm.sh/resource-policy: keep`; otherwise
+/// it prints which do not and fails, without running it (one line: pasted into a shell, the
+/// command cannot run after a failed check).
+pub fn keep_guarded(command: &str) -> String {
+    format!(
+        "unkept=$(kubectl get crd {TRAINER_CRDS} -o jsonpath='{{range .items[*]}}{{.metadata.name}}={{.metadata.annotations.helm\\.sh/resource-policy}}{{\"\\n\"}}{{end}}' | grep -v '=keep$' || true); \
+         if [ -n \"$unkept\" ]; then echo \"downgrade stopped: these CRDs lack helm.sh/resource-policy=keep and Helm would delete them with every TrainJob and runtime (TA-DIR-001): $unkept\" >&2; false; else {command}; fi"
+    )
 }
 
 #[cfg(test)]
@@ -176,6 +234,76 @@ mod tests {
     }
 
     #[test]
+    fn same_version_plans_nothing_and_a_downgrade_is_one_guarded_step() {
+        let rules = crate::audit::rules::load(None).unwrap();
+        assert!(path(&rules, &v("2.3.0"), &v("2.3.0"), &[]).unwrap().is_empty());
+        assert_eq!(path(&rules, &v("2.3.0"), &v("2.2.1"), &[v("2.2.1"), v("2.3.0")]).unwrap(), [v("2.2.1")]);
+        let values = crate::upgrade::values::UserValues::default();
+        let ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Helm,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            values: &values,
+            user_values: &serde_json::Value::Null,
+        };
+        let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), Vec::new());
+        assert_eq!(down.direction, "downgrade");
+        assert!(down.manual[0].starts_with("This is a downgrade (2.3.0 → 2.2.1)"), "{:?}", down.manual);
+        let command = &down.upgrade[0];
+        assert!(command.starts_with("unkept=$(kubectl get crd ") && command.contains("else helm upgrade kubeflow-trainer "), "{command}");
+        // Below the templated-CRD line nothing is deleted with the CRDs: no guard.
+        let patch = step(&ctx, 1, &v("2.2.1"), &v("2.2.0"), Vec::new());
+        assert!(patch.upgrade[0].starts_with("helm upgrade "), "{}", patch.upgrade[0]);
+        assert_eq!(step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), Vec::new()).direction, "upgrade");
+    }
+
+    /// The guard runs the command only when every Trainer CRD keeps (stand-in kubectl).
+    #[test]
+    fn the_keep_guard_runs_the_command_only_when_every_crd_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubectl = dir.path().join("kubectl");
+        let run = |policies: &str| {
+            std::fs::write(&kubectl, format!("#!/bin/sh\nprintf '{policies}'\n")).unwrap();
+            std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap_or_default());
+            std::process::Command::new("bash")
+                .args(["-euo", "pipefail", "-c", &keep_guarded("echo downgrading")])
+                .env("PATH", path)
+                .output()
+                .unwrap()
+        };
+        let all = run("a=keep\\nb=keep\\nc=keep\\n");
+        assert!(all.status.success() && String::from_utf8_lossy(&all.stdout).contains("downgrading"), "{all:?}");
+        let one = run("a=keep\\nb=\\nc=keep\\n");
+        assert!(!one.status.success() && !String::from_utf8_lossy(&one.stdout).contains("downgrading"), "{one:?}");
+        assert!(
+            String::from_utf8_lossy(&one.stderr).contains("downgrade stopped: these CRDs lack helm.sh/resource-policy=keep"),
+            "{one:?}"
+        );
+    }
+
+    #[test]
+    fn a_renamed_value_is_carried_under_its_new_name() {
+        let values = crate::upgrade::values::UserValues::default();
+        let user = serde_json::json!({"manager": {"annotations": {"prometheus.io/scrape": "true"}}});
+        let ctx = StepContext {
+            release: "kubeflow-trainer",
+            namespace: "kubeflow-system",
+            method: Method::Helm,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            values: &values,
+            user_values: &user,
+        };
+        let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), Vec::new());
+        let arg = crate::shell::quote("manager.podAnnotations.prometheus\\.io/scrape=true");
+        assert!(s.upgrade[0].contains(&format!(" --reset-then-reuse-values --set-string {arg} --wait")), "{}", s.upgrade[0]);
+        assert!(!step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), Vec::new()).upgrade[0].contains("--set-string"));
+    }
+
+    #[test]
     fn helm_commands_reach_the_repository_with_its_flags() {
         let values = crate::upgrade::values::UserValues::default();
         let mut ctx = StepContext {
@@ -185,6 +313,7 @@ mod tests {
             repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
             registry_flags: " --plain-http",
             values: &values,
+            user_values: &serde_json::Value::Null,
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
         assert_eq!(
@@ -205,6 +334,7 @@ mod tests {
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
             values: &values,
+            user_values: &serde_json::Value::Null,
         };
         let finding = |id: &str| Finding {
             id: id.into(),

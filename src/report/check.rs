@@ -36,11 +36,11 @@ pub struct CheckReport {
 }
 
 pub fn text(r: &CheckReport) -> String {
-    text_painted(r, super::style::Paint::PLAIN)
+    text_painted(r, super::style::Paint::PLAIN, super::findings::Detail::Short)
 }
 
-/// [`text`] with severities coloured.
-pub fn text_painted(r: &CheckReport, paint: super::style::Paint) -> String {
+/// [`text`] with severities coloured, short or verbose; the verdict line first.
+pub fn text_painted(r: &CheckReport, paint: super::style::Paint, detail: super::findings::Detail) -> String {
     let mut out = format!("{}\n", r.decision.line());
     out.push_str(&format!("Upgrade check: {}/{} {} → {} (installed with {})\n", r.namespace, r.release, r.from, r.to, r.method.describe()));
     for n in &r.notes {
@@ -50,7 +50,7 @@ pub fn text_painted(r: &CheckReport, paint: super::style::Paint) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out.push('\n');
-    super::findings::text_painted(&r.findings, paint, &mut out);
+    super::findings::text_painted(&r.findings, paint, detail, &mut out);
     out
 }
 

@@ -3,68 +3,187 @@
 use super::style::Paint;
 use crate::audit::finding::{Finding, FixLine, Severity};
 
-/// `N findings: a error, b warning, c info`.
+/// How much a text report says: the short answer (each rule once, with its subjects and one
+/// fix), or everything (each finding with its evidence, the failure it predicts and its sources).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Detail {
+    #[default]
+    Short,
+    Verbose,
+}
+
+/// `1 error`, `2 warnings`, `0 info`: the one way every report counts a severity.
+pub fn count(n: usize, severity: Severity) -> String {
+    match severity {
+        Severity::Info => format!("{n} info"),
+        s => format!("{n} {}{}", s.as_str(), if n == 1 { "" } else { "s" }),
+    }
+}
+
+/// `N findings: a errors, b warnings, c info`.
 pub fn summary(findings: &[Finding]) -> String {
-    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    let of = |s: Severity| count(findings.iter().filter(|f| f.severity == s).count(), s);
     format!(
-        "{} finding{}: {} error, {} warning, {} info",
+        "{} finding{}: {}, {}, {}",
         findings.len(),
         if findings.len() == 1 { "" } else { "s" },
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info)
+        of(Severity::Error),
+        of(Severity::Warning),
+        of(Severity::Info)
     )
 }
 
-/// Per rule, in report order: severity, id, how many findings, and their subjects (at most three
-/// named).
-pub fn summary_lines(findings: &[Finding]) -> Vec<String> {
-    let mut rules: Vec<(&Finding, Vec<&str>)> = Vec::new();
+/// The findings grouped by (rule, severity), in report order, each group's subjects sorted and
+/// without repeats.
+fn by_rule(findings: &[Finding]) -> Vec<(&Finding, Vec<&Finding>)> {
+    let mut rules: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
     for f in findings {
         match rules.iter_mut().find(|(first, _)| first.id == f.id && first.severity == f.severity) {
-            Some((_, subjects)) => subjects.push(&f.subject),
-            None => rules.push((f, vec![&f.subject])),
+            Some((_, members)) => members.push(f),
+            None => rules.push((f, vec![f])),
         }
     }
     rules
+}
+
+fn subjects<'a>(members: &[&'a Finding]) -> Vec<&'a str> {
+    let mut subjects: Vec<&str> = members.iter().map(|f| f.subject.as_str()).collect();
+    subjects.sort_unstable();
+    subjects.dedup();
+    subjects
+}
+
+/// Per rule, in report order: severity, id, how many findings, and their subjects (at most three
+/// named). The id column is as wide as the longest id.
+pub fn summary_lines(findings: &[Finding]) -> Vec<String> {
+    let groups = by_rule(findings);
+    let width = groups.iter().map(|(f, _)| f.id.len()).max().unwrap_or(0).max(11);
+    groups
         .into_iter()
-        .map(|(f, mut subjects)| {
-            let count = subjects.len();
-            subjects.sort_unstable();
-            subjects.dedup();
+        .map(|(f, members)| {
+            let subjects = subjects(&members);
             let shown = subjects.iter().take(3).copied().collect::<Vec<_>>().join(", ");
             let more = if subjects.len() > 3 { format!(" and {} more", subjects.len() - 3) } else { String::new() };
-            format!("{:<7} {:<12} {:>3}  {shown}{more}", f.severity.as_str(), f.id, count)
+            format!("{:<7} {:<width$} {:>3}  {shown}{more}", f.severity.as_str(), f.id, members.len())
         })
         .collect()
 }
 
-/// The first finding of each (rule, severity), in the order [`summary_lines`] lists them.
-fn first_of_each_rule(findings: &[Finding]) -> Vec<&Finding> {
-    let mut firsts: Vec<&Finding> = Vec::new();
-    for f in findings {
-        if !firsts.iter().any(|x| x.id == f.id && x.severity == f.severity) {
-            firsts.push(f);
+/// One fix for all the findings of a rule: the lines every finding shares once, the lines that
+/// differ (the commands naming each subject) one after another, in the findings' order.
+pub fn merged_fix(members: &[&Finding]) -> Vec<FixLine> {
+    let mut out: Vec<FixLine> = Vec::new();
+    let mut push = |line: &FixLine| {
+        if !out.contains(line) {
+            out.push(line.clone());
+        }
+    };
+    let first = &members[0].fix_lines;
+    if members.iter().all(|f| f.fix_lines.len() == first.len()) {
+        for i in 0..first.len() {
+            for f in members {
+                push(&f.fix_lines[i]);
+            }
+        }
+    } else {
+        for f in members {
+            f.fix_lines.iter().for_each(&mut push);
         }
     }
-    firsts
+    out
+}
+
+/// An expected failure text as a sentence: who prints it, the text as a quoted excerpt (a
+/// prefix the source's format string fixes, so it ends in `…` where the message goes on, and a
+/// quote it opens is closed), and the versions it holds for.
+pub fn expected_sentence(e: &crate::audit::finding::Expected) -> String {
+    let who = match e.by {
+        "helm" => "helm prints",
+        "kube-apiserver" => "the API server answers",
+        "event" => "an event reports",
+        "controller" => "the controller logs",
+        other => other,
+    };
+    let mut text = e.text.trim_end().to_string();
+    let complete = text.ends_with(['.', '!', '?']) && text.matches('"').count() % 2 == 0;
+    if !complete {
+        text.push('…');
+    }
+    if text.matches('"').count() % 2 == 1 {
+        text.push('"');
+    }
+    let versions: Vec<String> = [("Kubernetes", &e.kubernetes), ("Helm", &e.helm)]
+        .into_iter()
+        .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
+        .collect();
+    let versions = if versions.is_empty() { String::new() } else { format!(" ({})", versions.join(", ")) };
+    format!("If it fails, {who}{versions}: `{text}`.")
 }
 
 pub fn text(findings: &[Finding], out: &mut String) {
-    text_painted(findings, Paint::PLAIN, out)
+    text_painted(findings, Paint::PLAIN, Detail::Short, out)
 }
 
-/// [`text`] with the severities coloured.
-pub fn text_painted(findings: &[Finding], paint: Paint, out: &mut String) {
+/// The findings as text: the summary table, then one block per rule (short) or per finding
+/// (verbose), then the count.
+pub fn text_painted(findings: &[Finding], paint: Paint, detail: Detail, out: &mut String) {
     if !findings.is_empty() {
         out.push_str(&format!("Summary: {}\n", summary(findings)));
-        for (line, f) in summary_lines(findings).into_iter().zip(first_of_each_rule(findings)) {
+        for (line, (f, _)) in summary_lines(findings).into_iter().zip(by_rule(findings)) {
             // The line opens with the padded severity word; colour just that.
             let (word, rest) = line.split_at(7.min(line.len()));
             out.push_str(&format!("  {}{rest}\n", paint.severity(f.severity, word)));
         }
         out.push('\n');
     }
+    match detail {
+        Detail::Short => short_blocks(findings, paint, out),
+        Detail::Verbose => verbose_blocks(findings, paint, out),
+    }
+    out.push_str(&format!("{}\n", summary(findings)));
+}
+
+/// One block per rule: its title, each subject with what was found, one fix for all of them.
+fn short_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
+    let groups = by_rule(findings);
+    for (f, members) in &groups {
+        let word = format!("{:<7}", f.severity.as_str());
+        out.push_str(&format!("{} {}  {}\n", paint.severity(f.severity, &word), f.id, f.title));
+        // Each subject with what was found about it (the message, which often opens with it).
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        let mut sorted = members.clone();
+        sorted.sort_by(|a, b| (&a.subject, &a.message).cmp(&(&b.subject, &b.message)));
+        for m in sorted {
+            if seen.contains(&(m.subject.as_str(), m.message.as_str())) {
+                continue;
+            }
+            seen.push((&m.subject, &m.message));
+            if m.message.is_empty() {
+                out.push_str(&format!("        - {}\n", m.subject));
+            } else if m.message.starts_with(&m.subject) {
+                out.push_str(&format!("        - {}\n", m.message));
+            } else {
+                out.push_str(&format!("        - {}: {}\n", m.subject, m.message));
+            }
+        }
+        let mut label = "fix:";
+        for line in merged_fix(members) {
+            let text = match &line {
+                FixLine::Command(c) => format!("  {c}"),
+                FixLine::Text(t) => t.clone(),
+            };
+            out.push_str(&format!("        {label:<5}{text}\n"));
+            label = "";
+        }
+        out.push('\n');
+    }
+    if !groups.is_empty() {
+        out.push_str("Details (evidence, expected failures, sources): --verbose, or `trainer-audit explain ID`.\n");
+    }
+}
+
+/// Every finding with its message, evidence, expected failures, fix and source.
+fn verbose_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
     for f in findings {
         let word = format!("{:<7}", f.severity.as_str());
         out.push_str(&format!("{} {}  {}\n", paint.severity(f.severity, &word), f.id, f.title));
@@ -77,17 +196,11 @@ pub fn text_painted(findings: &[Finding], paint: Paint, out: &mut String) {
             out.push_str(&format!("        evidence: {e}\n"));
         }
         for e in &f.expect {
-            let versions: Vec<String> = [("Kubernetes", &e.kubernetes), ("Helm", &e.helm)]
-                .into_iter()
-                .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
-                .collect();
-            let versions = if versions.is_empty() { String::new() } else { format!(" ({})", versions.join(", ")) };
-            out.push_str(&format!("        fails:    {}{versions} prints: {}\n", e.by, e.text));
+            out.push_str(&format!("        expect:   {}\n", expected_sentence(e)));
         }
         out.push_str(&format!("        fix:      {}\n", f.fix.replace('\n', "\n                  ")));
         out.push_str(&format!("        source:   {}\n", f.source));
     }
-    out.push_str(&format!("{}\n", summary(findings)));
 }
 
 /// Escapes what would break a Markdown table cell.
@@ -150,4 +263,75 @@ pub fn fix_shell(f: &Finding) -> Vec<String> {
             FixLine::Text(t) => format!("# {t}"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::finding::Expected;
+
+    fn finding(subject: &str, fix: Vec<FixLine>) -> Finding {
+        Finding {
+            id: "TA-X-001".into(),
+            severity: Severity::Warning,
+            title: "t".into(),
+            subject: subject.into(),
+            location: String::new(),
+            message: String::new(),
+            evidence: vec![],
+            fix: String::new(),
+            commands: vec![],
+            fix_lines: fix,
+            source: "https://example.org/source".into(),
+            expect: vec![],
+            phase: Default::default(),
+        }
+    }
+
+    #[test]
+    fn one_fix_per_rule_shares_the_words_and_lists_every_command() {
+        let fix = |name: &str| {
+            vec![
+                FixLine::Text("Protect it:".into()),
+                FixLine::Command(format!("kubectl annotate crd {name} keep")),
+                FixLine::Command(format!("kubectl label crd {name} x")),
+                FixLine::Text("Then upgrade.".into()),
+            ]
+        };
+        let (a, b) = (finding("a", fix("a")), finding("b", fix("b")));
+        let merged = merged_fix(&[&a, &b]);
+        let want = [
+            "Protect it:",
+            "kubectl annotate crd a keep",
+            "kubectl annotate crd b keep",
+            "kubectl label crd a x",
+            "kubectl label crd b x",
+            "Then upgrade.",
+        ];
+        let got: Vec<&str> = merged
+            .iter()
+            .map(|l| match l {
+                FixLine::Command(c) | FixLine::Text(c) => c.as_str(),
+            })
+            .collect();
+        assert_eq!(got, want);
+        let mut out = String::new();
+        text(&[a, b], &mut out);
+        assert!(!out.contains("https://"), "no source URLs in the short text: {out}");
+        assert_eq!(out.matches("TA-X-001  t").count(), 1, "one block per rule: {out}");
+        assert!(out.contains("2 findings: 0 errors, 2 warnings, 0 info"), "{out}");
+    }
+
+    #[test]
+    fn expected_texts_read_as_sentences_with_balanced_quotes() {
+        let e = |text: &str| Expected { by: "event", text: text.into(), kubernetes: Some(">=1.32".into()), helm: None };
+        assert_eq!(
+            expected_sentence(&e("violates PodSecurity \"restricted:")),
+            "If it fails, an event reports (Kubernetes >=1.32): `violates PodSecurity \"restricted:…\"`."
+        );
+        assert_eq!(expected_sentence(&e("the job failed.")), "If it fails, an event reports (Kubernetes >=1.32): `the job failed.`.");
+        assert_eq!(count(1, Severity::Error), "1 error");
+        assert_eq!(count(2, Severity::Warning), "2 warnings");
+        assert_eq!(count(2, Severity::Info), "2 info");
+    }
 }

@@ -126,7 +126,7 @@ pub fn verdict_line(row: &Row, paint: Paint) -> String {
 pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
     let mut out = format!("\n{}\n", paint.bold(&format!("=== {} ===", row.cluster)));
     match report {
-        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint)),
+        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short)),
         Some(Report::Status(s)) => out.push_str(&super::status::text(s)),
         Some(Report::Plan { plan, notes }) => out.push_str(&super::plan::text(plan, notes)),
         None => out.push_str(&format!("{}: {}\n", paint.tone(Tone::Broken, "failed"), dash(row.failure.as_deref()))),

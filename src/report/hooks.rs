@@ -6,6 +6,11 @@ use crate::audit::hooks::HooksReport;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 
 pub fn text(report: &HooksReport) -> String {
+    text_detailed(report, super::findings::Detail::Short)
+}
+
+/// [`text`], short or with every finding's evidence and sources.
+pub fn text_detailed(report: &HooksReport, detail: super::findings::Detail) -> String {
     let mut out = String::new();
     let engine = match (&report.engine, &report.argocd_version) {
         (Engine::Argocd, Some(v)) => format!("argocd {v}"),
@@ -73,6 +78,20 @@ pub fn text(report: &HooksReport) -> String {
         out.push('\n');
     }
     out.push_str("Findings\n");
-    super::findings::text(&report.findings, &mut out);
+    super::findings::text_painted(&report.findings, super::style::Paint::PLAIN, detail, &mut out);
+    out
+}
+
+/// The review as Markdown: what was reviewed, then the findings table.
+pub fn markdown(report: &HooksReport) -> String {
+    let mut out = format!(
+        "## Hooks in `{}` {} (findings for: {})\n\n{} hook(s), {} CRD(s).\n\n",
+        report.chart,
+        report.version,
+        report.engine.as_str(),
+        report.hooks.len(),
+        report.crds.len()
+    );
+    super::findings::markdown(&report.findings, &mut out);
     out
 }

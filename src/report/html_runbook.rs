@@ -8,8 +8,8 @@ use super::html::{command_block, page};
 use crate::plan::Plan;
 
 /// The page for this plan.
-pub fn page_for(plan: &Plan, notes: &[String]) -> String {
-    let markdown = super::runbook::markdown(plan, notes);
+pub fn page_for(plan: &Plan, notes: &[String], made: &super::runbook::Made) -> String {
+    let markdown = super::runbook::markdown(plan, notes, made);
     let title = format!("Runbook: upgrade Kubeflow Trainer {}/{} {} → {}", plan.namespace, plan.release, plan.from, plan.to);
     page(&title, &body(&markdown))
 }

@@ -13,6 +13,7 @@ pub mod html;
 pub mod html_runbook;
 pub mod openmetrics;
 pub mod plan;
+pub mod render;
 pub mod rules;
 pub mod runbook;
 pub mod sarif;

@@ -26,7 +26,7 @@ pub struct Cluster<'a> {
     pub exit_code: u8,
     pub installed: Option<&'a str>,
     pub target: Option<&'a str>,
-    /// The deployment method (`helm`, `argo-cd`, …).
+    /// The deployment method (`helm`, `argocd`, …).
     pub method: Option<&'a str>,
     /// None when the cluster failed (nothing was counted).
     pub findings: Option<&'a [Finding]>,

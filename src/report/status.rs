@@ -1,4 +1,5 @@
-//! `status` as text.
+//! `status` as text, and as Markdown (the same text in a block under a heading, for a job summary
+//! or a pull request).
 
 use crate::cluster::status::Status;
 
@@ -32,6 +33,12 @@ pub fn text(s: &Status) -> String {
     }
     if !s.crds.is_empty() {
         out.push_str("CRDs\n");
+        // Columns at least as wide as before, wider when a name or version list is longer.
+        let width =
+            |f: &dyn Fn(&crate::cluster::status::CrdSummary) -> usize, least: usize| s.crds.iter().map(f).max().unwrap_or(0).max(least);
+        let name_w = width(&|c| c.name.len(), 46);
+        let served_w = width(&|c| c.served.join(",").len(), 10);
+        let storage_w = width(&|c| c.storage.join(",").len(), 10);
         for c in &s.crds {
             let release = if c.release_name.is_empty() {
                 "no meta.helm.sh annotations".to_string()
@@ -41,7 +48,7 @@ pub fn text(s: &Status) -> String {
             let managed = if c.managed_by.is_empty() { "no managed-by label".to_string() } else { format!("managed-by={}", c.managed_by) };
             let keep = if c.resource_policy.is_empty() { String::new() } else { format!(", resource-policy={}", c.resource_policy) };
             out.push_str(&format!(
-                "  {:<46} served {:<10} storage {:<10} {}: {managed}, {release}{keep}\n",
+                "  {:<name_w$} served {:<served_w$} storage {:<storage_w$} {}: {managed}, {release}{keep}\n",
                 c.name,
                 c.served.join(","),
                 c.storage.join(","),
@@ -138,4 +145,9 @@ fn migration(out: &mut String, s: &Status) {
     }
     let states: Vec<String> = m.states.iter().map(|(st, n)| format!("{} {n}", st.as_str())).collect();
     out.push_str(&format!("  total: {} legacy jobs; namespaces: {}\n", m.legacy_total(), states.join(", ")));
+}
+
+/// The status as Markdown: a heading and the text in a block.
+pub fn markdown(s: &Status) -> String {
+    format!("## Trainer status\n\n```text\n{}```\n", text(s))
 }

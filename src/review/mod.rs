@@ -356,8 +356,9 @@ fn audit_chart(
     let vars = [("release", &upgrade.release_name), ("namespace", &upgrade.namespace)];
     let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     let chart = ChartInput { chart: &applied, engine: r.engine, argocd: context.argocd.as_ref(), gitops: Some(&context) };
+    let review_from = findings.len();
     findings.extend(review_rules(rules, &chart, &vars));
-    let findings = dedupe(findings, rules);
+    let findings = dedupe(findings, review_from, rules);
     let mut located: Vec<LocatedFinding> = findings.into_iter().map(|f| locate::locate(f, rules, r, change, head)).collect();
     located.sort_by(|a, b| {
         (a.finding.severity, &a.finding.id, &a.at, &a.finding.subject).cmp(&(b.finding.severity, &b.finding.id, &b.at, &b.finding.subject))
@@ -388,23 +389,25 @@ fn audit_chart(
 }
 
 /// The upgrade rules and the review pack share chart-only kinds (the same hook or CRD seen by
-/// both): of findings of the same kind about the same subject, the most severe stays, the
-/// review's on a tie (it knows the engine's options).
-fn dedupe(findings: Vec<Finding>, rules: &[Rule]) -> Vec<Finding> {
-    let rule = |id: &str| rules.iter().find(|r| r.id == id);
-    let key = |f: &Finding| rule(&f.id).map(|r| (r.kind.clone(), f.subject.clone()));
+/// both, under one id): of findings of the same kind about the same subject, the most severe
+/// stays, the review's on a tie (it knows the engine's options). Findings from `review_from` on
+/// are the review pack's.
+fn dedupe(findings: Vec<Finding>, review_from: usize, rules: &[Rule]) -> Vec<Finding> {
+    let scope = |i: usize| if i >= review_from { Scope::Review } else { Scope::Upgrade };
+    let key = |i: usize, f: &Finding| crate::audit::rules::find(rules, &f.id, scope(i)).map(|r| (r.kind.clone(), f.subject.clone()));
     let mut ranked: Vec<(usize, &Finding)> = findings.iter().enumerate().collect();
-    ranked.sort_by_key(|(i, f)| (f.severity, rule(&f.id).map(|r| r.scope != Scope::Review), *i));
-    // (kind, subject) → the rule whose finding stays; a rule's own findings all stay.
-    let mut kept_by: std::collections::BTreeMap<(String, String), String> = Default::default();
+    ranked.sort_by_key(|(i, f)| (f.severity, scope(*i) != Scope::Review, *i));
+    // (kind, subject) → the rule (id and scope) whose finding stays; a rule's own findings all stay.
+    let mut kept_by: std::collections::BTreeMap<(String, String), (String, Scope)> = Default::default();
     let mut keep = BTreeSet::new();
     for (i, f) in ranked {
-        if let Some(k) = key(f) {
+        if let Some(k) = key(i, f) {
+            let owner = (f.id.clone(), scope(i));
             match kept_by.get(&k) {
-                Some(id) if *id != f.id => continue,
+                Some(kept) if *kept != owner => continue,
                 Some(_) => {}
                 None => {
-                    kept_by.insert(k, f.id.clone());
+                    kept_by.insert(k, owner);
                 }
             }
         }
@@ -443,18 +446,21 @@ mod tests {
         let crd = "CustomResourceDefinition/x";
         let findings = vec![
             // crd-size from the review pack (warning) and from the upgrade rules (error).
-            finding("TA-CRD-001", Severity::Warning, crd, "review"),
             finding("TA-HOOK-104", Severity::Error, crd, "upgrade"),
-            finding("TA-CRD-001", Severity::Warning, "CustomResourceDefinition/y", "other subject"),
             // One rule's own findings all stay, even about one subject.
             finding("TA-VAL-001", Severity::Warning, "values a", "one"),
             finding("TA-VAL-001", Severity::Warning, "values a", "two"),
+            // The review pack's from here on.
+            finding("TA-HOOK-104", Severity::Warning, crd, "review"),
+            finding("TA-HOOK-104", Severity::Warning, "CustomResourceDefinition/y", "other subject"),
         ];
-        let kept: Vec<(String, String)> = dedupe(findings, &rules).into_iter().map(|f| (f.id, f.message)).collect();
-        let want = [("TA-HOOK-104", "upgrade"), ("TA-CRD-001", "other subject"), ("TA-VAL-001", "one"), ("TA-VAL-001", "two")];
+        let kept: Vec<(String, String)> = dedupe(findings, 3, &rules).into_iter().map(|f| (f.id, f.message)).collect();
+        let want = [("TA-HOOK-104", "upgrade"), ("TA-HOOK-104", "other subject"), ("TA-VAL-001", "one"), ("TA-VAL-001", "two")];
         assert_eq!(kept, want.map(|(a, b)| (a.to_string(), b.to_string())).to_vec());
-        // On a tie the review pack's finding (it knows the engine's options) stays.
-        let tie = vec![finding("TA-HOOK-104", Severity::Warning, crd, "upgrade"), finding("TA-CRD-001", Severity::Warning, crd, "review")];
-        assert_eq!(dedupe(tie, &rules)[0].message, "review");
+        // On a tie the review pack's finding (it knows the engine's options) stays, though both
+        // carry one id.
+        let tie = vec![finding("TA-HOOK-104", Severity::Warning, crd, "upgrade"), finding("TA-HOOK-104", Severity::Warning, crd, "review")];
+        let kept = dedupe(tie, 1, &rules);
+        assert_eq!((kept.len(), kept[0].message.as_str()), (1, "review"));
     }
 }

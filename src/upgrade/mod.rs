@@ -423,6 +423,7 @@ impl Upgrade {
         let stops = self.route()?;
         let repository = self.repository_text();
         let registry_flags = self.registry_flags();
+        let user_values = self.user_values_json();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -430,6 +431,7 @@ impl Upgrade {
             repository: &repository,
             registry_flags: &registry_flags,
             values: &self.flags,
+            user_values: &user_values,
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
@@ -438,6 +440,14 @@ impl Upgrade {
             let findings = self.hop(&current, stop, &mut notes)?;
             steps.push(step(&ctx, i + 1, &current, stop, findings));
             current = stop.clone();
+        }
+        // Already at the target: nothing to plan, unless something blocks there (a release left
+        // pending at this version: its upgrade never finished), which gets its one step.
+        if stops.is_empty() {
+            let findings = self.hop(&self.from, &self.to, &mut notes)?;
+            if findings.iter().any(|f| f.severity == crate::audit::finding::Severity::Error) {
+                steps.push(step(&ctx, 1, &self.from, &self.to, findings));
+            }
         }
         if steps.len() > 1 {
             notes.push(
@@ -452,6 +462,12 @@ impl Upgrade {
             to: self.to.to_string(),
             repository,
             steps,
+            pod_security: self
+                .state
+                .find("Namespace", "", &self.namespace)
+                .and_then(|n| n.pointer(&format!("/metadata/labels/{}", crate::plan::PSA_ENFORCE.replace('/', "~1"))))
+                .and_then(Json::as_str)
+                .map(str::to_string),
         };
         Ok((plan, notes))
     }

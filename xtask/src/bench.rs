@@ -111,7 +111,7 @@ fn pull(runs: usize) -> Result<()> {
 
     // Learn the blob digest once, the way a user would.
     let out = Command::new(&binary)
-        .args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--format", "json", "-o"])
+        .args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--format", "json", "--output-dir"])
         .arg(scratch.join("probe"))
         .env("TRAINER_AUDIT_CACHE_DIR", scratch.join("probe-cache"))
         .output()?;
@@ -126,7 +126,7 @@ fn pull(runs: usize) -> Result<()> {
     for i in 0..runs {
         let cache = scratch.join(format!("cache-{i}"));
         let mut cmd = Command::new(&binary);
-        cmd.args(["pull", &repo, "--version", "2.3.0", "--plain-http", "-o"])
+        cmd.args(["pull", &repo, "--version", "2.3.0", "--plain-http", "--output-dir"])
             .arg(scratch.join(format!("out-{i}")))
             .env("TRAINER_AUDIT_CACHE_DIR", &cache);
         ours.push(time(cmd)?);
@@ -449,25 +449,20 @@ fn render(runs: usize) -> Result<()> {
     setup::ensure_helm_oracle()?;
     let chart = corpus.join("charts/kubeflow-trainer-2.3.0.tgz");
     let values = corpus.join("values/runtimes-all.yaml");
-    // In-process, ours: the library in this (release-built) process is not guaranteed, so the
-    // binary's own timing mode is used: `render` N times inside one trainer-audit process.
+    // In-process, ours: the render bench (benches/render.rs) times the library N times in one
+    // optimised process and prints the medians as fields.
     let (ours_in, ours_full) = {
-        let out = Command::new(&binary)
-            .args([
-                "render",
-                chart.to_str().unwrap_or_default(),
-                "-f",
-                values.to_str().unwrap_or_default(),
-                "--release",
-                "kubeflow-trainer",
-                "-n",
-                "kubeflow-system",
-            ])
+        let out = Command::new(env!("CARGO"))
+            .args(["bench", "--quiet", "--bench", "render"])
+            .current_dir(repo_root())
+            .env("TRAINER_AUDIT_CORPUS", &corpus)
             .env("TRAINER_AUDIT_BENCH_RUNS", runs.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::inherit())
             .output()?;
-        let text = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            bail!("cargo bench --bench render failed");
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
         let field = |name: &str| -> Result<f64> {
             Ok(text.lines().find_map(|l| l.strip_prefix(name)).context("render bench timing")?.trim().parse::<f64>()?)
         };

@@ -147,7 +147,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 Some(at) => &stderr[at..],
                 None => stderr.trim(),
             };
-            let why: String = why.chars().take(160).collect();
+            let why: String = why.lines().next().unwrap_or("").chars().take(160).collect();
             println!(
                 "  {} {name}{}",
                 if accepted { "accepts" } else { "refuses" },

@@ -54,6 +54,8 @@ impl Check for Params {
                         .var("quota", name)
                         .var("namespace", ns)
                         .var("needed", needed.to_string())
+                        // A merge patch of this quota's own key: the fix runs unattended.
+                        .var("patch", serde_json::json!({"spec": {"hard": {*key: needed.to_string()}}}).to_string())
                         .evidence(format!("ResourceQuota {ns}/{name}: {key} hard {hard}, used {used}")),
                     );
                 }

@@ -16,6 +16,7 @@ mod crd_size;
 mod crds_disabled;
 mod crds_not_applied;
 mod data_cache_lws;
+mod direction;
 mod feature_gates;
 mod finalizer;
 mod gang_scheduler;
@@ -181,6 +182,14 @@ macro_rules! kind {
 }
 
 pub const KINDS: &[KindSpec] = &[
+    kind!(
+        "direction",
+        direction,
+        "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
+        variants: ["same", "prerelease"],
+        reviews: false,
+        typed
+    ),
     kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
     kind!("read-incomplete", read_incomplete, "the cluster read was refused some lists (missing permissions)"),
@@ -277,7 +286,14 @@ pub const KINDS: &[KindSpec] = &[
         "live runtimes a target upgrade hook's prune loop selects but does not apply (it deletes them)"
     ),
     kind!("crd-present", crd_present, "CRDs of a group (and version) exist in the cluster"),
-    kind!("values-unknown-key", values_unknown_key, "user values the target chart does not know (Helm ignores them)"),
+    kind!(
+        "values-unknown-key",
+        values_unknown_key,
+        "user values the target chart does not know (Helm ignores them), and keys it renamed",
+        variants: ["renamed"],
+        reviews: false,
+        typed
+    ),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
     kind!(
         "crd-size",

@@ -48,6 +48,8 @@ pub struct Params {
 struct Group<'a> {
     /// (object, what it says about this constraint)
     objects: Vec<(&'a Assessment, String)>,
+    /// The field each object breaks it at (`spec.x[3].y`), for its patch.
+    fields: Vec<String>,
 }
 
 impl Check for Params {
@@ -71,13 +73,17 @@ impl Check for Params {
                 Outcome::Pruned => {
                     for p in &a.pruned {
                         let path = without_indexes(p);
-                        groups.entry((a.kind.clone(), path, String::new())).or_default().objects.push((a, p.clone()));
+                        let g = groups.entry((a.kind.clone(), path, String::new())).or_default();
+                        g.objects.push((a, p.clone()));
+                        g.fields.push(p.clone());
                     }
                 }
                 Outcome::Unevaluated => {
                     for u in &a.unevaluated {
                         let key = (a.kind.clone(), without_indexes(&u.path), u.rule.clone());
-                        groups.entry(key).or_default().objects.push((a, u.reason.clone()));
+                        let g = groups.entry(key).or_default();
+                        g.objects.push((a, u.reason.clone()));
+                        g.fields.push(u.path.clone());
                     }
                 }
                 _ => {}
@@ -122,8 +128,12 @@ impl Check for Params {
                     }
                 }
                 hit = hit.evidence(format!("validated against the {} CRD {} at {at}", input.to, g.objects[0].0.crd));
-                let edits: Vec<String> = g.objects.iter().take(SHOWN).map(|(a, _)| edit_command(a)).collect();
-                hit = hit.var("kind", kind.as_str()).var("path", path.as_str()).var("crd", g.objects[0].0.crd.as_str()).var("commands", edits.join("\n"));
+                // A decision, not a command: the value is the user's to choose, so the patches
+                // are shown for filling in, never run by the runbook (issue 20 §2b).
+                let remove = self.outcome == Outcome::Pruned;
+                let patches: Vec<String> =
+                    g.objects.iter().zip(&g.fields).take(SHOWN).map(|((a, _), field)| format!("- `{}`", patch_command(a, field, remove))).collect();
+                hit = hit.var("kind", kind.as_str()).var("path", path.as_str()).var("crd", g.objects[0].0.crd.as_str()).var("patches", patches.join("\n"));
                 for (subject, why) in refused.iter().filter(|(s, _)| names.contains(s)).take(SHOWN) {
                     hit = hit.evidence(format!("trainer-audit migrate refuses {subject}: {why}"));
                 }
@@ -138,7 +148,9 @@ impl Check for Params {
 
 fn group<'a>(groups: &mut BTreeMap<(String, String, String), Group<'a>>, a: &'a Assessment, e: &FieldError) {
     let what = if e.detail.is_empty() { e.kind.as_str().to_string() } else { format!("{}: {}", e.kind.as_str(), e.detail) };
-    groups.entry((a.kind.clone(), without_indexes(&e.field), what)).or_default().objects.push((a, e.to_string()));
+    let g = groups.entry((a.kind.clone(), without_indexes(&e.field), what)).or_default();
+    g.objects.push((a, e.to_string()));
+    g.fields.push(e.field.clone());
 }
 
 /// `spec.x[3].y` → `spec.x[*].y`: one constraint however many list items break it.
@@ -163,11 +175,39 @@ fn without_indexes(path: &str) -> String {
     out
 }
 
-/// `kubectl edit` of one object, quoted (the fix for objects `migrate` does not convert).
-fn edit_command(a: &Assessment) -> String {
+/// The value a person fills into a printed patch.
+pub const FILL_IN: &str = "<NEW VALUE AS JSON>";
+
+/// A non-interactive `kubectl patch` of one object at `field`: replacing its value with
+/// [`FILL_IN`], or (`remove`) removing it. Quoted except the marker, which must be replaced.
+fn patch_command(a: &Assessment, field: &str, remove: bool) -> String {
     let q = crate::shell::quote;
     let ns = if a.namespace.is_empty() { String::new() } else { format!(" -n {}", q(&a.namespace)) };
-    format!("kubectl edit {} {}{ns}", q(&a.crd), q(&a.name))
+    let op = if remove {
+        serde_json::json!([{"op": "remove", "path": pointer(field)}]).to_string()
+    } else {
+        serde_json::json!([{"op": "replace", "path": pointer(field), "value": "FILL"}]).to_string().replace("\"FILL\"", FILL_IN)
+    };
+    format!("kubectl patch {} {}{ns} --type json -p {}", q(&a.crd), q(&a.name), q(&op))
+}
+
+/// `spec.x[3].y` and `metadata.labels[app]` as JSON pointers (`/spec/x/3/y`).
+fn pointer(field: &str) -> String {
+    let mut out = String::new();
+    let escape = |s: &str| s.replace('~', "~0").replace('/', "~1");
+    for part in field.split('.') {
+        let (head, mut rest) = part.split_once('[').map_or((part, ""), |(h, r)| (h, r));
+        if !head.is_empty() {
+            out.push('/');
+            out.push_str(&escape(head));
+        }
+        while let Some((inside, after)) = rest.split_once(']') {
+            out.push('/');
+            out.push_str(&escape(inside));
+            rest = after.strip_prefix('[').unwrap_or(after);
+        }
+    }
+    out
 }
 
 /// Subjects (`Kind/ns/name`) of the live objects `migrate` converts and writes back, and of
@@ -193,6 +233,13 @@ fn migrated(input: &CheckInput) -> (Vec<String>, Vec<(String, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_become_json_pointers() {
+        assert_eq!(pointer("spec.initializer.model.storageUri"), "/spec/initializer/model/storageUri");
+        assert_eq!(pointer("spec.x[3].y[0]"), "/spec/x/3/y/0");
+        assert_eq!(pointer("metadata.labels[a/b]"), "/metadata/labels/a~1b");
+    }
 
     #[test]
     fn indexes_collapse() {

@@ -33,12 +33,30 @@ impl Check for Params {
         roots
             .into_iter()
             .map(|r| {
-                Hit::new(
-                    format!("values {}", r.path),
-                    format!("the release sets {r}, which the {} chart does not have: Helm ignores it silently", input.to),
-                )
-                .evidence(format!("user value {}", r.path))
-                .var("path", r.path.clone())
+                let renamed = crate::audit::renames::crossed(&input.from, &input.to)
+                    .into_iter()
+                    .find(|n| r.path == n.from || r.path.starts_with(&format!("{}.", n.from)));
+                match renamed {
+                    // Carried under the new name by the printed upgrade (plan::step).
+                    Some(n) => Hit::new(
+                        format!("values {}", r.path),
+                        format!(
+                            "the release sets {r}; the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                            n.from, n.to, n.controls, n.since.0, n.since.1, n.since.2
+                        ),
+                    )
+                    .evidence(format!("user value {}", r.path))
+                    .evidence(format!("rename: {}", n.source))
+                    .var("path", r.path.clone())
+                    .var("new", n.to)
+                    .variant("renamed"),
+                    None => Hit::new(
+                        format!("values {}", r.path),
+                        format!("the release sets {r}, which the {} chart does not have: Helm ignores it silently", input.to),
+                    )
+                    .evidence(format!("user value {}", r.path))
+                    .var("path", r.path.clone()),
+                }
             })
             .collect()
     }
