@@ -23,6 +23,7 @@ const SUBCOMMANDS: &[&str] = &[
     "explain",
     "migrate",
     "gitops",
+    "schema",
     "completions",
     "man",
 ];

@@ -84,7 +84,7 @@ pub enum Command {
     Schema(schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
-    /// Print the man page, or write one per command with -o DIR
+    /// Print the man page, or write one per command with --output-dir DIR
     Man(man::ManArgs),
 }
 

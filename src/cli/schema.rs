@@ -10,6 +10,7 @@ use super::CliError;
 use crate::report::schema::{Report, ALL};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trainer-audit schema check > check.schema.json\n  trainer-audit schema --list")]
 pub struct SchemaArgs {
     /// The report whose schema to print
     #[arg(value_enum, required_unless_present = "list")]
