@@ -30,21 +30,8 @@ pub enum ValuesFileError {
     NotAMap { found: &'static str },
 }
 
-/// `MergeMaps`: maps merged recursively, everything else replaced; `src` wins.
-pub fn merge_maps(dst: &mut Map, src: &Map) {
-    for (k, v) in src {
-        match (dst.get(k), v) {
-            (Some(Value::Map(d)), Value::Map(s)) => {
-                let mut inner = d.entries.borrow().clone();
-                merge_maps(&mut inner, &s.entries.borrow());
-                dst.insert(k.clone(), Value::map(inner));
-            }
-            _ => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
+// `MergeMaps` lives below both chart loading and rendering, which use it.
+pub use crate::value_ops::merge_maps;
 
 pub fn to_map(v: &Value) -> Option<Map> {
     match v {
