@@ -305,6 +305,24 @@ mod tests {
         assert_eq!(parse(r#"a={"x":[1,2]},b="s""#, Mode::Json), r#"{"a":{"x":[1,2]},"b":"s"}"#);
         assert_eq!(parse("k[1]=x,e\\,sc=1", Mode::Typed), r#"{"e,sc":1,"k":[null,"x"]}"#);
         let mut m = Map::new();
-        assert_eq!(parse_into("x", &mut m, Mode::Typed).unwrap_err(), "key \"x\" has no value");
+        let refused = parse_into("x", &mut m, Mode::Typed).unwrap_err();
+        assert_eq!(refused, SetError::NoValue { key: "x".into() });
+        assert_eq!(refused.to_string(), "key \"x\" has no value");
+    }
+
+    /// Helm's texts, which `--set` errors print: each variant keeps its words.
+    #[test]
+    fn errors_say_what_helm_says() {
+        let err = |text: &str, mode: Mode| parse_into(text, &mut Map::new(), mode).unwrap_err().to_string();
+        assert_eq!(err("a,b=1", Mode::Typed), "key \"a\" has no value (cannot end with ,)");
+        assert_eq!(err("a[x]=1", Mode::Typed), "error parsing index: strconv.Atoi: parsing \"x\": invalid syntax");
+        assert_eq!(err("a[-1]=1", Mode::Typed), "error parsing index: negative -1 index not allowed");
+        assert_eq!(err("a[70000]=1", Mode::Typed), "error parsing index: index of 70000 is greater than maximum supported index of 65536");
+        assert_eq!(err("a={x,y", Mode::Typed), "list must terminate with '}'");
+        assert_eq!(err("a[0]x", Mode::Typed), "parse error: unexpected token Some('x')");
+        assert_eq!(
+            err(&format!("{}=1", vec!["a"; 32].join(".")), Mode::Typed),
+            "value name nested level is greater than maximum supported nested level of 30"
+        );
     }
 }

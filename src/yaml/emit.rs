@@ -773,7 +773,10 @@ mod tests {
         assert_eq!(y(&s("it's")), "it's");
         assert_eq!(y(&s("'x")), "'''x'");
         assert_eq!(y(&s("<<")), "<<");
-        assert_eq!(to_yaml(&s("a\u{7f}b")), Err("yaml: control characters are not allowed".into()));
+        let refused = to_yaml(&s("a\u{7f}b")).unwrap_err();
+        assert_eq!(refused, EmitError::ControlCharacter('\u{7f}'));
+        assert_eq!(refused.to_string(), "yaml: control characters are not allowed");
+        assert_eq!(to_yaml(&Value::Float(f64::NAN)).unwrap_err().to_string(), "json: unsupported value: NaN");
     }
 
     #[test]
