@@ -41,7 +41,8 @@ mod tests {
 
     #[test]
     fn merge_maps_merges_tables_and_replaces_everything_else() {
-        let mut dst = map(&[("a", Value::map(map(&[("x", Value::Int(1)), ("y", Value::Int(2))]))), ("l", Value::list(vec![Value::Int(1)]))]);
+        let mut dst =
+            map(&[("a", Value::map(map(&[("x", Value::Int(1)), ("y", Value::Int(2))]))), ("l", Value::list(vec![Value::Int(1)]))]);
         let src = map(&[("a", Value::map(map(&[("y", Value::Int(3))]))), ("l", Value::list(vec![Value::Int(9)])), ("n", Value::Nil)]);
         merge_maps(&mut dst, &src);
         let a = match &dst["a"] {

@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::chart::{Chart, Dependency};
 use crate::gotmpl::{Map, Value};
-use crate::yaml::YamlError;
 use crate::version::{parse_lenient, Constraint};
+use crate::yaml::YamlError;
 
 /// Why values could not be coalesced for a chart and its subcharts (Helm's text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +26,9 @@ pub enum ValuesFileError {
     #[error("error converting YAML to JSON: {0}")]
     Yaml(#[source] YamlError),
     /// The document is a list, string or other non-map (`found`: its JSON kind).
-    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go value of type map[string]interface {{}}")]
+    #[error(
+        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go value of type map[string]interface {{}}"
+    )]
     NotAMap { found: &'static str },
 }
 

@@ -34,17 +34,14 @@ impl ChartRef {
             return OciRef::parse(input).map(ChartRef::Oci);
         }
         if let Some((scheme, _)) = input.split_once("://") {
-            return Err(invalid(
-                input,
-                &format!("the '{scheme}://' scheme is not supported; use oci://, a .tgz file or a chart directory"),
-            ));
+            return Err(invalid(input, format!("the '{scheme}://' scheme is not supported; use oci://, a .tgz file or a chart directory")));
         }
         let path = Path::new(input);
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => Ok(ChartRef::Directory(path.to_path_buf())),
             Ok(_) => Ok(ChartRef::Archive(path.to_path_buf())),
             Err(_) if looks_like_registry_path(input) => {
-                Err(invalid(input, &format!("registry references need the oci:// scheme: oci://{input}")))
+                Err(invalid(input, format!("registry references need the oci:// scheme: oci://{input}")))
             }
             Err(_) => Err(ReferenceError::NotFound(input.to_string())),
         }

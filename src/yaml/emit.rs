@@ -94,8 +94,7 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, EmitErro
         Value::Float(f) if direct => Node::Float(*f),
         Value::Float(f) => {
             // JSON text, then go-yaml's resolution of that text.
-            let text = crate::gotmpl::fmt::format_float_json(*f)
-                .ok_or(EmitError::UnsupportedFloat(*f))?;
+            let text = crate::gotmpl::fmt::format_float_json(*f).ok_or(EmitError::UnsupportedFloat(*f))?;
             match resolve_plain(&text) {
                 Resolved::Int(i) => Node::Int(i as i128),
                 Resolved::Uint(u) => Node::Int(u as i128),

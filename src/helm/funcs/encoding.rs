@@ -102,7 +102,9 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("mustToYaml", &[Any], None, |_, a| to_yaml(&a[0]).map(Value::string).map_err(|e| FnError::new(e.to_string())));
     map.add("toYamlPretty", &[Any], None, |_, a| Ok(Value::string(crate::yaml::emit::to_yaml_pretty(&a[0]).unwrap_or_default())));
     map.add("fromYaml", &[Str], None, |_, a| Ok(yaml_into(s(&a[0]), false).unwrap_or_else(|e| error_map(e.to_string()))));
-    map.add("fromYamlArray", &[Str], None, |_, a| Ok(yaml_into(s(&a[0]), true).unwrap_or_else(|e| Value::list(vec![Value::string(e.to_string())]))));
+    map.add("fromYamlArray", &[Str], None, |_, a| {
+        Ok(yaml_into(s(&a[0]), true).unwrap_or_else(|e| Value::list(vec![Value::string(e.to_string())])))
+    });
     map.add("toJson", &[Any], None, |_, a| Ok(Value::string(to_json(&a[0], &COMPACT).unwrap_or_default())));
     map.add("mustToJson", &[Any], None, |_, a| to_json(&a[0], &COMPACT).map(Value::string).map_err(|e| FnError::new(e.0)));
     map.add("toPrettyJson", &[Any], None, |_, a| Ok(Value::string(to_json(&a[0], &PRETTY).unwrap_or_default())));
@@ -112,7 +114,9 @@ pub(super) fn add(map: &mut FuncMap) {
     }
     map.add("fromJson", &[Str], None, |_, a| Ok(json_into(s(&a[0]), false).unwrap_or_else(|e| error_map(e.to_string()))));
     map.add("mustFromJson", &[Str], None, |_, a| json_into(s(&a[0]), false).map_err(|e| FnError::new(e.to_string())));
-    map.add("fromJsonArray", &[Str], None, |_, a| Ok(json_into(s(&a[0]), true).unwrap_or_else(|e| Value::list(vec![Value::string(e.to_string())]))));
+    map.add("fromJsonArray", &[Str], None, |_, a| {
+        Ok(json_into(s(&a[0]), true).unwrap_or_else(|e| Value::list(vec![Value::string(e.to_string())])))
+    });
     map.add("mustFromJsonArray", &[Str], None, |_, a| json_into(s(&a[0]), true).map_err(|e| FnError::new(e.to_string())));
     map.add("toToml", &[Any], None, |_, a| Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e.to_string()))));
     map.add("mustToToml", &[Any], None, |_, a| to_toml(&a[0]).map(Value::string).map_err(|e| FnError::new(e.to_string())));

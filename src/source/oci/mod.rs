@@ -156,7 +156,10 @@ impl RegistryClient {
             if !status.is_success() {
                 return Err(self.status_error(response, "the tag list").await);
             }
-            let next = next_link(response.headers()).map(|link| resolve_link(&url, &link)).transpose().map_err(|r| self.bad_tags(&r.to_string()))?;
+            let next = next_link(response.headers())
+                .map(|link| resolve_link(&url, &link))
+                .transpose()
+                .map_err(|r| self.bad_tags(&r.to_string()))?;
             let body = client::read_limited(response, MAX_TAG_PAGE_BYTES).await.map_err(|e| self.transport_error(&e))?;
             if body.len() > MAX_TAG_PAGE_BYTES {
                 return Err(self.bad_tags("a page is larger than 16 MiB"));
