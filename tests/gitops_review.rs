@@ -265,7 +265,7 @@ fn flux_digest(charts: &Path) {
     assert!(r["not_audited"].as_str().unwrap().contains("pinned by digest"), "{r:#}");
     let strict = review(tree.path(), charts, "text", &["--fail-on", "warning"]);
     assert_eq!(strict.status.code(), Some(1), "an unaudited reference fails a warning gate");
-    assert!(stdout(&strict).contains("NOT AUDITED: the chart is pinned by digest"), "{}", stdout(&strict));
+    assert!(stdout(&strict).contains("verdict:  not audited: the chart is pinned by digest"), "{}", stdout(&strict));
 }
 
 #[test]
@@ -447,7 +447,7 @@ fn charts_are_pulled_from_each_references_repository() {
     }
     let out = gitops(&[&head.to_string_lossy(), "--base", &base.to_string_lossy(), "--plain-http"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stdout(&out).contains("FAIL: no version matching 2.3.7 in the repository"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("verdict:  blocked: no version matching 2.3.7 in the repository"), "{}", stdout(&out));
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn a_change_that_breaks_the_render_fails_its_reference() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("FAIL: the chart does not render with the file's values") && text.contains("manager.replicas must be set"),
+        text.contains("verdict:  blocked: the chart does not render with the file's values") && text.contains("manager.replicas must be set"),
         "{text}"
     );
     assert!(text.contains("change:   2.2.1 → 2.3.0 [changed]"), "{text}");

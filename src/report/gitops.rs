@@ -37,6 +37,15 @@ fn counts(r: &ReferenceReview) -> String {
     format!("{}, {}, {}", count(r.counts.error, Severity::Error), count(r.counts.warning, Severity::Warning), count(r.counts.info, Severity::Info))
 }
 
+/// A reference's verdict word, as `check` words it.
+fn word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "ready",
+        Verdict::Fail => "blocked",
+        Verdict::NotAudited => "not audited",
+    }
+}
+
 /// A reference's verdict in `check`'s words: `ready`, `blocked: 1 error, 2 warnings`, or
 /// `not audited`.
 fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
@@ -81,7 +90,7 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str());
+            let _ = writeln!(out, "  verdict:  {}: {why}", word(r.verdict));
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
@@ -106,7 +115,8 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\nremoved: {} {} ({}): not audited", removed.engine.as_str(), removed.object, removed.at);
     }
     if !review.tree_problems.is_empty() {
-        let _ = writeln!(out, "\n{} problem(s) reading the tree:", review.tree_problems.len());
+        let n = review.tree_problems.len();
+        let _ = writeln!(out, "\n{n} problem{} reading the tree:", if n == 1 { "" } else { "s" });
         for p in &review.tree_problems {
             let _ = writeln!(out, "  {}{}", p.at.as_ref().map(|a| format!("{a}: ")).unwrap_or_default(), p.message);
         }
@@ -161,6 +171,15 @@ fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
                 FixLine::Text(t) => t,
             })
             .collect();
+    }
+    // Fixes that differ only in the object they name: the first once, then the other names.
+    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
+    let general = |f: &crate::audit::finding::Finding| if name(f).is_empty() { f.fix.clone() } else { f.fix.replace(&name(f), "\u{0}") };
+    if findings.len() > 1 && findings.iter().all(|f| general(f) == general(findings[0]) && f.fix.contains(&name(f))) {
+        let mut out: Vec<String> = findings[0].fix.lines().map(str::to_string).collect();
+        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
+        out.push(format!("likewise for {}", others.join(", ")));
+        return out;
     }
     let mut out: Vec<String> = Vec::new();
     for f in findings {

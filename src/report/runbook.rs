@@ -121,8 +121,8 @@ fn into_backup_dir(command: &str) -> Option<String> {
     Some(c)
 }
 
-/// What makes two commands the same step: a copy into `$BACKUP_DIR` is the same backup as
-/// another copy of the same read, whatever its file is called.
+/// The read a copy into `$BACKUP_DIR` saves (the command without its file): a fix's copy of a
+/// read the Backups block already saved is that backup, whatever its file is called.
 fn step_key(command: &str) -> &str {
     match command.rfind(" > ") {
         Some(at) if command[at + 3..].starts_with("\"$BACKUP_DIR\"/") || command[at + 3..].starts_with(IN_BACKUP_DIR) => &command[..at],
@@ -130,13 +130,29 @@ fn step_key(command: &str) -> &str {
     }
 }
 
-/// The commands already run, and under what: each step runs once in a runbook.
-struct Seen(Vec<(String, String)>);
+/// The commands already run, and under what: each step runs once in a runbook. The Backups
+/// block's copies are known by their reads (a fix's copy of the same read is that backup); a
+/// fix's commands by their whole text (a working copy to edit is not a backup).
+struct Seen {
+    backups: Vec<(String, String)>,
+    fixes: Vec<(String, String)>,
+}
 
 impl Seen {
     /// The Backups block's copies, before any fix.
     fn backups() -> Seen {
-        Seen(BACKUPS.iter().map(|c| (step_key(c).to_string(), format!("Backups, as `{}`", c.rsplit(" > ").next().unwrap_or_default().replace('"', "")))).collect())
+        let backups = BACKUPS
+            .iter()
+            .map(|c| (step_key(c).to_string(), format!("Backups, as `{}`", c.rsplit(" > ").next().unwrap_or_default().replace('"', ""))))
+            .collect();
+        Seen { backups, fixes: Vec::new() }
+    }
+
+    /// Where `command` ran already, if it did.
+    fn earlier(&self, command: &str) -> Option<&String> {
+        let read = step_key(command);
+        let by_read = if read == command { None } else { self.backups.iter().find(|(r, _)| r == read) };
+        by_read.or_else(|| self.fixes.iter().find(|(c, _)| c == command)).map(|(_, by)| by)
     }
 }
 
@@ -163,15 +179,15 @@ fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
             .filter_map(|l| match l {
                 FixLine::Command(c) => {
                     let c = into_backup_dir(c)?;
-                    match seen.0.iter().find(|(s, _)| s == step_key(&c)) {
-                        Some((_, earlier)) => {
-                            if !repeated.contains(earlier) {
-                                repeated.push(earlier.clone());
+                    match seen.earlier(&c).cloned() {
+                        Some(earlier) => {
+                            if !repeated.contains(&earlier) {
+                                repeated.push(earlier);
                             }
                             None
                         }
                         None => {
-                            seen.0.push((step_key(&c).to_string(), by.clone()));
+                            seen.fixes.push((c.clone(), by.clone()));
                             Some(FixLine::Command(c))
                         }
                     }
@@ -345,5 +361,29 @@ mod tests {
         assert_eq!(Made::default().pin("kubectl get x"), "kubectl get x");
         let text = "prose kubectl get x\n```sh\nkubectl get x\n```\n";
         assert_eq!(pinned_text(text, &made), "prose kubectl get x\n```sh\nkubectl --context 'prod east' get x\n```\n");
+    }
+
+    #[test]
+    fn copies_go_to_the_backup_dir_and_a_backup_runs_once() {
+        assert_eq!(into_backup_dir("mkdir -p trainer-backup"), None);
+        assert_eq!(
+            into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x.yaml").unwrap(),
+            "kubectl get clustertrainingruntime x -o yaml > \"${BACKUP_DIR:?}\"/x.yaml"
+        );
+        assert_eq!(
+            into_backup_dir("trainer-audit migrate --snapshot trainer-backup/s.yaml --chart /c -o trainer-backup/m.yaml").unwrap(),
+            "trainer-audit migrate --snapshot \"${BACKUP_DIR:?}\"/s.yaml --chart /c -o \"${BACKUP_DIR:?}\"/m.yaml"
+        );
+        assert_eq!(into_backup_dir("kubectl get x > /abs/x.yaml").unwrap(), "kubectl get x > /abs/x.yaml");
+        let mut seen = Seen::backups();
+        // A fix's copy of what the Backups block saved is that backup.
+        let trainjobs = into_backup_dir("kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > tj-backup.yaml").unwrap();
+        assert_eq!(seen.earlier(&trainjobs).map(String::as_str), Some("Backups, as `$BACKUP_DIR/trainjobs.yaml`"));
+        // A working copy of one object (to edit) is not the same step as its backup.
+        let backup = into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x.yaml").unwrap();
+        seen.fixes.push((backup.clone(), "TA-RT-001".into()));
+        let working = into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x-local.yaml").unwrap();
+        assert_eq!(seen.earlier(&working), None);
+        assert_eq!(seen.earlier(&backup).map(String::as_str), Some("TA-RT-001"));
     }
 }
