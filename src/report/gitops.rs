@@ -163,6 +163,28 @@ fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
 /// after another (a finding without marked fix lines gives its fix text line by line).
 fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
     let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
+    let lines = |f: &crate::audit::finding::Finding| -> Vec<String> {
+        if f.fix_lines.is_empty() {
+            return f.fix.lines().map(str::to_string).collect();
+        }
+        f.fix_lines
+            .iter()
+            .map(|l| match l {
+                FixLine::Command(c) => format!("  {c}"),
+                FixLine::Text(t) => t.clone(),
+            })
+            .collect()
+    };
+    // Fixes that differ only in the object they name: the first once, then the other names.
+    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
+    let general = |f: &crate::audit::finding::Finding| f.fix.replace(&name(f), "\u{0}");
+    let named = findings.iter().all(|f| !name(f).is_empty() && f.fix.contains(&name(f)));
+    if findings.len() > 1 && named && findings.iter().all(|f| general(f) == general(findings[0])) {
+        let mut out = lines(findings[0]);
+        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
+        out.push(format!("likewise for {}", others.join(", ")));
+        return out;
+    }
     if findings.iter().all(|f| !f.fix_lines.is_empty()) {
         return super::findings::merged_fix(&findings)
             .into_iter()
@@ -171,15 +193,6 @@ fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
                 FixLine::Text(t) => t,
             })
             .collect();
-    }
-    // Fixes that differ only in the object they name: the first once, then the other names.
-    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
-    let general = |f: &crate::audit::finding::Finding| if name(f).is_empty() { f.fix.clone() } else { f.fix.replace(&name(f), "\u{0}") };
-    if findings.len() > 1 && findings.iter().all(|f| general(f) == general(findings[0]) && f.fix.contains(&name(f))) {
-        let mut out: Vec<String> = findings[0].fix.lines().map(str::to_string).collect();
-        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
-        out.push(format!("likewise for {}", others.join(", ")));
-        return out;
     }
     let mut out: Vec<String> = Vec::new();
     for f in findings {
