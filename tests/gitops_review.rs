@@ -469,7 +469,8 @@ fn a_change_that_breaks_the_render_fails_its_reference() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("verdict:  blocked: the chart does not render with the file's values") && text.contains("manager.replicas must be set"),
+        text.contains("verdict:  blocked: the chart does not render with the file's values")
+            && text.contains("manager.replicas must be set"),
         "{text}"
     );
     assert!(text.contains("change:   2.2.1 → 2.3.0 [changed]"), "{text}");

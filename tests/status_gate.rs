@@ -37,7 +37,11 @@ fn a_stuck_release_blocks_status_only_when_asked() {
     assert_eq!(doc["failOn"], "error");
     let md = run(home.path(), &["status", "--snapshot", &stuck, "--fail-on", "error", "--format", "markdown"]);
     assert_eq!(md.status.code(), Some(1));
-    assert!(stdout(&md).starts_with("## Trainer status\n\n**Verdict: blocked: 1 error, 1 warning** (`--fail-on error`)\n"), "{}", stdout(&md));
+    assert!(
+        stdout(&md).starts_with("## Trainer status\n\n**Verdict: blocked: 1 error, 1 warning** (`--fail-on error`)\n"),
+        "{}",
+        stdout(&md)
+    );
 }
 
 #[test]

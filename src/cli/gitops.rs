@@ -105,7 +105,10 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         _ if args.quiet => println!("{}", result.decision().line()),
         GitopsFormat::Text => print!("{}", crate::report::gitops::text_detailed(&result, super::check::detail(args.verbose))),
         GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
-        GitopsFormat::Json => print_report(crate::report::schema::Report::Gitops, &crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?)?,
+        GitopsFormat::Json => print_report(
+            crate::report::schema::Report::Gitops,
+            &crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?,
+        )?,
         GitopsFormat::Sarif => {
             let mut rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
             // An id the review pack shares with the upgrade rules is described in the review's

@@ -17,7 +17,9 @@ pub enum RulesFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit rules\n  trainer-audit rules --rules my-rules --format json\n  trainer-audit rules --format markdown > rules.md")]
+#[command(
+    after_help = "Examples:\n  trainer-audit rules\n  trainer-audit rules --rules my-rules --format json\n  trainer-audit rules --format markdown > rules.md"
+)]
 pub struct RulesArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
@@ -27,7 +29,9 @@ pub struct RulesArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit explain TA-HOOK-101\n  trainer-audit explain TA-CRD-002   # a retired id: says which rule it became")]
+#[command(
+    after_help = "Examples:\n  trainer-audit explain TA-HOOK-101\n  trainer-audit explain TA-CRD-002   # a retired id: says which rule it became"
+)]
 pub struct ExplainArgs {
     /// Rule id, e.g. TA-OWN-001
     pub id: String,

@@ -90,7 +90,9 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         (StatusFormat::Markdown, None) => print!("{}", crate::report::status::markdown(&status)),
         (StatusFormat::Markdown, Some(level)) => print!("{}", crate::report::status::markdown_gated(&status, level)),
     }
-    let blocked = args.fail_on.is_some_and(|level| crate::report::status::decision(&status, level).verdict == crate::report::verdict::Verdict::Blocked);
+    let blocked = args
+        .fail_on
+        .is_some_and(|level| crate::report::status::decision(&status, level).verdict == crate::report::verdict::Verdict::Blocked);
     // The process ends next: freeing a big cluster's objects one by one took a fifth of
     // `status` over 50,000 TrainJobs (docs/benchmarks.md), and the OS reclaims them at once.
     // A command that reads several clusters in one process must drop each state instead.

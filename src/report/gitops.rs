@@ -34,7 +34,12 @@ fn route(r: &ReferenceReview) -> String {
 
 /// `0 errors, 4 warnings, 4 info`: the counts in the words every report uses.
 fn counts(r: &ReferenceReview) -> String {
-    format!("{}, {}, {}", count(r.counts.error, Severity::Error), count(r.counts.warning, Severity::Warning), count(r.counts.info, Severity::Info))
+    format!(
+        "{}, {}, {}",
+        count(r.counts.error, Severity::Error),
+        count(r.counts.warning, Severity::Warning),
+        count(r.counts.info, Severity::Info)
+    )
 }
 
 /// A reference's verdict word, as `check` words it.
@@ -145,7 +150,11 @@ fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
         for m in &members {
             let f = &m.finding;
             let what = if f.message.is_empty() || f.message.starts_with(&f.subject) {
-                if f.message.is_empty() { f.subject.clone() } else { f.message.clone() }
+                if f.message.is_empty() {
+                    f.subject.clone()
+                } else {
+                    f.message.clone()
+                }
             } else {
                 format!("{}: {}", f.subject, f.message)
             };

@@ -15,11 +15,8 @@ pub fn commands(scope: Scope) -> &'static [&'static str] {
 /// The severities a check kind computes from what it sees, over the rule's own (a runtime in
 /// use makes TA-RT-001 an error; a pre-release move is a warning or info). A test keeps this in
 /// step with the kinds' code.
-const COMPUTED: &[(&str, &[Severity])] = &[
-    ("direction", &[Severity::Warning, Severity::Info]),
-    ("runtime-handoff", &[Severity::Error]),
-    ("stale-crd", &[Severity::Error]),
-];
+const COMPUTED: &[(&str, &[Severity])] =
+    &[("direction", &[Severity::Warning, Severity::Info]), ("runtime-handoff", &[Severity::Error]), ("stale-crd", &[Severity::Error])];
 
 fn computed(kind: &str) -> &'static [Severity] {
     COMPUTED.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or(&[])
@@ -140,7 +137,8 @@ pub fn explain(r: &Rule) -> String {
     };
     let declared: Vec<Severity> = std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).collect();
     let raised: Vec<&str> = computed(&r.kind).iter().filter(|s| !declared.contains(s)).map(|s| s.as_str()).collect();
-    let raised = if raised.is_empty() { String::new() } else { format!(" (also {}, as the check decides from what it finds)", raised.join(", ")) };
+    let raised =
+        if raised.is_empty() { String::new() } else { format!(" (also {}, as the check decides from what it finds)", raised.join(", ")) };
     let mut out = format!(
         "{} — {}\n\nseverity: {}{raised}\nkind:     {} ({summary})\napplies:  {applies}\n{engines}{aliases}defined:  {}\n\nWhy: {}\n\nFix: {}\n\nSource: {}\n",
         r.id,
@@ -220,11 +218,14 @@ mod tests {
             let code = text.split("#[cfg(test)]").next().unwrap();
             let kind = stem.replace('_', "-");
             for s in [Severity::Error, Severity::Warning, Severity::Info] {
-                let named = format!("Severity::{}", match s {
-                    Severity::Error => "Error",
-                    Severity::Warning => "Warning",
-                    Severity::Info => "Info",
-                });
+                let named = format!(
+                    "Severity::{}",
+                    match s {
+                        Severity::Error => "Error",
+                        Severity::Warning => "Warning",
+                        Severity::Info => "Info",
+                    }
+                );
                 if code.contains(&named) {
                     assert!(computed(&kind).contains(&s), "{}: the kind sets {named}; add it to COMPUTED", path.display());
                 }

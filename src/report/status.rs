@@ -177,7 +177,12 @@ pub fn text_gated(s: &Status, fail_on: Severity) -> String {
 
 /// The status gated, as Markdown: the verdict in bold under the heading, as `check` writes it.
 pub fn markdown_gated(s: &Status, fail_on: Severity) -> String {
-    format!("## Trainer status\n\n**Verdict: {}** (`--fail-on {}`)\n\n```text\n{}```\n", decision(s, fail_on).line(), fail_on.as_str(), text(s))
+    format!(
+        "## Trainer status\n\n**Verdict: {}** (`--fail-on {}`)\n\n```text\n{}```\n",
+        decision(s, fail_on).line(),
+        fail_on.as_str(),
+        text(s)
+    )
 }
 
 /// The status JSON: with `--fail-on`, the verdict, its counts and the level at the top, as
