@@ -33,22 +33,13 @@ fn route(r: &ReferenceReview) -> String {
 }
 
 /// `0 errors, 4 warnings, 4 info`: the counts in the words every report uses.
-fn counts(r: &ReferenceReview) -> String {
+pub fn counts(r: &ReferenceReview) -> String {
     format!(
         "{}, {}, {}",
         count(r.counts.error, Severity::Error),
         count(r.counts.warning, Severity::Warning),
         count(r.counts.info, Severity::Info)
     )
-}
-
-/// A reference's verdict word, as `check` words it.
-fn word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "ready",
-        Verdict::Fail => "blocked",
-        Verdict::NotAudited => "not audited",
-    }
 }
 
 /// A reference's verdict in `check`'s words: `ready`, `blocked: 1 error, 2 warnings`, or
@@ -95,7 +86,7 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", word(r.verdict));
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.word());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
