@@ -9,8 +9,9 @@
 //!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
 //!    checks the outcome; `check` on the upgraded state must then exit 0.
 //!
-//! No Trainer or JobSet controller and no admission webhook runs (see `testkit::controlplane`):
-//! what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! Admission webhooks are off and no Trainer or JobSet controller runs, except in
+//! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
+//! as the chart's Pod, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;

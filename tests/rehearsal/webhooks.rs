@@ -168,6 +168,40 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     let defaulted = lab.shell_ok(&format!("kubectl get trainjob -n {TEAM} llama-ft -o jsonpath='{{.spec.managedBy}}'"));
     lab.note(&format!("TrainJob spec.managedBy after the mutating webhook and defaults: {}", defaulted.stdout));
 
+    // The 2.3 runtime snapshot beside the TrainJob (what TA-NB-005 counts).
+    lab.shell_ok(&format!("kubectl get configmap -n {TEAM} llama-ft-runtime-snapshot"));
+    lab.note(&format!("ConfigMap {TEAM}/llama-ft-runtime-snapshot written by the 2.3 manager"));
+
+    // TA-NB-005: a namespace whose quota holds no more ConfigMaps; the 2.3 manager's snapshot
+    // for a new TrainJob is refused, and with it the TrainJob's JobSet.
+    lab.shell_ok(
+        "kubectl create namespace team-quota
+         kubectl create quota configmaps -n team-quota --hard=count/configmaps=0
+         for i in $(seq 60); do kubectl get quota -n team-quota configmaps -o jsonpath='{.status.used}' | grep -q configmaps && break; sleep 1; done",
+    );
+    users::apply(&lab, &users::trainjob_2_2("llama-ft", "torch-distributed").replace(&format!("namespace: {TEAM}"), "namespace: team-quota"));
+    let refused = poll(90, || {
+        let r = lab.shell_ok(
+            "kubectl get events -n team-quota --field-selector reason=TrainJobResourcesCreationFailed -o jsonpath='{.items[*].message}'",
+        );
+        (!r.stdout.trim().is_empty()).then(|| r.stdout)
+    })
+    .unwrap_or_else(|| panic!("no TrainJobResourcesCreationFailed Event in team-quota within 90 s\n{}", diagnose(&lab)));
+    lab.note(&format!("quota-bound namespace: Warning TrainJobResourcesCreationFailed: {}", refused.trim()));
+    assert!(refused.contains("exceeded quota"), "{refused}");
+    assert!(!lab.shell("kubectl get jobset -n team-quota llama-ft").ok(), "a JobSet was created despite the refused snapshot");
+    lab.note("OBSERVED TA-NB-005 (the mechanism): the quota refused the 2.3 runtime snapshot, no JobSet");
+
+    // TA-RT-002: the 2.3 controller strips the 2.0–2.2 controllers' resource-in-use finalizer
+    // from a runtime (written here as that controller writes it).
+    users::mark_in_use(&lab, "torch-distributed");
+    let stripped = poll(60, || {
+        let r = lab.shell_ok("kubectl get clustertrainingruntime torch-distributed -o jsonpath='{.metadata.finalizers}'");
+        (!r.stdout.contains(users::IN_USE)).then_some(())
+    });
+    assert!(stripped.is_some(), "the 2.3 manager left {} on torch-distributed", users::IN_USE);
+    lab.note(&format!("OBSERVED TA-RT-002: the 2.3 manager removed {} from torch-distributed", users::IN_USE));
+
     // 5. Rejections by the real webhooks. A TrainJob naming a runtime that does not exist (what
     //    TA-RT-001 warns of: "new ones naming it are rejected"):
     let missing = lab.shell(&format!(

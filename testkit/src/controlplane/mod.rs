@@ -50,9 +50,12 @@ const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager"
 /// ServiceAccount, token or root-CA publishers (see the module doc).
 pub const CONTROLLERS: [&str; 5] =
     ["job-controller", "deployment-controller", "replicaset-controller", "garbage-collector-controller", "namespace-controller"];
-/// Added with admission webhooks on ([`Webhooks::On`]): publishes the controller Pods' IP as
-/// their Services' endpoints, where the API server then sends webhook calls.
-pub const WEBHOOK_CONTROLLERS: [&str; 1] = ["endpointslice-controller"];
+/// Added with admission webhooks on ([`Webhooks::On`]): the endpointslice controller publishes
+/// the controller Pods' IP as their Services' endpoints, where the API server then sends webhook
+/// calls; the ResourceQuota controller computes quotas' usage, without which quota admission
+/// refuses every write it covers ("status unknown for quota"), so that a quota can refuse what a
+/// running controller creates.
+pub const WEBHOOK_CONTROLLERS: [&str; 2] = ["endpointslice-controller", "resourcequota-controller"];
 
 /// Whether the API server calls admission webhooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
