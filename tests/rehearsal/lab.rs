@@ -299,7 +299,8 @@ impl Lab {
     /// new working directory): the "reset" between the un-fixed and the runbook run.
     pub fn reset(&mut self) {
         self.standin_stop();
-        let fresh = ControlPlane::start_with(self.webhooks).unwrap_or_else(|e| panic!("[{}] the second control plane failed to start: {e}", self.scenario));
+        let fresh = ControlPlane::start_with(self.webhooks)
+            .unwrap_or_else(|e| panic!("[{}] the second control plane failed to start: {e}", self.scenario));
         self.cp = fresh;
         let run = self.run_dir();
         let _ = std::fs::remove_dir_all(&run);

@@ -179,12 +179,15 @@ pub fn real_manager_serves_the_2_3_webhooks() {
          kubectl create quota configmaps -n team-quota --hard=count/configmaps=0
          for i in $(seq 60); do kubectl get quota -n team-quota configmaps -o jsonpath='{.status.used}' | grep -q configmaps && break; sleep 1; done",
     );
-    users::apply(&lab, &users::trainjob_2_2("llama-ft", "torch-distributed").replace(&format!("namespace: {TEAM}"), "namespace: team-quota"));
+    users::apply(
+        &lab,
+        &users::trainjob_2_2("llama-ft", "torch-distributed").replace(&format!("namespace: {TEAM}"), "namespace: team-quota"),
+    );
     let refused = poll(90, || {
         let r = lab.shell_ok(
             "kubectl get events -n team-quota --field-selector reason=TrainJobResourcesCreationFailed -o jsonpath='{.items[*].message}'",
         );
-        (!r.stdout.trim().is_empty()).then(|| r.stdout)
+        (!r.stdout.trim().is_empty()).then_some(r.stdout)
     })
     .unwrap_or_else(|| panic!("no TrainJobResourcesCreationFailed Event in team-quota within 90 s\n{}", diagnose(&lab)));
     lab.note(&format!("quota-bound namespace: Warning TrainJobResourcesCreationFailed: {}", refused.trim()));
@@ -204,10 +207,8 @@ pub fn real_manager_serves_the_2_3_webhooks() {
 
     // 5. Rejections by the real webhooks. A TrainJob naming a runtime that does not exist (what
     //    TA-RT-001 warns of: "new ones naming it are rejected"):
-    let missing = lab.shell(&format!(
-        "kubectl apply -f - <<'EOF'\n{}EOF",
-        users::trainjob_2_2("names-a-deleted-runtime", "torch-distributed-deleted")
-    ));
+    let missing = lab
+        .shell(&format!("kubectl apply -f - <<'EOF'\n{}EOF", users::trainjob_2_2("names-a-deleted-runtime", "torch-distributed-deleted")));
     lab.note(&format!("TrainJob naming a missing runtime: exit {:?}: {}", missing.code, missing.stderr.trim()));
     assert!(!missing.ok(), "{missing}");
     for text in [
@@ -221,7 +222,10 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     let refused = lab.shell(&format!("kubectl apply -f - <<'EOF'\n{}EOF", invalid_runtime("team-a-invalid", false)));
     lab.note(&format!("invalid runtime: exit {:?}: {}", refused.code, refused.stderr.trim()));
     assert!(!refused.ok(), "{refused}");
-    assert!(refused.stderr.contains("admission webhook \"validator.clustertrainingruntime.trainer.kubeflow.org\" denied the request"), "{refused}");
+    assert!(
+        refused.stderr.contains("admission webhook \"validator.clustertrainingruntime.trainer.kubeflow.org\" denied the request"),
+        "{refused}"
+    );
     assert!(refused.stderr.contains("always must be 1"), "{refused}");
     let bypassed = lab.shell(&format!("kubectl apply -f - <<'EOF'\n{}EOF", invalid_runtime("team-a-bypass", true)));
     lab.note(&format!("the same runtime labelled webhook-validation=disabled: exit {:?}: {}", bypassed.code, bypassed.stdout.trim()));
@@ -249,5 +253,11 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     // Still served after the upgrade.
     users::apply(&lab, &users::trainjob_2_2("after-upgrade", "deepspeed-distributed"));
     assert!(poll(90, || lab.shell(&format!("kubectl get jobset -n {TEAM} after-upgrade")).ok().then_some(())).is_some());
-    lab.note(&format!("stand-in after the upgrade: {:?}", lab.standin_records().iter().filter(|r| matches!(r, Record::ControllerStarted { .. } | Record::ControllerStopped { .. } | Record::ControllerExited { .. })).collect::<Vec<_>>()));
+    lab.note(&format!(
+        "stand-in after the upgrade: {:?}",
+        lab.standin_records()
+            .iter()
+            .filter(|r| matches!(r, Record::ControllerStarted { .. } | Record::ControllerStopped { .. } | Record::ControllerExited { .. }))
+            .collect::<Vec<_>>()
+    ));
 }

@@ -147,7 +147,8 @@ impl Controllers {
         let mut command = std::process::Command::new("bwrap");
         command.args(sandbox::bwrap_args(&run));
         netns.enter_on_exec(&mut command);
-        let child = process::spawn_logged(command, &log).map_err(|e| StandInError::Io(format!("starting {binary_name}"), std::io::Error::other(e.to_string())))?;
+        let child = process::spawn_logged(command, &log)
+            .map_err(|e| StandInError::Io(format!("starting {binary_name}"), std::io::Error::other(e.to_string())))?;
         push(records, Record::ControllerStarted { pod: name.clone(), binary: binary_name.clone(), argv: run.argv.clone() });
         let started = now();
         let patch = serde_json::json!({"status": {"phase": "Running", "startTime": started, "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
@@ -159,10 +160,21 @@ impl Controllers {
             "containerStatuses": [{"name": container.name, "image": container.image.clone().unwrap_or_default(), "imageID": "",
                 "ready": false, "started": true, "restartCount": 0, "state": {"running": {"startedAt": started}}}]}});
         let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
-        pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch)).await.map_err(|e| kube_err(&format!("Pod {name} Running"), e))?;
+        pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| kube_err(&format!("Pod {name} Running"), e))?;
         self.running.insert(
             uid,
-            Running { pod: name, container: container.name.clone(), binary: binary_name, child, log, secrets, probe: probe_of(container), ready: false },
+            Running {
+                pod: name,
+                container: container.name.clone(),
+                binary: binary_name,
+                child,
+                log,
+                secrets,
+                probe: probe_of(container),
+                ready: false,
+            },
         );
         Ok(None)
     }
@@ -186,9 +198,13 @@ impl Controllers {
             if let Ok(Some(status)) = running.child.try_wait() {
                 use std::os::unix::process::ExitStatusExt;
                 let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(9));
-                push(records, Record::ControllerExited { pod: running.pod.clone(), exit_code: code, output: process::log_tail(&running.log, 40) });
+                push(
+                    records,
+                    Record::ControllerExited { pod: running.pod.clone(), exit_code: code, output: process::log_tail(&running.log, 40) },
+                );
                 exited.push(uid.clone());
-                let patch = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now()}]}});
+                let patch =
+                    serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now()}]}});
                 let _ = pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch)).await;
                 continue;
             }
@@ -204,7 +220,9 @@ impl Controllers {
             }
             let ready = match &running.probe {
                 Some((port, path)) => {
-                    let addr: SocketAddr = format!("{POD_IP}:{port}").parse().map_err(|e| StandInError::Io("Pod IP".into(), std::io::Error::other(format!("{e}"))))?;
+                    let addr: SocketAddr = format!("{POD_IP}:{port}")
+                        .parse()
+                        .map_err(|e| StandInError::Io("Pod IP".into(), std::io::Error::other(format!("{e}"))))?;
                     netns.http_get_ok(addr, path).is_ok()
                 }
                 None => true,
