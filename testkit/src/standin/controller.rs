@@ -262,3 +262,25 @@ fn sync_file(dir: &Path, key: &str, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(tmp, path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(image: &str) -> Container {
+        Container { name: "manager".into(), image: Some(image.into()), ..Default::default() }
+    }
+
+    #[test]
+    fn an_image_maps_to_its_built_binary_only_when_it_exists() {
+        let bin = tempfile::tempdir().unwrap();
+        std::fs::write(bin.path().join("trainer-controller-manager-v2.3.0"), b"").unwrap();
+        assert_eq!(
+            binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0")),
+            Some(bin.path().join("trainer-controller-manager-v2.3.0"))
+        );
+        assert_eq!(binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1")), None);
+        assert_eq!(binary_for(bin.path(), &container("registry.k8s.io/jobset/jobset:v0.12.0")), None);
+        assert_eq!(binary_for(bin.path(), &container("no-tag")), None);
+    }
+}
