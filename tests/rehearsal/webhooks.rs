@@ -121,7 +121,14 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     assert_eq!(binary, MANAGER_2_3_0);
     assert_eq!(argv, &["/manager".to_string(), "--config=/controller_manager_config.yaml".to_string()]);
     assert!(records.iter().any(|r| matches!(r, Record::ControllerReady { .. })), "{records:#?}");
-    assert!(!records.iter().any(|r| matches!(r, Record::ControllerExited { .. })), "{records:#?}");
+    // It does not crash. On a loaded machine a manager can miss its lease renewal and exit with
+    // controller-runtime's "leader election lost"; the stand-in restarts it as a kubelet does, and
+    // that is the only exit allowed here.
+    for r in &records {
+        if let Record::ControllerExited { output, .. } = r {
+            assert!(output.contains("leader election lost"), "the manager exited: {records:#?}");
+        }
+    }
 
     // 2. Its cert rotator wrote the Secret's keys and the webhook configurations' caBundle
     //    (TA-NB-007's mechanism): who owns what, read from managedFields.
@@ -257,7 +264,7 @@ pub fn real_manager_serves_the_2_3_webhooks() {
         "stand-in after the upgrade: {:?}",
         lab.standin_records()
             .iter()
-            .filter(|r| matches!(r, Record::ControllerStarted { .. } | Record::ControllerStopped { .. } | Record::ControllerExited { .. }))
+            .filter(|r| matches!(r, Record::ControllerStarted { .. } | Record::ControllerStopped { .. } | Record::ControllerExited { .. } | Record::ControllerRestarted { .. }))
             .collect::<Vec<_>>()
     ));
 }

@@ -14,15 +14,18 @@
 //! endpointslice-controller publishes the IP and the API server sends webhook calls there — and
 //! stops the process when the Pod is deleted. What a node would do differently: one controller
 //! process per binary at a time (every run binds the same ports in the one namespace, so a new
-//! Pod of a rollout stops the old Pod's process at its start, a `Recreate` in effect); no
-//! restarts (an exited controller is recorded and its Pod reported not ready).
+//! Pod of a rollout stops the old Pod's process at its start, a `Recreate` in effect). A process
+//! that exits by itself is recorded, its Pod reported not ready, and it is started again after the
+//! kubelet's crash-loop back-off (10 s, doubling, at most 5 min; `restartCount` counts), as
+//! `restartPolicy: Always` does: a manager that loses its leader-election lease on a loaded
+//! machine exits and comes back, as in a cluster.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Container, Pod, Secret};
 use kube::api::Patch;
@@ -56,6 +59,13 @@ struct Running {
     container: String,
     binary: String,
     child: Child,
+    /// The sandbox's arguments, to start the process again after it exits.
+    args: Vec<String>,
+    /// Where its log goes (`<container>.log`, then `<container>.<restart>.log`).
+    dir: PathBuf,
+    /// Restarts so far, and when the next one is due while the process is down.
+    restarts: u32,
+    down_until: Option<Instant>,
     log: PathBuf,
     /// Secret volumes to keep in step: (Secret name, directory bound into the sandbox).
     secrets: Vec<(String, PathBuf)>,
@@ -144,8 +154,9 @@ impl Controllers {
             })
             .collect();
         let log = dir.join(format!("{}.log", container.name));
+        let args = sandbox::bwrap_args(&run);
         let mut command = std::process::Command::new("bwrap");
-        command.args(sandbox::bwrap_args(&run));
+        command.args(&args);
         netns.enter_on_exec(&mut command);
         let child = process::spawn_logged(command, &log)
             .map_err(|e| StandInError::Io(format!("starting {binary_name}"), std::io::Error::other(e.to_string())))?;
@@ -170,6 +181,10 @@ impl Controllers {
                 container: container.name.clone(),
                 binary: binary_name,
                 child,
+                args,
+                dir: dir.clone(),
+                restarts: 0,
+                down_until: None,
                 log,
                 secrets,
                 probe: probe_of(container),
@@ -187,14 +202,32 @@ impl Controllers {
         }
     }
 
-    /// Each poll: an exited process is recorded; Secret volumes follow their Secrets; a
-    /// passing readiness probe makes the Pod Ready.
+    /// Each poll: an exited process is recorded and started again when its back-off is over;
+    /// Secret volumes follow their Secrets; a passing readiness probe makes the Pod Ready.
     pub async fn tick(&mut self, client: &kube::Client, context: &Context, records: &Mutex<Vec<Record>>) -> Result<(), StandInError> {
         let Some(netns) = context.netns.clone() else { return Ok(()) };
         let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &context.namespace);
-        let mut exited = Vec::new();
-        for (uid, running) in self.running.iter_mut() {
+        for running in self.running.values_mut() {
+            if let Some(due) = running.down_until {
+                if Instant::now() < due {
+                    continue;
+                }
+                running.restarts += 1;
+                running.log = running.dir.join(format!("{}.{}.log", running.container, running.restarts));
+                let mut command = std::process::Command::new("bwrap");
+                command.args(&running.args);
+                netns.enter_on_exec(&mut command);
+                running.child = process::spawn_logged(command, &running.log)
+                    .map_err(|e| StandInError::Io(format!("restarting {}", running.binary), std::io::Error::other(e.to_string())))?;
+                running.down_until = None;
+                running.ready = false;
+                push(records, Record::ControllerRestarted { pod: running.pod.clone(), restart_count: running.restarts });
+                let patch = serde_json::json!({"status": {"containerStatuses": [{"name": running.container, "ready": false,
+                    "restartCount": running.restarts, "state": {"running": {"startedAt": now()}}}]}});
+                let _ = pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch)).await;
+                continue;
+            }
             if let Ok(Some(status)) = running.child.try_wait() {
                 use std::os::unix::process::ExitStatusExt;
                 let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(9));
@@ -202,9 +235,12 @@ impl Controllers {
                     records,
                     Record::ControllerExited { pod: running.pod.clone(), exit_code: code, output: process::log_tail(&running.log, 40) },
                 );
-                exited.push(uid.clone());
-                let patch =
-                    serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now()}]}});
+                // The kubelet's crash-loop back-off: 10 s, doubled per restart, at most 5 min.
+                let backoff = Duration::from_secs(10u64.saturating_mul(1 << running.restarts.min(5)).min(300));
+                running.down_until = Some(Instant::now() + backoff);
+                let patch = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now()},
+                    {"type": "ContainersReady", "status": "False", "lastTransitionTime": now()}],
+                    "containerStatuses": [{"name": running.container, "ready": false}]}});
                 let _ = pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch)).await;
                 continue;
             }
@@ -239,9 +275,6 @@ impl Controllers {
                     .map_err(|e| kube_err(&format!("Pod {} Ready", running.pod), e))?;
                 push(records, Record::ControllerReady { pod: running.pod.clone() });
             }
-        }
-        for uid in exited {
-            self.running.remove(&uid);
         }
         Ok(())
     }

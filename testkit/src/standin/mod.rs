@@ -109,6 +109,11 @@ pub enum Record {
         exit_code: i32,
         output: String,
     },
+    /// An exited process was started again after its back-off (`restartPolicy: Always`).
+    ControllerRestarted {
+        pod: String,
+        restart_count: u32,
+    },
     /// The stand-in stopped it (its Pod deleted, or a newer Pod of the same binary started).
     ControllerStopped {
         pod: String,
