@@ -9,8 +9,9 @@
 //!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
 //!    checks the outcome; `check` on the upgraded state must then exit 0.
 //!
-//! No Trainer or JobSet controller and no admission webhook runs (see `testkit::controlplane`):
-//! what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! Admission webhooks are off and no Trainer or JobSet controller runs, except in
+//! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
+//! as the chart's Pod, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
@@ -33,6 +34,8 @@ mod starts;
 mod users;
 #[path = "rehearsal/verdict.rs"]
 mod verdict;
+#[path = "rehearsal/webhooks.rs"]
+mod webhooks;
 
 use lab::{Lab, Ran, NAMESPACE, RELEASE};
 
@@ -359,6 +362,17 @@ fn rehearse_restricted_namespace() {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_removed_flag_stops_the_2_3_manager() {
     controllers::removed_flag_stops_the_2_3_manager();
+}
+
+/// Admission webhooks on: the real Trainer 2.3.0 manager runs as the chart's Pod, its cert
+/// rotator writes the webhook Secret and caBundle, a new TrainJob on a built-in runtime is
+/// admitted by the real webhooks and gets its JobSet, the webhooks refuse a TrainJob naming a
+/// missing runtime and an invalid runtime (admitted with the TA-RT-004 bypass label), and the
+/// upgrade to the relabelled 2.3.1 does not conflict with the rotator (TA-NB-007).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_real_manager_serves_the_2_3_webhooks() {
+    webhooks::real_manager_serves_the_2_3_webhooks();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
-use testkit::controlplane::{self, ControlPlane};
+use testkit::controlplane::{self, ControlPlane, Webhooks};
 use testkit::standin::{Record, StandIn};
 
 use crate::support;
@@ -78,12 +78,20 @@ pub struct Lab {
     /// Stand-in records of every stand-in stopped so far, in order.
     pub records: Vec<Record>,
     started: Instant,
+    /// Admission webhooks on this scenario's control planes (and the controllers run for them).
+    webhooks: Webhooks,
 }
 
 impl Lab {
     /// The world for `scenario` with `versions` in the registry, or None (after a SKIPPED line)
     /// when the control plane, bubblewrap or docker-registry are missing outside CI.
     pub fn start(scenario: &'static str, versions: &[&str]) -> Option<Lab> {
+        Self::start_with(scenario, versions, Webhooks::Off)
+    }
+
+    /// [`Self::start`] with admission webhooks as asked: with [`Webhooks::On`] the stand-in runs
+    /// each controller Pod whose image has a built binary (`testkit::standin`).
+    pub fn start_with(scenario: &'static str, versions: &[&str], webhooks: Webhooks) -> Option<Lab> {
         let corpus = support::corpus();
         if !testkit::standin::sandbox::available() {
             assert!(!controlplane::in_ci(), "{scenario}: bwrap is not installed; `cargo xtask test` installs Debian's bubblewrap");
@@ -91,10 +99,10 @@ impl Lab {
             return None;
         }
         let registry = support::registry::Registry::start()?;
-        let cp = controlplane::fresh_or_skip(scenario)?;
+        let cp = controlplane::fresh_with_or_skip(scenario, webhooks)?;
         let dir = tempfile::Builder::new().prefix(&format!("rehearsal-{scenario}-")).tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("run")).unwrap();
-        let lab = Lab { scenario, corpus, registry, cp, dir, standin: None, records: Vec::new(), started: Instant::now() };
+        let lab = Lab { scenario, corpus, registry, cp, dir, standin: None, records: Vec::new(), started: Instant::now(), webhooks };
         lab.note(&format!("control plane up in {:.1} s", lab.cp.startup.as_secs_f64()));
         for version in versions {
             lab.push_chart(version);
@@ -271,6 +279,11 @@ impl Lab {
         self.standin = Some(StandIn::start(&self.cp, NAMESPACE).unwrap());
     }
 
+    /// What the running stand-in recorded so far (empty when none runs).
+    pub fn standin_records(&self) -> Vec<Record> {
+        self.standin.as_ref().map(|s| s.records()).unwrap_or_default()
+    }
+
     /// Stops the stand-in; its records join [`Self::records`] and are returned. A stand-in API
     /// failure fails the scenario: the outcome would be ours, not the cluster's.
     pub fn standin_stop(&mut self) -> Vec<Record> {
@@ -286,7 +299,8 @@ impl Lab {
     /// new working directory): the "reset" between the un-fixed and the runbook run.
     pub fn reset(&mut self) {
         self.standin_stop();
-        let fresh = ControlPlane::start().unwrap_or_else(|e| panic!("[{}] the second control plane failed to start: {e}", self.scenario));
+        let fresh = ControlPlane::start_with(self.webhooks)
+            .unwrap_or_else(|e| panic!("[{}] the second control plane failed to start: {e}", self.scenario));
         self.cp = fresh;
         let run = self.run_dir();
         let _ = std::fs::remove_dir_all(&run);

@@ -14,14 +14,19 @@
 //! port. No scheduler or kubelet runs: `crate::standin` binds and "runs" the Pods of the
 //! namespaces it is started on. Not run: the ServiceAccount and root-CA publishers (no `default`
 //! ServiceAccount and no `kube-root-ca.crt` ConfigMap in new namespaces), the node lifecycle
-//! controller, and the rest. Admission webhooks are OFF (`MutatingAdmissionWebhook`,
+//! controller, and the rest. Admission webhooks are OFF by default (`MutatingAdmissionWebhook`,
 //! `ValidatingAdmissionWebhook` disabled, because nothing would serve them): a chart's webhook
-//! configurations are stored but never called. In-process admission (PodSecurity,
+//! configurations are stored but never called. With [`Webhooks::On`] they are on, and the control
+//! plane runs in a network namespace of its own ([`netns`]) where the stand-in runs the
+//! controllers whose binaries were built, so the API server reaches their webhook servers through
+//! their Services' endpoints (kube-controller-manager's `endpointslice-controller` then runs too).
+//! In-process admission (PodSecurity,
 //! ValidatingAdmissionPolicy, MutatingAdmissionPolicy, JobValidation, …) is on. The
 //! `ServiceAccount` admission plugin is off as in envtest: without the ServiceAccount controller
 //! it would reject every Pod that names no existing ServiceAccount.
 
 pub mod http;
+pub mod netns;
 pub mod pki;
 pub mod ports;
 pub mod process;
@@ -31,7 +36,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pki::ADMIN_USER;
@@ -45,6 +50,24 @@ const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager"
 /// ServiceAccount, token or root-CA publishers (see the module doc).
 pub const CONTROLLERS: [&str; 5] =
     ["job-controller", "deployment-controller", "replicaset-controller", "garbage-collector-controller", "namespace-controller"];
+/// Added with admission webhooks on ([`Webhooks::On`]): the endpointslice controller publishes
+/// the controller Pods' IP as their Services' endpoints, where the API server then sends webhook
+/// calls; the ResourceQuota controller computes quotas' usage, without which quota admission
+/// refuses every write it covers ("status unknown for quota"), so that a quota can refuse what a
+/// running controller creates.
+pub const WEBHOOK_CONTROLLERS: [&str; 2] = ["endpointslice-controller", "resourcequota-controller"];
+
+/// Whether the API server calls admission webhooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Webhooks {
+    /// `MutatingAdmissionWebhook`/`ValidatingAdmissionWebhook` off: a chart's webhook
+    /// configurations are stored, never called (no controller serves them). On the host's
+    /// loopback.
+    Off,
+    /// On, with `--enable-aggregator-routing=true`: the whole control plane runs in a network
+    /// namespace of its own ([`netns`]), where the stand-in runs the controllers' Pods.
+    On,
+}
 /// Start-up bounds: generous because CI shares two cores with the compiler.
 const ETCD_READY: Duration = Duration::from_secs(30);
 const APISERVER_READY: Duration = Duration::from_secs(120);
@@ -81,9 +104,15 @@ pub struct ControlPlane {
     pub etcd_log: PathBuf,
     pub apiserver_log: PathBuf,
     pub controller_manager_log: PathBuf,
+    /// The control plane's network namespace, with [`Webhooks::On`].
+    pub netns: Option<Arc<netns::Netns>>,
+    pub webhooks: Webhooks,
+    // The host side of the API server's port with [`Webhooks::On`] (after `children`: dropped
+    // once they are stopped).
     // etcd and kube-apiserver: stopped on drop, or by the exit hook in `process` for the shared
     // control plane, which lives in a static and is never dropped.
     children: Mutex<Vec<Child>>,
+    _proxy: Option<netns::Proxy>,
 }
 
 impl Drop for ControlPlane {
@@ -152,12 +181,17 @@ pub fn shared_or_skip(test: &str) -> Option<&'static ControlPlane> {
 /// ClusterRoles, ClusterTrainingRuntimes) that would collide with another scenario's on the
 /// shared one; stopped and deleted when dropped. `None` as in [`shared_or_skip`].
 pub fn fresh_or_skip(test: &str) -> Option<ControlPlane> {
+    fresh_with_or_skip(test, Webhooks::Off)
+}
+
+/// [`fresh_or_skip`] with admission webhooks as asked.
+pub fn fresh_with_or_skip(test: &str, webhooks: Webhooks) -> Option<ControlPlane> {
     if let Err(e) = bin_dir() {
         assert!(!in_ci(), "{test}: {e}");
         skipped(test, &e.to_string());
         return None;
     }
-    match ControlPlane::start() {
+    match ControlPlane::start_with(webhooks) {
         Ok(cp) => Some(cp),
         Err(e) => panic!("{test}: the test control plane failed to start: {e}"),
     }
@@ -209,6 +243,11 @@ fn start_on_free_ports<const N: usize, P: FnMut() -> Result<(), String>>(
 impl ControlPlane {
     /// Starts a new control plane (tests normally use [`shared_or_skip`]).
     pub fn start() -> Result<ControlPlane, ControlPlaneError> {
+        Self::start_with(Webhooks::Off)
+    }
+
+    /// Starts a new control plane with admission webhooks on or off.
+    pub fn start_with(webhooks: Webhooks) -> Result<ControlPlane, ControlPlaneError> {
         let started = Instant::now();
         let bin = bin_dir()?;
         let dir = tempfile::Builder::new()
@@ -221,6 +260,22 @@ impl ControlPlane {
         let pki_dir = dir.join("pki");
         std::fs::create_dir_all(&pki_dir).map_err(|e| ControlPlaneError::Io(format!("creating {}", pki_dir.display()), e))?;
         let pki = pki::write(&pki_dir)?;
+        let (netns, proxy) = match webhooks {
+            Webhooks::Off => (None, None),
+            Webhooks::On => {
+                let netns = Arc::new(
+                    netns::Netns::create().map_err(|e| ControlPlaneError::Io("making the control plane's network namespace".into(), e))?,
+                );
+                let proxy = netns::Proxy::start(netns.clone())
+                    .map_err(|e| ControlPlaneError::Io("binding the API server's loopback proxy".into(), e))?;
+                (Some(netns), Some(proxy))
+            }
+        };
+        let enter = |command: &mut Command| {
+            if let Some(netns) = &netns {
+                netns.enter_on_exec(command);
+            }
+        };
 
         let etcd_log = dir.join("etcd.log");
         let etcd_data = dir.join("etcd");
@@ -238,15 +293,20 @@ impl ControlPlane {
                 // envtest's choice: test data need not survive a crash.
                 .arg("--unsafe-no-fsync=true")
                 .arg("--log-level=warn");
+            enter(&mut etcd);
             let child = process::spawn_logged(etcd, &etcd_log)?;
-            Ok((child, move || tools::http_get_ok(client_port, "/health")))
+            let netns = netns.clone();
+            Ok((child, move || match &netns {
+                None => tools::http_get_ok(client_port, "/health"),
+                Some(netns) => netns.http_get_ok(std::net::SocketAddr::from(([127, 0, 0, 1], client_port)), "/health"),
+            }))
         })?;
         let etcd_url = format!("http://127.0.0.1:{client_port}");
 
         let apiserver_log = dir.join("kube-apiserver.log");
         let admin_kubeconfig = dir.join("admin.kubeconfig");
         let kubectl = bin.join("kubectl");
-        let (apiserver_child, [port]) = start_on_free_ports("kube-apiserver", &apiserver_log, APISERVER_READY, |[port]| {
+        let spawn_apiserver = |[port]: [u16; 1]| {
             let mut apiserver = Command::new(bin.join("kube-apiserver"));
             apiserver
                 .arg(format!("--etcd-servers={etcd_url}"))
@@ -262,8 +322,18 @@ impl ControlPlane {
                 .arg(format!("--service-account-key-file={}", pki.sa_pub.display()))
                 .arg(format!("--service-account-signing-key-file={}", pki.sa_key.display()))
                 .arg("--service-cluster-ip-range=10.0.0.0/24")
-                .arg("--allow-privileged=true")
-                .arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook");
+                .arg("--allow-privileged=true");
+            match webhooks {
+                Webhooks::Off => {
+                    apiserver.arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook");
+                }
+                Webhooks::On => {
+                    // A webhook Service is called at its EndpointSlice's address (the Pod IP in
+                    // the namespace) with the certificate checked for `<service>.<namespace>.svc`.
+                    apiserver.arg("--disable-admission-plugins=ServiceAccount").arg("--enable-aggregator-routing=true");
+                }
+            }
+            enter(&mut apiserver);
             let child = process::spawn_logged(apiserver, &apiserver_log)?;
             let server = format!("https://127.0.0.1:{port}");
             let admin = tools::kubeconfig_certs(&server, &pki.ca_cert, &pki.admin_cert, &pki.admin_key, ADMIN_USER);
@@ -271,21 +341,41 @@ impl ControlPlane {
                 .map_err(|e| ControlPlaneError::Io(format!("writing {}", admin_kubeconfig.display()), e))?;
             let (kubectl, kubeconfig) = (kubectl.clone(), admin_kubeconfig.clone());
             Ok((child, move || tools::readyz(&kubectl, &kubeconfig)))
-        })?;
+        };
+        let (apiserver_child, port) = match &proxy {
+            None => {
+                let (child, [port]) = start_on_free_ports("kube-apiserver", &apiserver_log, APISERVER_READY, spawn_apiserver)?;
+                (child, port)
+            }
+            // The proxy holds the host's port; inside the namespace nothing else can take it.
+            Some(proxy) => {
+                let (mut child, probe) = spawn_apiserver([proxy.port])?;
+                if let Err(e) = process::wait_ready("kube-apiserver", &mut child, &apiserver_log, APISERVER_READY, probe) {
+                    process::stop(&mut child, Duration::from_secs(5));
+                    return Err(e);
+                }
+                (child, proxy.port)
+            }
+        };
 
         let controller_manager_log = dir.join("kube-controller-manager.log");
         let mut children = vec![etcd_child, apiserver_child];
         let mut kcm = Command::new(bin.join("kube-controller-manager"));
+        let mut controllers: Vec<&str> = CONTROLLERS.to_vec();
+        if webhooks == Webhooks::On {
+            controllers.extend(WEBHOOK_CONTROLLERS);
+        }
         kcm.arg(format!("--kubeconfig={}", admin_kubeconfig.display()))
-            .arg(format!("--controllers={}", CONTROLLERS.join(",")))
+            .arg(format!("--controllers={}", controllers.join(",")))
             .arg("--leader-elect=false")
             // No serving port at all: nothing here scrapes its metrics or health.
             .arg("--secure-port=0")
             .arg("--v=2");
+        enter(&mut kcm);
         let mut kcm_child = process::spawn_logged(kcm, &controller_manager_log)?;
         let ready =
             process::wait_ready("kube-controller-manager", &mut kcm_child, &controller_manager_log, CONTROLLER_MANAGER_READY, || {
-                controllers_started(&controller_manager_log)
+                controllers_started(&controller_manager_log, &controllers)
             });
         children.push(kcm_child);
         // Built before the readiness verdict so that a failure still stops every child on drop.
@@ -299,7 +389,10 @@ impl ControlPlane {
             etcd_log,
             apiserver_log,
             controller_manager_log,
+            netns,
+            webhooks,
             children: Mutex::new(children),
+            _proxy: proxy,
         };
         ready?;
         Ok(cp)
@@ -311,10 +404,10 @@ impl ControlPlane {
 /// starting..." controller="<name>"` for each and the collector's `"Proceeding to collect
 /// garbage"` (k8s.io/kubernetes v1.36.1 `cmd/kube-controller-manager/app/controllermanager.go`,
 /// `pkg/controller/garbagecollector/garbagecollector.go`).
-fn controllers_started(log: &Path) -> Result<(), String> {
+fn controllers_started(log: &Path, controllers: &[&str]) -> Result<(), String> {
     let text = std::fs::read_to_string(log).map_err(|e| format!("reading {}: {e}", log.display()))?;
     let missing: Vec<&str> =
-        CONTROLLERS.iter().copied().filter(|name| !text.contains(&format!("\"Controller starting...\" controller=\"{name}\""))).collect();
+        controllers.iter().copied().filter(|name| !text.contains(&format!("\"Controller starting...\" controller=\"{name}\""))).collect();
     if !missing.is_empty() {
         return Err(format!("not started yet: {}", missing.join(", ")));
     }

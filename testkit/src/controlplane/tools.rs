@@ -32,7 +32,12 @@ pub fn kubeconfig_token(server: &str, ca: &Path, token: &str, user: &str) -> Str
 
 /// `GET path` over plain HTTP on 127.0.0.1 (etcd's client port): Ok on a 200.
 pub fn http_get_ok(port: u16, path: &str) -> Result<(), String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    let stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    http_get_ok_on(stream, path)
+}
+
+/// `GET path` over plain HTTP on a connected stream: Ok on a 200.
+pub fn http_get_ok_on(mut stream: TcpStream, path: &str) -> Result<(), String> {
     stream.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").map_err(|e| e.to_string())?;
     let mut response = Vec::new();

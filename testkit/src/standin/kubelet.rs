@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DeleteParams, ListParams};
 use kube::Api;
 
-use super::{kube_err, pod, push, Context, Record, StandInError, NODE_NAME};
+use super::{controller, kube_err, pod, push, Context, Record, StandInError, NODE_NAME};
 
 /// Per-Pod state across polls, keyed by Pod UID.
 #[derive(Debug, Default)]
@@ -23,6 +23,8 @@ pub struct Kubelet {
     deleted: HashSet<String>,
     /// Pods left Pending, with the reason already recorded.
     pending: HashSet<(String, String)>,
+    /// Controller processes run for their Pods (webhooks on).
+    controllers: controller::Controllers,
 }
 
 /// The Job owning a Pod, else the Pod's own name: what the records name.
@@ -43,6 +45,7 @@ impl Kubelet {
             }
             if pod.metadata.deletion_timestamp.is_some() {
                 if self.deleted.insert(uid.clone()) {
+                    self.controllers.stop(&uid, records);
                     match api.delete(&name, &DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await {
                         Ok(_) => {}
                         Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
@@ -69,6 +72,17 @@ impl Kubelet {
                 if let pod::Outcome::Stuck(reason) = pod::run(client, context, records, &job, &pod).await? {
                     push(records, Record::PodStuck { job, pod: name, reason });
                 }
+            } else if let Some((container, binary)) = controller::runnable(context, &pod) {
+                match self.controllers.start(client, context, records, &pod, &container, &binary).await? {
+                    None => {
+                        self.started.insert(uid);
+                    }
+                    Some(reason) => {
+                        if self.pending.insert((uid, reason.clone())) {
+                            push(records, Record::PodStuck { job, pod: name, reason });
+                        }
+                    }
+                }
             } else {
                 match pod::serve(client, context, &pod).await? {
                     None => {
@@ -83,7 +97,7 @@ impl Kubelet {
                 }
             }
         }
-        Ok(())
+        self.controllers.tick(client, context, records).await
     }
 }
 

@@ -19,6 +19,7 @@
 //! controllers did is observed and kept as [`Record`]s for the test to assert on ([`observe`]),
 //! beside what the stand-in itself did.
 
+mod controller;
 mod kubelet;
 mod observe;
 mod pod;
@@ -92,6 +93,32 @@ pub enum Record {
         name: String,
         message: String,
     },
+    /// A controller's real binary was started for its Pod ([`controller`], webhooks on).
+    ControllerStarted {
+        pod: String,
+        binary: String,
+        argv: Vec<String>,
+    },
+    /// Its readiness probe answered 200: the Pod was reported Ready.
+    ControllerReady {
+        pod: String,
+    },
+    /// The process exited by itself; `output` is the end of its log.
+    ControllerExited {
+        pod: String,
+        exit_code: i32,
+        output: String,
+    },
+    /// An exited process was started again after its back-off (`restartPolicy: Always`).
+    ControllerRestarted {
+        pod: String,
+        restart_count: u32,
+    },
+    /// The stand-in stopped it (its Pod deleted, or a newer Pod of the same binary started).
+    ControllerStopped {
+        pod: String,
+        why: String,
+    },
     /// The stand-in's own API call failed (a bug in the stand-in or a broken control plane).
     Error {
         what: String,
@@ -108,6 +135,10 @@ struct Context {
     port: u16,
     scratch: PathBuf,
     shim_dir: PathBuf,
+    /// The control plane's bin directory (controllers' binaries).
+    bin: PathBuf,
+    /// The control plane's network namespace when webhooks are on: controller Pods run there.
+    netns: Option<Arc<crate::controlplane::netns::Netns>>,
 }
 
 /// A running stand-in for one namespace; stops when dropped.
@@ -134,6 +165,8 @@ impl StandIn {
             port: cp.port,
             scratch,
             shim_dir,
+            bin: cp.bin.clone(),
+            netns: cp.netns.clone(),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let records = Arc::new(Mutex::new(Vec::new()));

@@ -152,7 +152,7 @@ pub async fn serve(client: &kube::Client, context: &Context, pod: &Pod) -> Resul
     Ok(None)
 }
 
-enum Prepare {
+pub(super) enum Prepare {
     Stuck(String),
     Fatal(StandInError),
 }
@@ -168,7 +168,12 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> Prepare {
 }
 
 /// Volumes on disk and one [`Run`] per container (init containers first).
-async fn prepare(client: &kube::Client, context: &Context, pod: &Pod, dir: &Path) -> Result<Vec<(bool, Container, Run)>, Prepare> {
+pub(super) async fn prepare(
+    client: &kube::Client,
+    context: &Context,
+    pod: &Pod,
+    dir: &Path,
+) -> Result<Vec<(bool, Container, Run)>, Prepare> {
     let spec = pod.spec.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let mut volumes: BTreeMap<String, PathBuf> = BTreeMap::new();

@@ -1,0 +1,319 @@
+//! The kubelet part for a controller's Pod (a Deployment's long-running Pod whose image is one
+//! `cargo xtask controlplane` built, e.g. `…/trainer-controller-manager:v2.3.0` →
+//! `trainer-controller-manager-v2.3.0`), on a control plane with admission webhooks on: the
+//! real binary runs as the Pod's container does — the Pod's own command and arguments, its
+//! volumes (the chart's `--config` ConfigMap, the webhook certificate Secret), a TokenRequest
+//! token of the Pod's ServiceAccount, the in-cluster environment — in the sandbox (a private
+//! `/tmp`, where Trainer's cert rotator writes) inside the control plane's network namespace,
+//! whose `lo` carries the Pod IP [`POD_IP`].
+//!
+//! As a kubelet does, the stand-in keeps the Secret volumes in step with their Secrets (the
+//! rotator writes the certificate into the Secret and waits to see it in the mounted
+//! directory), reports the Pod Running with that Pod IP at once and Ready when the container's
+//! `readinessProbe` (`httpGet`) answers 200 — then kube-controller-manager's
+//! endpointslice-controller publishes the IP and the API server sends webhook calls there — and
+//! stops the process when the Pod is deleted. What a node would do differently: one controller
+//! process per binary at a time (every run binds the same ports in the one namespace, so a new
+//! Pod of a rollout stops the old Pod's process at its start, a `Recreate` in effect). A process
+//! that exits by itself is recorded, its Pod reported not ready, and it is started again after the
+//! kubelet's crash-loop back-off (10 s, doubling, at most 5 min; `restartCount` counts), as
+//! `restartPolicy: Always` does: a manager that loses its leader-election lease on a loaded
+//! machine exits and comes back, as in a cluster.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Container, Pod, Secret};
+use kube::api::Patch;
+use kube::Api;
+
+use super::pod::{self, Prepare};
+use super::sandbox::{self, Mount};
+use super::{kube_err, now, push, Context, Record, StandInError};
+use crate::controlplane::netns::POD_IP;
+use crate::controlplane::process;
+
+/// The binary built for a container image: `<repository's last segment>-<tag>` in the bin dir.
+pub fn binary_for(bin: &Path, container: &Container) -> Option<PathBuf> {
+    let image = container.image.as_deref()?;
+    let (repository, tag) = image.rsplit_once(':')?;
+    let name = repository.rsplit('/').next()?;
+    let path = bin.join(format!("{name}-{tag}"));
+    path.is_file().then_some(path)
+}
+
+/// A Pod whose container this module runs, if any: the first container with a built binary.
+pub fn runnable(context: &Context, pod: &Pod) -> Option<(Container, PathBuf)> {
+    context.netns.as_ref()?;
+    let spec = pod.spec.as_ref()?;
+    spec.containers.iter().find_map(|c| binary_for(&context.bin, c).map(|b| (c.clone(), b)))
+}
+
+/// A controller process the stand-in started.
+struct Running {
+    pod: String,
+    container: String,
+    binary: String,
+    child: Child,
+    /// The sandbox's arguments, to start the process again after it exits.
+    args: Vec<String>,
+    /// Where its log goes (`<container>.log`, then `<container>.<restart>.log`).
+    dir: PathBuf,
+    /// Restarts so far, and when the next one is due while the process is down.
+    restarts: u32,
+    down_until: Option<Instant>,
+    log: PathBuf,
+    /// Secret volumes to keep in step: (Secret name, directory bound into the sandbox).
+    secrets: Vec<(String, PathBuf)>,
+    /// `readinessProbe.httpGet`: (port, path).
+    probe: Option<(u16, String)>,
+    ready: bool,
+}
+
+/// The controller processes, keyed by Pod UID.
+#[derive(Default)]
+pub struct Controllers {
+    running: BTreeMap<String, Running>,
+}
+
+impl Drop for Controllers {
+    /// The stand-in stopping is the node going away: its processes stop with it.
+    fn drop(&mut self) {
+        for running in self.running.values_mut() {
+            process::stop(&mut running.child, Duration::from_secs(10));
+        }
+    }
+}
+
+impl std::fmt::Debug for Controllers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.running.values().map(|r| (&r.pod, &r.binary, r.ready))).finish()
+    }
+}
+
+fn probe_of(container: &Container) -> Option<(u16, String)> {
+    let get = container.readiness_probe.as_ref()?.http_get.as_ref()?;
+    let port = match &get.port {
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => u16::try_from(*n).ok()?,
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(name) => {
+            let port = container.ports.iter().flatten().find(|p| p.name.as_deref() == Some(name.as_str()))?;
+            u16::try_from(port.container_port).ok()?
+        }
+    };
+    Some((port, get.path.clone().unwrap_or_else(|| "/".into())))
+}
+
+impl Controllers {
+    /// Starts the Pod's controller. `Ok(Some(reason))` leaves it Pending (a missing volume).
+    pub async fn start(
+        &mut self,
+        client: &kube::Client,
+        context: &Context,
+        records: &Mutex<Vec<Record>>,
+        pod: &Pod,
+        container: &Container,
+        binary: &Path,
+    ) -> Result<Option<String>, StandInError> {
+        let Some(netns) = context.netns.clone() else { return Ok(Some("no network namespace".into())) };
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let dir = context.scratch.join(&name);
+        let runs = match pod::prepare(client, context, pod, &dir).await {
+            Ok(runs) => runs,
+            Err(Prepare::Stuck(reason)) => return Ok(Some(reason)),
+            Err(Prepare::Fatal(e)) => return Err(e),
+        };
+        let Some((_, _, mut run)) = runs.into_iter().find(|(init, c, _)| !init && c.name == container.name) else {
+            return Ok(Some(format!("container \"{}\" not prepared", container.name)));
+        };
+        // The image's binary at the path the Pod's command names.
+        let Some(entry) = run.argv.first().cloned() else { return Ok(Some("no command".into())) };
+        run.mounts.push(Mount { source: binary.to_path_buf(), target: entry, read_only: true });
+        run.env.retain(|(k, _)| k != "POD_IP");
+        // Same ports in the one namespace: the previous Pod's process goes first.
+        let binary_name = binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let previous: Vec<String> = self.running.iter().filter(|(_, r)| r.binary == binary_name).map(|(k, _)| k.clone()).collect();
+        for key in previous {
+            if let Some(mut old) = self.running.remove(&key) {
+                process::stop(&mut old.child, Duration::from_secs(10));
+                push(records, Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same binary started") });
+            }
+        }
+        let secrets: Vec<(String, PathBuf)> = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .filter_map(|v| {
+                let secret = v.secret.as_ref()?;
+                // Volumes with `items` are written once (none of the charts' controllers use them).
+                secret.items.is_none().then(|| (secret.secret_name.clone().unwrap_or_default(), dir.join("volumes").join(&v.name)))
+            })
+            .collect();
+        let log = dir.join(format!("{}.log", container.name));
+        let args = sandbox::bwrap_args(&run);
+        let mut command = std::process::Command::new("bwrap");
+        command.args(&args);
+        netns.enter_on_exec(&mut command);
+        let child = process::spawn_logged(command, &log)
+            .map_err(|e| StandInError::Io(format!("starting {binary_name}"), std::io::Error::other(e.to_string())))?;
+        push(records, Record::ControllerStarted { pod: name.clone(), binary: binary_name.clone(), argv: run.argv.clone() });
+        let started = now();
+        let patch = serde_json::json!({"status": {"phase": "Running", "startTime": started, "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
+            "podIP": POD_IP, "podIPs": [{"ip": POD_IP}],
+            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": started},
+                {"type": "Ready", "status": "False", "lastTransitionTime": started},
+                {"type": "ContainersReady", "status": "False", "lastTransitionTime": started}],
+            "containerStatuses": [{"name": container.name, "image": container.image.clone().unwrap_or_default(), "imageID": "",
+                "ready": false, "started": true, "restartCount": 0, "state": {"running": {"startedAt": started}}}]}});
+        let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
+        pods.patch_status(&name, &super::as_kubelet_patch(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| kube_err(&format!("Pod {name} Running"), e))?;
+        self.running.insert(
+            uid,
+            Running {
+                pod: name,
+                container: container.name.clone(),
+                binary: binary_name,
+                child,
+                args,
+                dir: dir.clone(),
+                restarts: 0,
+                down_until: None,
+                log,
+                secrets,
+                probe: probe_of(container),
+                ready: false,
+            },
+        );
+        Ok(None)
+    }
+
+    /// Stops the process of a Pod being deleted.
+    pub fn stop(&mut self, uid: &str, records: &Mutex<Vec<Record>>) {
+        if let Some(mut running) = self.running.remove(uid) {
+            process::stop(&mut running.child, Duration::from_secs(10));
+            push(records, Record::ControllerStopped { pod: running.pod, why: "its Pod was deleted".into() });
+        }
+    }
+
+    /// Each poll: an exited process is recorded and started again when its back-off is over;
+    /// Secret volumes follow their Secrets; a passing readiness probe makes the Pod Ready.
+    pub async fn tick(&mut self, client: &kube::Client, context: &Context, records: &Mutex<Vec<Record>>) -> Result<(), StandInError> {
+        let Some(netns) = context.netns.clone() else { return Ok(()) };
+        let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &context.namespace);
+        for running in self.running.values_mut() {
+            if let Some(due) = running.down_until {
+                if Instant::now() < due {
+                    continue;
+                }
+                running.restarts += 1;
+                running.log = running.dir.join(format!("{}.{}.log", running.container, running.restarts));
+                let mut command = std::process::Command::new("bwrap");
+                command.args(&running.args);
+                netns.enter_on_exec(&mut command);
+                running.child = process::spawn_logged(command, &running.log)
+                    .map_err(|e| StandInError::Io(format!("restarting {}", running.binary), std::io::Error::other(e.to_string())))?;
+                running.down_until = None;
+                running.ready = false;
+                push(records, Record::ControllerRestarted { pod: running.pod.clone(), restart_count: running.restarts });
+                let patch = serde_json::json!({"status": {"containerStatuses": [{"name": running.container, "ready": false,
+                    "restartCount": running.restarts, "state": {"running": {"startedAt": now()}}}]}});
+                let _ = pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch)).await;
+                continue;
+            }
+            if let Ok(Some(status)) = running.child.try_wait() {
+                use std::os::unix::process::ExitStatusExt;
+                let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(9));
+                push(
+                    records,
+                    Record::ControllerExited { pod: running.pod.clone(), exit_code: code, output: process::log_tail(&running.log, 40) },
+                );
+                // The kubelet's crash-loop back-off: 10 s, doubled per restart, at most 5 min.
+                let backoff = Duration::from_secs(10u64.saturating_mul(1 << running.restarts.min(5)).min(300));
+                running.down_until = Some(Instant::now() + backoff);
+                let patch = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now()},
+                    {"type": "ContainersReady", "status": "False", "lastTransitionTime": now()}],
+                    "containerStatuses": [{"name": running.container, "ready": false}]}});
+                let _ = pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch)).await;
+                continue;
+            }
+            for (secret, dir) in &running.secrets {
+                if let Some(s) = secrets.get_opt(secret).await.map_err(|e| kube_err(&format!("reading Secret {secret}"), e))? {
+                    for (key, bytes) in s.data.unwrap_or_default() {
+                        sync_file(dir, &key, &bytes.0).map_err(|e| StandInError::Io(format!("updating volume {}", dir.display()), e))?;
+                    }
+                }
+            }
+            if running.ready {
+                continue;
+            }
+            let ready = match &running.probe {
+                Some((port, path)) => {
+                    let addr: SocketAddr = format!("{POD_IP}:{port}")
+                        .parse()
+                        .map_err(|e| StandInError::Io("Pod IP".into(), std::io::Error::other(format!("{e}"))))?;
+                    netns.http_get_ok(addr, path).is_ok()
+                }
+                None => true,
+            };
+            if ready {
+                running.ready = true;
+                let at = now();
+                // Strategic merge: conditions merge by type, container statuses by name.
+                let patch = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": at},
+                    {"type": "ContainersReady", "status": "True", "lastTransitionTime": at}],
+                    "containerStatuses": [{"name": running.container, "ready": true}]}});
+                pods.patch_status(&running.pod, &super::as_kubelet_patch(), &Patch::Strategic(&patch))
+                    .await
+                    .map_err(|e| kube_err(&format!("Pod {} Ready", running.pod), e))?;
+                push(records, Record::ControllerReady { pod: running.pod.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `key` into `dir` when its bytes differ (rename over the old file, as atomically as a
+/// kubelet's projection).
+fn sync_file(dir: &Path, key: &str, bytes: &[u8]) -> std::io::Result<()> {
+    if key.contains('/') || key == ".." {
+        return Ok(());
+    }
+    let path = dir.join(key);
+    if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!("..{key}.tmp"));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(image: &str) -> Container {
+        Container { name: "manager".into(), image: Some(image.into()), ..Default::default() }
+    }
+
+    #[test]
+    fn an_image_maps_to_its_built_binary_only_when_it_exists() {
+        let bin = tempfile::tempdir().unwrap();
+        std::fs::write(bin.path().join("trainer-controller-manager-v2.3.0"), b"").unwrap();
+        assert_eq!(
+            binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0")),
+            Some(bin.path().join("trainer-controller-manager-v2.3.0"))
+        );
+        assert_eq!(binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1")), None);
+        assert_eq!(binary_for(bin.path(), &container("registry.k8s.io/jobset/jobset:v0.12.0")), None);
+        assert_eq!(binary_for(bin.path(), &container("no-tag")), None);
+    }
+}
