@@ -241,7 +241,11 @@ fn workload_ref_of_2_2_0_runtimes_is_removed_and_the_list_applies() {
     let list = json!({"apiVersion": "v1", "kind": "List", "items": create}).to_string();
     // Under 2.2.0 the field is the runtime's own.
     cp.ok(&["create", "-f", "-"], Some(&list));
-    assert_eq!(cp.get("trainingruntime", "team-a", "gang-torch")["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["workloadRef"]["podGroup"], "workers");
+    assert_eq!(
+        cp.get("trainingruntime", "team-a", "gang-torch")["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+            ["spec"]["workloadRef"]["podGroup"],
+        "workers"
+    );
 
     cp.ok(
         &["apply", "--server-side", "--force-conflicts", "-f", "-"],

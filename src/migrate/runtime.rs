@@ -49,7 +49,8 @@ pub fn node_resources(runtime: &Json) -> Option<&Json> {
         .and_then(|c| c.get("resources"))
 }
 
-const SRC_WORKLOAD_REF: &str = "T@v2.2.0 manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml#L9875 (workloadRef; go.mod k8s.io/api v0.35.2); \
+const SRC_WORKLOAD_REF: &str =
+    "T@v2.2.0 manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml#L9875 (workloadRef; go.mod k8s.io/api v0.35.2); \
      T@v2.3.0 manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml#L7341 (schedulingGroup; k8s.io/api v0.36.2); \
      https://github.com/kubernetes/api/blob/v0.36.0/core/v1/types.go#L4480-L4499";
 

@@ -50,9 +50,7 @@ pub fn unknown_keys<'a>(input: &'a CheckInput) -> Vec<Unknown<'a>> {
                 .into_iter()
                 .find(|n| root.path == n.from || root.path.starts_with(&format!("{}.", n.from)));
             let installed_uses = match input.installed {
-                Some(installed) => {
-                    installed.value_uses.iter().filter(|u| root.leaves.iter().any(|leaf| u.reads(leaf))).collect()
-                }
+                Some(installed) => installed.value_uses.iter().filter(|u| root.leaves.iter().any(|leaf| u.reads(leaf))).collect(),
                 None => Vec::new(),
             };
             Unknown { root, renamed, installed_uses }
