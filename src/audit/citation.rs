@@ -66,7 +66,7 @@ mod tests {
         assert!(note.contains("the target chart 2.4.0-dev is not a Trainer release tag"), "{note}");
         assert!(note.contains("v2.3.0"), "{note}");
         let source = "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/x.go#L1-L2";
-        let q = qualify(source, &[note.clone()]);
+        let q = qualify(source, std::slice::from_ref(&note));
         assert!(q.starts_with(source) && q.contains("not checked against 2.4.0-dev"), "{q}");
         // Helm's lines are Helm's whatever the chart is.
         let helm = "https://github.com/helm/helm/blob/v4.2.3/pkg/action/upgrade.go#L1";
