@@ -94,7 +94,8 @@ pub struct StepContext<'a> {
 pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
     let q = crate::shell::quote;
     let (release, ns, version) = (q(ctx.release), q(ctx.namespace), q(&to.to_string()));
-    let repo = format!("{}{}", q(ctx.repository), ctx.registry_flags);
+    let repository = ctx.repository;
+    let repo = format!("{}{}", q(repository), ctx.registry_flags);
     let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
     // Server-side apply conflicts with another field manager (TA-OWN-003): only forcing them
     // gets through, --take-ownership does not (rehearsed: kustomize 2.2.0 → Helm 2.3.0).
@@ -114,7 +115,7 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
     let (mut manual, mut upgrade) = match ctx.method {
         Method::ArgoCd => (
             vec![
-                format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)", ctx.repository),
+                format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {repository}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)"),
                 "Sync the Application and wait for Healthy".to_string(),
             ],
             Vec::new(),
