@@ -463,3 +463,113 @@ fn check_data_cache_without_lws() {
     let quiet = check(&corpus, "helm-2.2.1", "2.2.1", &["--format", "json"]);
     assert!(!stdout(&quiet).contains("TA-NB-004"));
 }
+
+/// A chart that is not a Trainer release tag (a build of master as 2.4.0-dev) is cited as such:
+/// every finding that cites kubeflow/trainer says its lines are the nearest release tag's, not
+/// this chart's, in every format; a release tag's run says nothing of the kind.
+#[test]
+fn a_chart_that_is_not_a_tag_is_cited_as_such() {
+    let home = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = |rel: &str| root.join(rel).to_string_lossy().into_owned();
+    let (snap, from) = (p("tests/rules/TA-GATE-001/cluster.yaml"), p("tests/rules/charts/from"));
+    let dev = p("tests/fixtures/charts/trainer-2.4.0-dev");
+    // manager.annotations: TA-VAL-001, which cites kubeflow/trainer at v2.1.0 and v2.2.0.
+    let args = |chart: &str, format: &str| {
+        vec!["check", "--snapshot", &snap, "--chart", chart, "--from-chart", &from, "--set", "manager.annotations.a=b", "--format", format]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let go = |chart: &str, format: &str| {
+        let a = args(chart, format);
+        let out = run(home.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{format}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let said = "the target chart 2.4.0-dev is not a Trainer release tag";
+    let json: serde_json::Value = serde_json::from_str(&go(&dev, "json")).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let trainer: Vec<&serde_json::Value> =
+        findings.iter().filter(|f| f["source"].as_str().unwrap().contains("github.com/kubeflow/trainer/blob/v")).collect();
+    assert!(trainer.iter().any(|f| f["id"] == "TA-VAL-001"), "{findings:#?}");
+    for f in &trainer {
+        let source = f["source"].as_str().unwrap();
+        assert!(source.contains(said) && source.contains("v2.3.0") && source.contains("not checked against 2.4.0-dev"), "{source}");
+    }
+    for f in findings.iter().filter(|f| !f["source"].as_str().unwrap().contains("kubeflow/trainer")) {
+        assert!(!f["source"].as_str().unwrap().contains(said), "only Trainer's citations are qualified: {f}");
+    }
+    assert!(json["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains(said)), "{}", json["notes"]);
+    let text = go(&dev, "text");
+    assert!(text.lines().any(|l| l.starts_with("note: ") && l.contains(said)), "{text}");
+    let markdown = go(&dev, "markdown");
+    assert!(markdown.lines().any(|l| l.starts_with("- ") && l.contains(said)), "{markdown}");
+    let sarif: serde_json::Value = serde_json::from_str(&go(&dev, "sarif")).unwrap();
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    let val = rules.iter().find(|r| r["id"] == "TA-VAL-001").expect("TA-VAL-001 in the SARIF rules");
+    assert!(val["help"]["text"].as_str().unwrap().contains(said), "{val}");
+    // The release tag 2.3.0: cited as itself.
+    let tagged = go(&p("tests/rules/charts/to"), "json");
+    assert!(!tagged.contains("is not a Trainer release tag"), "{tagged}");
+}
+
+/// A values key the installed chart's templates read and the target drops with no successor is
+/// an error naming what it set. No 2.x upgrade of the real charts drops one (the only key removed
+/// from 2.0.0 to 2.3.0, manager.annotations, was renamed and is carried), so the real example is
+/// the other direction: 2.3.0's manager.config.clientConnection and runtimes.installer, which
+/// 2.2.1 has not.
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn a_value_the_target_drops_names_what_it_controlled() {
+    let corpus = support::corpus();
+    let home = tempfile::tempdir().unwrap();
+    let (s, to, from) = (snapshot("helm-2.3.0"), chart(&corpus, "2.2.1"), chart(&corpus, "2.3.0"));
+    let out = run(
+        home.path(),
+        &[
+            "check",
+            "--snapshot",
+            &s,
+            "--chart",
+            &to,
+            "--from-chart",
+            &from,
+            "--set",
+            "manager.config.clientConnection.qps=50",
+            "--set",
+            "runtimes.installer.image.tag=v2",
+            "--set",
+            "not.a.key=1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let of = |id: &str, subject: &str| findings.iter().find(|f| f["id"] == id && f["subject"] == subject);
+    let qps = of("TA-VAL-002", "values manager.config.clientConnection").expect("TA-VAL-002 for clientConnection");
+    assert_eq!(qps["severity"], "error");
+    let message = qps["message"].as_str().unwrap();
+    assert!(
+        message.contains("templates/manager/configmap.yaml:68 (renders ConfigMap/kubeflow-trainer-config)")
+            && message.contains("qps: {{ .Values.manager.config.clientConnection.qps }}"),
+        "{message}"
+    );
+    let installer = of("TA-VAL-002", "values runtimes.installer").expect("TA-VAL-002 for runtimes.installer");
+    assert!(installer["message"].as_str().unwrap().contains("templates/runtimes/installer-job.yaml:47"), "{installer}");
+    // A key neither chart reads stays a warning.
+    assert_eq!(of("TA-VAL-001", "values not").expect("TA-VAL-001 for not.a.key")["severity"], "warning");
+    assert!(of("TA-VAL-002", "values not").is_none());
+    // The renamed key stays carried (info), from 2.1.0 to 2.3.0.
+    let (s, to, from) = (snapshot("helm-2.1.0"), chart(&corpus, "2.3.0"), chart(&corpus, "2.1.0"));
+    let out = run(
+        home.path(),
+        &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from, "--set", "manager.annotations.a=b", "--format", "json"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let renamed = findings.iter().find(|f| f["subject"] == "values manager.annotations").expect("manager.annotations named");
+    assert_eq!((renamed["id"].as_str(), renamed["severity"].as_str()), (Some("TA-VAL-001"), Some("info")), "{renamed}");
+}

@@ -192,6 +192,36 @@ fn an_unknown_kubernetes_version_is_asked_for_and_a_contradicting_one_named() {
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
 }
 
+/// `status` and `migrate` do not refuse a cluster that tells no Kubernetes version (an overview,
+/// a conversion), but they say which version they validated at, that it is not the cluster's
+/// and why, and how to give the right one; with --kube-version nothing is assumed.
+#[test]
+fn status_and_migrate_say_which_kubernetes_version_they_assumed_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let bare = write(dir.path(), "bare.yaml", &without_cluster_info(&std::fs::read_to_string(snapshot("helm-2.2.1")).unwrap()));
+    let status = run(home.path(), &["status", "--snapshot", &bare]);
+    assert!(matches!(status.status.code(), Some(0 | 1)), "{}", stderr(&status));
+    let text = stdout(&status);
+    assert!(
+        text.contains("at Kubernetes 1.36 (assumed, not the cluster's: it told no version and no --kube-version was given")
+            && text.contains("pass --kube-version"),
+        "{text}"
+    );
+    let given = run(home.path(), &["status", "--snapshot", &bare, "--kube-version", "1.33"]);
+    assert!(!stdout(&given).contains("assumed"), "{}", stdout(&given));
+    let manifests = path("tests/fixtures/migrate/trainer-2.1.yaml");
+    let target = path("tests/fixtures/migrate/target-chart");
+    let migrate = run(home.path(), &["migrate", "--manifests", &manifests, "--chart", &target]);
+    let report = stderr(&migrate);
+    assert!(
+        report.contains("at Kubernetes 1.36 (assumed, not the cluster's: no --kube-version was given and manifests carry none"),
+        "{report}"
+    );
+    let migrate = run(home.path(), &["migrate", "--manifests", &manifests, "--chart", &target, "--kube-version", "1.33"]);
+    assert!(!stderr(&migrate).contains("assumed"), "{}", stderr(&migrate));
+}
+
 #[test]
 fn checks_that_did_not_run_fail_the_gate() {
     let home = tempfile::tempdir().unwrap();

@@ -255,9 +255,9 @@ fn no_wrong_input_is_ever_ready_on_the_real_charts() {
     }
 }
 
-/// Reversed direction: a target below the installed version must never be `ready`. The rule
-/// that names a downgrade is issue 20 §2's; this asserts only the outcome (not ready, exit 1 for
-/// the gate), which holds with or without it.
+/// Reversed direction: a target below the installed version must never be `ready`, and the run
+/// must say why: the downgrade rule (TA-DIR-001, issue 20 §2) names it, not some other finding
+/// that happens to block.
 #[test]
 fn a_downgrade_is_never_ready() {
     let work = tempfile::tempdir().unwrap();
@@ -271,7 +271,7 @@ fn a_downgrade_is_never_ready() {
             let m = Mutation {
                 what: format!("a target (2.0.0) below the installed {version}"),
                 args: Vec::new(),
-                expect: Expect::Blocked(s(&["2.0.0"])),
+                expect: Expect::Blocked(s(&["TA-DIR-001", "2.0.0"])),
             };
             holds(name, command, &m, &out);
         }

@@ -219,3 +219,64 @@ fn serde_yaml_documents(text: &str) -> Vec<Json> {
     std::fs::write(&file, text).unwrap();
     migrate::input::read_files(&[file]).unwrap()
 }
+
+/// 2.2.0's runtime CRDs carry Kubernetes 1.35's PodSpec.workloadRef; 2.3.0's (like 2.2.1's) carry
+/// 1.36's schedulingGroup instead. A runtime stored under 2.2.0 with workloadRef, applied as it
+/// is under the 2.3.0 CRDs, is refused (`unknown field`); `migrate` removes the field (reported
+/// lost) and its List is accepted by `kubectl apply --server-side` with default validation.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real 2.2.0 and 2.3.0 CRDs) and the control-plane binaries"]
+fn workload_ref_of_2_2_0_runtimes_is_removed_and_the_list_applies() {
+    let corpus = support::corpus();
+    let Some(cp) = testkit::controlplane::fresh_or_skip("workload_ref_of_2_2_0_runtimes_is_removed_and_the_list_applies") else { return };
+    let cp = Cluster { cp };
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let charts = corpus.join("charts");
+    let input = fixture("trainer-2.2.0-workload-ref.yaml");
+    cp.ok(&["apply", "--server-side", "-f", "-"], Some(&crds_from_crds_dir(&charts.join("kubeflow-trainer-2.2.0.tgz"))));
+    cp.ok(&["create", "namespace", "team-a"], None);
+    let objects = migrate::input::read_files(std::slice::from_ref(&input)).unwrap();
+    let create: Vec<Json> = objects.iter().map(output::stripped).collect();
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": create}).to_string();
+    // Under 2.2.0 the field is the runtime's own.
+    cp.ok(&["create", "-f", "-"], Some(&list));
+    assert_eq!(
+        cp.get("trainingruntime", "team-a", "gang-torch")["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+            ["spec"]["workloadRef"]["podGroup"],
+        "workers"
+    );
+
+    cp.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&crds_rendered(home.path(), &charts.join("kubeflow-trainer-2.3.0.tgz"))),
+    );
+    // As it is, the 2.3.0 API refuses it.
+    let as_is = cp.kubectl_in(&["apply", "--server-side", "--field-manager=trainer-audit-migrate", "-f", "-"], Some(&list));
+    assert!(!as_is.status.success(), "the 2.3.0 CRD took workloadRef");
+    assert!(String::from_utf8_lossy(&as_is.stderr).contains("workloadRef"), "{}", String::from_utf8_lossy(&as_is.stderr));
+
+    let converted = work.path().join("list.yaml");
+    let target = charts.join("kubeflow-trainer-2.3.0.tgz");
+    let out = support::run(
+        home.path(),
+        &[
+            "migrate",
+            "--manifests",
+            input.to_str().unwrap(),
+            "--chart",
+            target.to_str().unwrap(),
+            "--kube-version",
+            "1.36",
+            "-o",
+            converted.to_str().unwrap(),
+        ],
+    );
+    let report = support::stderr(&out);
+    assert!(report.contains("workloadRef") && report.contains("schedulingGroup"), "{report}");
+    cp.ok(&["apply", "--server-side", "--field-manager=trainer-audit-migrate", "-f", converted.to_str().unwrap()], None);
+    let spec = cp.get("trainingruntime", "team-a", "gang-torch");
+    let pod = &spec["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+    assert!(pod.get("workloadRef").is_none(), "{pod}");
+    assert_eq!(pod["containers"][0]["name"], "node");
+}

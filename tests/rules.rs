@@ -135,6 +135,7 @@ rule_tests! {
     hook_103: "TA-HOOK-103";
     hook_104: "TA-HOOK-104";
     val_001: "TA-VAL-001";
+    val_002: "TA-VAL-002";
     cfg_001: "TA-CFG-001";
     leg_001: "TA-LEG-001";
     leg_002: "TA-LEG-002";

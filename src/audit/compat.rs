@@ -164,6 +164,17 @@ struct Raw {
     jobset_features: Vec<serde_saphyr::Spanned<JobSetFeature>>,
     kueue: Vec<serde_saphyr::Spanned<KueueRow>>,
     helm: Vec<serde_saphyr::Spanned<HelmFlag>>,
+    trainer_tags: serde_saphyr::Spanned<TrainerTags>,
+}
+
+/// Trainer's release tags, as of a date: the versions rule sources can be cited at.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainerTags {
+    /// When the list was read from the repository's tags.
+    pub as_of: String,
+    pub source: String,
+    pub tags: Vec<String>,
 }
 
 /// The tables, validated.
@@ -177,6 +188,10 @@ pub struct Compat {
     pub kueue_builds: Vec<KueueBuild>,
     /// When and how [`Compat::kueue_builds`] was generated.
     pub kueue_generated: String,
+    /// Trainer's release tags (`v2.3.0`), oldest first, and where and when they were read.
+    pub trainer_tags: Vec<semver::Version>,
+    pub trainer_tags_as_of: String,
+    pub trainer_tags_source: String,
 }
 
 static EMBEDDED: LazyLock<Result<Compat, CompatError>> = LazyLock::new(|| {
@@ -269,6 +284,17 @@ pub fn parse(name: &str, text: &str) -> Result<Compat, CompatError> {
             return Err(at(l, format!("flag {:?} must start with -- and min {:?} be a version", h.flag, h.min)));
         }
     }
+    let tags_line = line(&raw.trainer_tags.referenced);
+    let mut trainer_tags = Vec::new();
+    for tag in &raw.trainer_tags.value.tags {
+        let v = tag
+            .strip_prefix('v')
+            .and_then(|t| semver::Version::parse(t).ok())
+            .ok_or_else(|| at(tags_line, format!("trainer_tags: {tag:?} is not a tag like v2.3.0")))?;
+        trainer_tags.push(v);
+    }
+    trainer_tags.sort();
+    require_source(&raw.trainer_tags.value.source).map_err(|m| at(tags_line, m))?;
     overlaps(&raw.trainer, |r| &r.versions, "Trainer").map_err(|(l, m)| at(l, m))?;
     overlaps(&raw.kueue, |r| &r.built_against, "Trainer API").map_err(|(l, m)| at(l, m))?;
     Ok(Compat {
@@ -278,6 +304,9 @@ pub fn parse(name: &str, text: &str) -> Result<Compat, CompatError> {
         helm: raw.helm.into_iter().map(|s| s.value).collect(),
         kueue_builds: Vec::new(),
         kueue_generated: String::new(),
+        trainer_tags,
+        trainer_tags_as_of: raw.trainer_tags.value.as_of,
+        trainer_tags_source: raw.trainer_tags.value.source,
     })
 }
 
@@ -341,6 +370,17 @@ fn overlaps<T>(rows: &[serde_saphyr::Spanned<T>], range: impl Fn(&T) -> &Constra
 
 impl Compat {
     /// The row for a Trainer version.
+    /// Whether `v` is a Trainer release tag (`v2.3.0`, `v2.3.0-rc.3`) the table knows.
+    pub fn is_trainer_tag(&self, v: &semver::Version) -> bool {
+        self.trainer_tags.iter().any(|t| t == v && t.build == v.build)
+    }
+
+    /// The newest release tag (not a pre-release) at or below `v`: what a chart that is not a
+    /// tag (a build of master as 2.4.0-dev) is nearest to.
+    pub fn nearest_trainer_tag(&self, v: &semver::Version) -> Option<&semver::Version> {
+        self.trainer_tags.iter().filter(|t| t.pre.is_empty() && *t <= v).max()
+    }
+
     pub fn trainer(&self, v: &semver::Version) -> Option<&TrainerRow> {
         self.trainer.iter().find(|r| r.versions.matches(v))
     }
@@ -532,7 +572,7 @@ mod tests {
         "  - versions: \">=2.0.0-0, <2.1.0-0\"\n    kubernetes: \"1.29\"\n    jobset: {bundled: \"0.8.2\", api: v1alpha2}\n    source: s\n";
 
     fn file(trainer: &str) -> String {
-        format!("# c\ntrainer:\n{trainer}jobset_features: []\nkueue: []\nhelm: []\n")
+        format!("# c\ntrainer:\n{trainer}jobset_features: []\nkueue: []\nhelm: []\ntrainer_tags: {{as_of: \"2026-01-01\", source: s, tags: [v2.0.0]}}\n")
     }
 
     #[test]

@@ -22,10 +22,11 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert(REGISTRY_FLAGS.into(), input.registry_flags.clone());
     vars.insert("engine".into(), engine.as_str().to_string());
     vars.insert("unpack_chart".into(), unpack_chart(&input.repository, &input.registry_flags, &input.to, &input.target.chart.name));
+    let untagged = super::citation::upgrade_notes(super::compat::get(), &input.from, &input.to);
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
         let Some(check) = &rule.check else { continue };
-        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor())));
+        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor(), &untagged)));
     }
     sort_findings(&mut findings);
     findings
@@ -53,18 +54,23 @@ fn unpack_chart(repository: &str, registry_flags: &str, to: &semver::Version, ch
 
 /// Findings of the review rules for one chart; `vars` names the release it is rendered as.
 pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String>) -> Vec<Finding> {
+    let untagged: Vec<String> = crate::version::parse_lenient(&chart.chart.chart.version)
+        .and_then(|v| super::citation::untagged(super::compat::get(), "reviewed", &v))
+        .into_iter()
+        .collect();
     let mut findings = Vec::new();
     for rule in rules.iter().filter(|r| r.scope == Scope::Review && r.applies_to_engine(chart.engine)) {
         let Some(hits) = rule.check.as_ref().and_then(|c| c.review(chart)) else { continue };
-        findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None)));
+        findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None, &untagged)));
     }
     sort_findings(&mut findings);
     findings
 }
 
 /// The hit as a finding; `kube_minor` (the cluster's, when known) picks the expected texts that
-/// hold on it.
-fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: Option<u64>) -> Finding {
+/// hold on it; `untagged` says which charts of the run are not Trainer release tags (their
+/// Trainer citations are then the nearest tag's, and the source says so).
+fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: Option<u64>, untagged: &[String]) -> Finding {
     let variant = rule.variant(hit.variant);
     let mut vars = vars.clone();
     vars.extend(hit.vars);
@@ -83,7 +89,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
         commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
         fix_lines,
-        source: variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()),
+        source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
         phase: rule.phase,
         expect: rule
             .expect

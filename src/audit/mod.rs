@@ -1,6 +1,7 @@
 //! Checks over what was rendered and what is installed: rules (data) run check kinds (code)
 //! and produce findings with stable ids.
 
+pub mod citation;
 pub mod compat;
 pub mod engine;
 pub mod finding;

@@ -88,7 +88,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
             state.objects
         }
     };
-    let schema = target_schema(&args.target, server.as_deref())?;
+    let schema = target_schema(&args.target, server.as_deref(), source == Source::Cluster)?;
     let migration = migrate::migrate(&objects, &options, &schema);
     let text = if args.before_crds {
         output::before_crds_script(&migration, &kubectl(&args))
@@ -119,11 +119,18 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
 
 /// The target chart's CRDs compiled for the cluster's version (`--kube-version` with files; the
 /// newest the validator models when nothing tells, said in the report).
-fn target_schema(target: &TargetArgs, server: Option<&str>) -> Result<TargetCrds, CliError> {
+fn target_schema(target: &TargetArgs, server: Option<&str>, server_was_read: bool) -> Result<TargetCrds, CliError> {
     let chart = target.crds("migrate")?;
     let (kube, how) = match kube_version(server) {
         Some(k) => (k, String::new()),
-        None => (ASSUMED_KUBE, " (assumed: pass --kube-version)".to_string()),
+        None => (
+            ASSUMED_KUBE,
+            format!(
+                " (assumed, not the cluster's: no --kube-version was given and {}, so the newest version the validator models; \
+                 pass --kube-version with the cluster's version, whose CEL rules may differ)",
+                if server_was_read { "the cluster read told none" } else { "manifests carry none" }
+            ),
+        ),
     };
     let crds = CrdSet::new(chart.crds.iter(), kube);
     for skipped in &crds.skipped {

@@ -7,6 +7,7 @@ pub mod paths;
 pub mod rbac;
 pub mod runtime;
 pub mod schema_compare;
+pub mod value_uses;
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,9 @@ pub struct Inventory {
     pub images: Vec<ImageUse>,
     /// The chart's default values flattened to leaf paths.
     pub values: BTreeMap<String, Json>,
+    /// Where the chart's templates read `.Values.<path>`.
+    #[serde(skip)]
+    pub value_uses: Vec<value_uses::ValueUse>,
 }
 
 impl Inventory {
@@ -95,6 +99,7 @@ impl Inventory {
             roles,
             images,
             values,
+            value_uses: value_uses::value_uses(chart),
         }
     }
 

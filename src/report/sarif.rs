@@ -45,7 +45,7 @@ pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rul
                 "shortDescription": {"text": r.title},
                 "fullDescription": {"text": r.why},
                 // The fix as the run filled it in (the rule's text has `{placeholders}`).
-                "help": {"text": format!("{}\nSource: {}", f.fix, r.source)},
+                "help": {"text": format!("{}\nSource: {}", f.fix, f.source)},
                 "defaultConfiguration": {"level": r.severity.sarif_level()},
             }),
             None => json!({

@@ -102,7 +102,11 @@ pub fn text(s: &Status) -> String {
     neighbours(&mut out, s);
     migration(&mut out, s);
     let v = &s.validation;
-    let assumed = if v.kubernetes_known { "" } else { " (assumed: pass --kube-version)" };
+    let assumed = if v.kubernetes_known {
+        ""
+    } else {
+        " (assumed, not the cluster's: it told no version and no --kube-version was given, so the newest version the validator models; pass --kube-version with the cluster's)"
+    };
     line(&mut out, "Objects", &format!("validated against {} at Kubernetes {}{assumed}", v.against, v.kubernetes));
     for k in &v.kinds {
         let pruned = if k.pruned > 0 { format!("; {} lose fields on the next write", k.pruned) } else { String::new() };

@@ -75,7 +75,7 @@ pub fn locate(finding: Finding, rules: &[Rule], r: &Reference, change: Option<&C
     let kind = rules.iter().find(|rule| rule.id == finding.id).map(|rule| rule.kind.as_str()).unwrap_or("");
     let mut at = changed_line(r, change);
     let mut related = Vec::new();
-    if kind == "values-unknown-key" {
+    if kind == "values-unknown-key" || kind == "values-removed-key" {
         if let Some(line) = finding.subject.strip_prefix("values ").and_then(|path| value_line(r, path)) {
             at = line;
         }

@@ -243,6 +243,7 @@ impl Upgrade {
             (None, None) => "none installed: the target is reviewed as installed".to_string(),
         };
         notes.push(format!("installed version {from} ({evidence})"));
+        notes.extend(crate::audit::citation::upgrade_notes(crate::audit::compat::get(), &from, &to));
         let flags = request.values.clone();
         Ok(Upgrade {
             state,

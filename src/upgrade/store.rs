@@ -184,7 +184,11 @@ impl ChartStore {
             }
             ChartSource::Version(version) => {
                 let Some(repo) = &self.repository else {
-                    return Err(UpgradeError::Usage(format!("no chart for {version}: pass --repo, or --chart/--from-chart")));
+                    // Only a chart the run does not target is read by version without a
+                    // repository (a local --chart is the target): the installed one.
+                    return Err(UpgradeError::Usage(format!(
+                        "no kubeflow-trainer {version} chart to read: pass --from-chart with it (a .tgz or a directory), or --repo with a repository that serves {version}"
+                    )));
                 };
                 let client = self.client(repo)?;
                 let puller = Puller { client_options: self.options.clone(), cache: Cache::from_env(), offline: false, progress: false };
@@ -285,7 +289,10 @@ mod tests {
         let again = store.inventory(&source, &render).unwrap();
         assert!(Rc::ptr_eq(&first, &again), "rendered twice");
         assert!(Rc::ptr_eq(&store.chart(&source).unwrap(), &store.chart(&source).unwrap()), "loaded twice");
-        assert!(store.chart(&ChartSource::Version(semver::Version::new(2, 3, 0))).is_err(), "no repository: nothing to pull");
+        // No repository: nothing to pull, and the error names what would let the run read it
+        // (--from-chart, --repo), not --chart, which names the target.
+        let err = store.chart(&ChartSource::Version(semver::Version::new(2, 2, 0))).unwrap_err().to_string();
+        assert!(err.contains("--from-chart") && err.contains("--repo") && !err.contains("--chart"), "{err}");
         // Another release of the same chart (a fleet's other cluster) renders again; the same one does not.
         let other = RenderFor { release: "trainer".into(), ..render.clone() };
         let third = store.inventory(&source, &other).unwrap();

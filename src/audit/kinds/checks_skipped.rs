@@ -10,7 +10,8 @@ use crate::audit::input::CheckInput;
 
 /// The kinds that read the installed chart's render and see nothing without it, and whether
 /// each runs only in a GitOps review (with the file's engine options).
-pub const READS_INSTALLED_CHART: &[(&str, bool)] = &[("runtime-drift", false), ("adopt-refused", true), ("crds-not-applied", true)];
+pub const READS_INSTALLED_CHART: &[(&str, bool)] =
+    &[("runtime-drift", false), ("adopt-refused", true), ("crds-not-applied", true), ("values-removed-key", false)];
 
 /// Whether a rule of `kind` reads the installed chart in this run (`gitops`: a GitOps review).
 pub fn reads_installed_chart(kind: &str, gitops: bool) -> bool {

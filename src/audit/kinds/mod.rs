@@ -49,6 +49,7 @@ mod schema_crd;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
+mod values_removed_key;
 mod values_unknown_key;
 mod webhook_ca_bundle;
 
@@ -293,6 +294,11 @@ pub const KINDS: &[KindSpec] = &[
         variants: ["renamed"],
         reviews: false,
         typed
+    ),
+    kind!(
+        "values-removed-key",
+        values_removed_key,
+        "user values the installed chart's templates read that the target dropped without a successor"
     ),
     kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
     kind!(

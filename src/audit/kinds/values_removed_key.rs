@@ -1,0 +1,81 @@
+//! `values-removed-key`: a user value the installed chart's templates read, that the target
+//! chart neither has nor renamed (no successor in the rename table): the setting it fed stops
+//! applying at the upgrade, silently. The hit names what it controlled: each template line of
+//! the installed chart that reads it.
+
+use serde::Deserialize;
+
+use super::values_unknown_key::unknown_keys;
+use super::{Check, Hit};
+use crate::audit::input::CheckInput;
+
+/// Template lines named in the message (all are in the evidence).
+const SHOWN: usize = 3;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+impl Check for Params {
+    fn reads_cluster(&self) -> bool {
+        false
+    }
+
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        unknown_keys(input)
+            .into_iter()
+            .filter(|u| u.renamed.is_none() && !u.installed_uses.is_empty())
+            .map(|u| {
+                let r = &u.root;
+                let installed = input.installed.expect("installed uses come from the installed chart");
+                // One entry per template line (a line may read several of the user's paths).
+                let mut lines: Vec<&crate::inventory::value_uses::ValueUse> = Vec::new();
+                for x in &u.installed_uses {
+                    if !lines.iter().any(|l| l.file == x.file && l.line == x.line) {
+                        lines.push(x);
+                    }
+                }
+                // What each template renders in the installed chart (helpers render nothing).
+                let renders = |file: &str| -> Vec<String> {
+                    let of = |source: &str| source == file || source.ends_with(&format!("/{file}"));
+                    let mut out: Vec<String> = installed
+                        .objects
+                        .iter()
+                        .filter(|o| of(&o.source))
+                        .map(|o| format!("{}/{}", o.identity.kind, o.identity.name))
+                        .chain(installed.hooks.iter().filter(|h| of(&h.source)).map(|h| format!("{}/{} (hook)", h.identity.kind, h.identity.name)))
+                        .collect();
+                    out.dedup();
+                    out
+                };
+                let at = |l: &crate::inventory::value_uses::ValueUse| {
+                    let objects = renders(&l.file);
+                    let objects = if objects.is_empty() { String::new() } else { format!(" (renders {})", objects.join(", ")) };
+                    format!("{}:{}{objects} `{}`", l.file, l.line, l.text)
+                };
+                let mut shown: Vec<String> = lines.iter().take(SHOWN).map(|l| at(l)).collect();
+                if lines.len() > SHOWN {
+                    shown.push(format!("and {} more line(s)", lines.len() - SHOWN));
+                }
+                let mut files: Vec<&str> = lines.iter().map(|x| x.file.as_str()).collect();
+                files.dedup();
+                let mut hit = Hit::new(
+                    format!("values {}", r.path),
+                    format!(
+                        "the release sets {r}, which the installed {} chart reads in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
+                        input.from,
+                        shown.join("; "),
+                        input.to
+                    ),
+                )
+                .evidence(format!("user value {}", r.path))
+                .var("path", r.path.clone())
+                .var("controlled", files.join(", "));
+                for l in &lines {
+                    hit = hit.evidence(format!("installed {} chart {}", input.from, at(l)));
+                }
+                hit
+            })
+            .collect()
+    }
+}
