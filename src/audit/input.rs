@@ -2,6 +2,8 @@
 //! target charts as rendered, the values the upgrade will use, and the deployment engine; and
 //! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
+pub mod derived;
+
 use serde_json::Value as Json;
 
 use super::gitops::{Engine, EngineContext};
@@ -46,8 +48,8 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
-    /// The target CRDs over the live objects, computed on first use (`super::schema`).
-    pub derived: super::schema::Derived,
+    /// The target CRDs over the live objects, computed on first use (`derived`).
+    pub derived: derived::Derived,
     /// Helm flags needed to reach that repository, each with a leading space (` --plain-http`):
     /// every printed command that names the repository carries them.
     pub registry_flags: String,

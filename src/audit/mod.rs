@@ -1,6 +1,7 @@
 //! Checks over what was rendered and what is installed: rules (data) run check kinds (code)
 //! and produce findings with stable ids.
 
+pub mod citation;
 pub mod compat;
 pub mod engine;
 pub mod finding;
@@ -10,4 +11,4 @@ pub mod input;
 pub mod kinds;
 pub mod renames;
 pub mod rules;
-pub mod schema;
+pub mod verdict;

@@ -116,7 +116,7 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
             super::doors::emit(args.output.as_deref(), &text)?
         }
     }
-    super::doors::step_summary(|| crate::report::github::check_summary(&report, args.fail_on));
+    crate::report::github::step_summary(|| crate::report::github::check_summary(&report, args.fail_on));
     // The process ends next, and the OS reclaims the cluster's objects at once (as `status`
     // does; a fleet drops each cluster's instead).
     std::mem::forget(upgrade);

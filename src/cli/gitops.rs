@@ -117,7 +117,7 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,
         GitopsFormat::Github => print!("{}", crate::report::github::gitops_commands(&result, &args.dir)),
     }
-    super::doors::step_summary(|| crate::report::github::gitops_summary(&result));
+    crate::report::github::step_summary(|| crate::report::github::gitops_summary(&result));
     Ok(if result.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -73,6 +73,6 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
         PlanFormat::Sarif => super::print_json(&crate::report::sarif::sarif(&findings, &upgrade.rules))?,
     }
-    super::doors::step_summary(|| crate::report::github::plan_summary(&plan));
+    crate::report::github::step_summary(|| crate::report::github::plan_summary(&plan));
     Ok(super::fails_at(&findings, args.fail_on))
 }

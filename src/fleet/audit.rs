@@ -13,7 +13,7 @@ use crate::cluster::install::Method;
 use crate::cluster::status::{status, Status};
 use crate::cluster::ClusterState;
 use crate::plan::Plan;
-use crate::report::check::CheckReport;
+use crate::upgrade::check::CheckReport;
 use crate::upgrade::store::ChartStore;
 use crate::upgrade::{store_for, target, Request, Upgrade, UpgradeError};
 
@@ -193,8 +193,8 @@ impl Auditor {
             Job::Check { request, fail_on } => {
                 let report = upgrade(request, state)?.check(*fail_on)?;
                 let verdict = match report.decision.verdict {
-                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
                 };
                 let counts = counts(report.findings.iter());
                 let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict);
@@ -204,9 +204,9 @@ impl Auditor {
                 let (plan, notes) = upgrade(request, state)?.plan()?;
                 let counts = counts(plan.steps.iter().flat_map(|s| s.preconditions.iter()));
                 // The same words as `check`; a plan is not a gate, so its exit code stays 0.
-                let verdict = match crate::report::plan::decision(&plan).verdict {
-                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                let verdict = match plan.decision().verdict {
+                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
                 };
                 let row = Row { exit_code: 0, ..row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts, verdict) };
                 Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes }) }

@@ -17,8 +17,7 @@ use super::values::{Placement, Values};
 use super::{classify, is_trainer, Found};
 
 pub const GROUP: &str = "helm.toolkit.fluxcd.io";
-/// What a value taken from a Secret prints as (secrets are never printed).
-pub const REDACTED: &str = "(redacted: from a Secret)";
+pub use super::envsubst::REDACTED;
 const SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
 
 /// Where the chart comes from, as far as the tree tells.

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::install::Method;
 
 /// The versions to upgrade through, ending with `to` (none when `to` is what is installed:
@@ -74,6 +75,15 @@ pub struct Plan {
     pub pod_security: Option<String>,
 }
 
+impl Plan {
+    /// The plan's verdict: blocked while any step has an error to fix first (a plan is not a
+    /// gate: `plan` exits 0 either way; `check` is the gate).
+    pub fn decision(&self) -> Decision {
+        let counts = Counts::of(self.steps.iter().flat_map(|s| s.preconditions.iter()));
+        Decision::new(counts, Severity::Error, Some(&self.from), Some(&self.to))
+    }
+}
+
 /// The label a Pod Security relaxation changes.
 pub const PSA_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
@@ -84,7 +94,9 @@ pub struct StepContext<'a> {
     pub repository: &'a str,
     /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
     pub registry_flags: &'a str,
-    pub values: &'a crate::upgrade::values::UserValues,
+    /// The user's value flags as the shell takes them (` -f values.yaml --set a=b`), each with a
+    /// leading space.
+    pub value_flags: &'a str,
     /// The values the upgrade applies (the release's, then the flags): keys the target renamed
     /// are carried to their new names (`audit::renames`).
     pub user_values: &'a serde_json::Value,
@@ -104,7 +116,7 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         (true, false) => " --take-ownership",
         (false, false) => "",
     };
-    let mut values = ctx.values.shell_flags();
+    let mut values = ctx.value_flags.to_string();
     let carried = crate::audit::renames::carried(ctx.user_values, from, to);
     for arg in &carried {
         values.push_str(&format!(" --set-string {}", q(arg)));
@@ -238,14 +250,13 @@ mod tests {
         let rules = crate::audit::rules::load(None).unwrap();
         assert!(path(&rules, &v("2.3.0"), &v("2.3.0"), &[]).unwrap().is_empty());
         assert_eq!(path(&rules, &v("2.3.0"), &v("2.2.1"), &[v("2.2.1"), v("2.3.0")]).unwrap(), [v("2.2.1")]);
-        let values = crate::upgrade::values::UserValues::default();
         let ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Helm,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
         let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), Vec::new());
@@ -286,7 +297,6 @@ mod tests {
 
     #[test]
     fn a_renamed_value_is_carried_under_its_new_name() {
-        let values = crate::upgrade::values::UserValues::default();
         let user = serde_json::json!({"manager": {"annotations": {"prometheus.io/scrape": "true"}}});
         let ctx = StepContext {
             release: "kubeflow-trainer",
@@ -294,7 +304,7 @@ mod tests {
             method: Method::Helm,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &user,
         };
         let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), Vec::new());
@@ -305,14 +315,13 @@ mod tests {
 
     #[test]
     fn helm_commands_reach_the_repository_with_its_flags() {
-        let values = crate::upgrade::values::UserValues::default();
         let mut ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Helm,
             repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
             registry_flags: " --plain-http",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
@@ -326,14 +335,13 @@ mod tests {
 
     #[test]
     fn kubectl_installs_are_forced_helm_releases_only_on_a_conflict() {
-        let values = crate::upgrade::values::UserValues::default();
         let ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Kubectl,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
         let finding = |id: &str| Finding {

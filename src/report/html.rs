@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::check::CheckReport;
+use crate::upgrade::check::CheckReport;
 use crate::audit::finding::{Finding, FixLine, Severity};
 
 /// Escapes text for an HTML element or a quoted attribute.

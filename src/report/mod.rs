@@ -20,4 +20,3 @@ pub mod sarif;
 pub mod schema;
 pub mod status;
 pub mod style;
-pub mod verdict;

@@ -152,11 +152,11 @@ impl GitopsReview {
     }
 
     /// The verdict in the words `check` uses: blocked when the run exits 1.
-    pub fn decision(&self) -> crate::report::verdict::Decision {
-        let counts = crate::report::verdict::Counts::of(self.findings().map(|f| &f.finding));
-        let mut d = crate::report::verdict::Decision::new(counts, self.fail_on, None, None);
+    pub fn decision(&self) -> crate::audit::verdict::Decision {
+        let counts = crate::audit::verdict::Counts::of(self.findings().map(|f| &f.finding));
+        let mut d = crate::audit::verdict::Decision::new(counts, self.fail_on, None, None);
         if self.fails() {
-            d.verdict = crate::report::verdict::Verdict::Blocked;
+            d.verdict = crate::audit::verdict::Verdict::Blocked;
         }
         d
     }

@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod check;
 pub mod crds;
 pub mod inputs;
 pub mod store;
@@ -27,11 +28,11 @@ use crate::cluster::ClusterState;
 use crate::gotmpl::{Map, Value};
 use crate::kube::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::report::check::{CheckReport, Inputs};
-use crate::report::verdict::{Counts, Decision};
+use crate::audit::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};
 use crate::source::pull::PullError;
 use crate::source::reference::{OciRef, ReferenceError};
+use check::{CheckReport, Inputs};
 use store::{ChartSource, ChartStore, RenderFor};
 use values::{UserValues, ValuesError};
 
@@ -424,13 +425,14 @@ impl Upgrade {
         let repository = self.repository_text();
         let registry_flags = self.registry_flags();
         let user_values = self.user_values_json();
+        let value_flags = self.flags.shell_flags();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
             method: self.install.method,
             repository: &repository,
             registry_flags: &registry_flags,
-            values: &self.flags,
+            value_flags: &value_flags,
             user_values: &user_values,
         };
         let mut notes = self.notes.clone();

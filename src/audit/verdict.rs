@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::audit::finding::{Finding, Severity};
+use super::finding::{Finding, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
