@@ -6,10 +6,10 @@ pub mod derived;
 
 use serde_json::Value as Json;
 
-use super::gitops::{Engine, EngineContext};
-use crate::cluster::install::{Method, Verdict};
+use crate::cluster::install::Verdict;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::{Engine, EngineContext};
 use crate::inventory::Inventory;
 
 /// One rendered chart under a deployment engine: what the kinds that need no cluster read.
@@ -73,11 +73,7 @@ impl CheckInput<'_> {
         if let Some(g) = self.gitops {
             return g.engine;
         }
-        match self.install.method {
-            Method::ArgoCd => Engine::Argocd,
-            Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
-            Method::Kubectl | Method::Helm | Method::Unknown => Engine::Helm,
-        }
+        self.install.method.engine()
     }
 
     /// The target chart under the upgrade's engine, for the kinds that read only a chart.

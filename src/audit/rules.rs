@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::finding::{FixLine, Phase, Severity};
-use super::gitops::Engine;
 use super::kinds::{kind, Check, KINDS};
+use crate::engine::{Adoption, Engine};
 use crate::version::Constraint;
 
 /// The fix variable holding the Helm flags that reach the chart repository (` --plain-http`):
@@ -174,6 +174,10 @@ pub struct Rule {
     /// What the predicted failure prints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expect>,
+    /// What the upgrade command needs to take over the objects this rule finds (the plan's Helm
+    /// command adds `--take-ownership`, and `--force-conflicts` for `force-conflicts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<Adoption>,
     /// Where it was loaded from (`rules/trainer.yaml:12`).
     #[serde(skip_deserializing)]
     pub origin: String,

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::UpgradeFlags;
-use super::fleet::{FleetArgs, Output};
 use super::doors::Door;
+use super::fleet::{FleetArgs, Output};
 use super::{fails_at, print_json, print_report, CliError};
-use crate::report::schema::Report as SchemaReport;
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
+use crate::report::json_schema::Report as SchemaReport;
 use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -32,7 +32,9 @@ pub enum CheckFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q")]
+#[command(
+    after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q"
+)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,

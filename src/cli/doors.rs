@@ -13,9 +13,9 @@ use crate::audit::finding::Severity;
 use crate::fleet::audit::{exit_code, Auditor, Job, Report, Row};
 use crate::fleet::read::{read_all, read_member};
 use crate::fleet::Source;
-use crate::upgrade::check::CheckReport;
 use crate::report::html::FleetCluster;
 use crate::report::openmetrics::{self, unix_seconds};
+use crate::upgrade::check::CheckReport;
 
 /// Writes `text` to `output` (atomically, readable by all: a page to serve, a file a collector
 /// reads) or standard output.
@@ -40,7 +40,7 @@ pub fn single_name(args: &FleetArgs) -> String {
 }
 
 /// A serde-named method (`argo-cd`) for a label.
-fn method_name(method: crate::cluster::install::Method) -> String {
+fn method_name(method: crate::engine::Method) -> String {
     serde_json::to_value(method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 

@@ -171,8 +171,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 }
 
 /// A JSON report with its `schemaVersion` first (`trainer-audit schema REPORT` describes it).
-fn print_report(report: crate::report::schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
-    print_json(&crate::report::schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
+fn print_report(report: crate::report::json_schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
+    print_json(&crate::report::json_schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {

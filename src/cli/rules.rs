@@ -19,7 +19,9 @@ pub struct RulesArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit explain TA-HOOK-101\n  trainer-audit explain TA-CRD-002   # a retired id: says which rule it became")]
+#[command(
+    after_help = "Examples:\n  trainer-audit explain TA-HOOK-101\n  trainer-audit explain TA-CRD-002   # a retired id: says which rule it became"
+)]
 pub struct ExplainArgs {
     /// Rule id, e.g. TA-OWN-001
     pub id: String,

@@ -70,7 +70,7 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let status = crate::cluster::status::status_against(&state, validation);
     match args.format {
         StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
-        StatusFormat::Json | StatusFormat::Jsonl => print_report(crate::report::schema::Report::Status, &status)?,
+        StatusFormat::Json | StatusFormat::Jsonl => print_report(crate::report::json_schema::Report::Status, &status)?,
         StatusFormat::Markdown => print!("{}", crate::report::status::markdown(&status)),
     }
     // The process ends next: freeing a big cluster's objects one by one took a fifth of

@@ -16,7 +16,7 @@ pub mod trim;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::str_at;
+use crate::objects::str_at;
 use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
 
 pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";

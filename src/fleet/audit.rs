@@ -9,9 +9,9 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
-use crate::cluster::install::Method;
 use crate::cluster::status::{status, Status};
 use crate::cluster::ClusterState;
+use crate::engine::Method;
 use crate::plan::Plan;
 use crate::upgrade::check::CheckReport;
 use crate::upgrade::store::ChartStore;

@@ -10,11 +10,12 @@
 
 use sha2::{Digest, Sha256};
 
-use super::model::{Engine, EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
+use super::model::{EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
 use super::postbuild::{data_of, Applied};
 use super::tree::{Doc, Tree};
 use super::values::{Placement, Values};
 use super::{classify, is_trainer, Found};
+use crate::engine::Engine;
 
 pub const GROUP: &str = "helm.toolkit.fluxcd.io";
 pub use super::envsubst::REDACTED;

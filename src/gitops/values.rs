@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use super::model::Location;
 use super::yaml::{key_string, read_documents, Node};
 use crate::helm::strvals;
-use crate::kube::{from_serde, to_serde};
+use crate::objects::{from_serde, to_serde};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Values {

@@ -8,11 +8,11 @@
 
 use std::fmt::Write as _;
 
-use crate::upgrade::check::CheckReport;
 use super::findings::cell;
 use crate::audit::finding::{Finding, Severity};
+use crate::gitops_review::GitopsReview;
 use crate::plan::Plan;
-use crate::review::GitopsReview;
+use crate::upgrade::check::CheckReport;
 
 /// The environment variable GitHub Actions names the job's step summary file in.
 pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
@@ -299,7 +299,7 @@ pub fn fleet_summary(command: &str, rows: &[crate::fleet::audit::Row]) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::install::Method;
+    use crate::engine::Method;
 
     fn finding(id: &str, severity: Severity, commands: &[&str]) -> Finding {
         Finding {
@@ -313,6 +313,7 @@ mod tests {
             fix: commands.join("\n"),
             commands: commands.iter().map(|s| s.to_string()).collect(),
             fix_lines: vec![],
+            adopt: None,
             source: "https://example.invalid".into(),
             expect: vec![],
             phase: Default::default(),

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::findings::{cell, fix_markdown};
-use crate::review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
+use crate::gitops_review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
 
 fn change(r: &ReferenceReview) -> String {
     let to = r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?");

@@ -4,7 +4,7 @@
 //! kubeconfig context the runbook was made from, and none waits for a person.
 
 use crate::audit::finding::Severity;
-use crate::cluster::install::Method;
+use crate::engine::Method;
 use crate::plan::Plan;
 use crate::shell::quote;
 

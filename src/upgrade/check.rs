@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::audit::finding::Finding;
 use crate::audit::verdict::Decision;
-use crate::cluster::install::Method;
+use crate::engine::Method;
 
 /// The inputs a check's verdict rests on, as the run took them.
 #[derive(Debug, Clone, Serialize)]

@@ -16,19 +16,19 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use crate::audit::engine::run as run_rules;
 use crate::audit::finding::Finding;
 use crate::audit::finding::Severity;
-use crate::audit::gitops::EngineContext;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::{load, Rule};
+use crate::audit::run::run as run_rules;
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::install::{installed_version, overall, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::EngineContext;
 use crate::gotmpl::{Map, Value};
-use crate::kube::str_at;
+use crate::objects::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::audit::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};
 use crate::source::pull::PullError;
 use crate::source::reference::{OciRef, ReferenceError};
@@ -131,7 +131,7 @@ fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, Upg
 }
 
 fn json_to_map(v: &Json) -> Map {
-    match crate::kube::from_serde(v) {
+    match crate::objects::from_serde(v) {
         Value::Map(m) => m.entries.borrow().clone(),
         _ => Map::new(),
     }
@@ -268,7 +268,7 @@ impl Upgrade {
     }
 
     pub fn user_values_json(&self) -> Json {
-        crate::kube::to_serde(&Value::map(self.user_values.clone()))
+        crate::objects::to_serde(&Value::map(self.user_values.clone()))
     }
 
     /// The repository the upgrade pulls from (None with a local target chart).
@@ -502,7 +502,7 @@ mod tests {
     use super::*;
 
     fn values(json: serde_json::Value) -> Map {
-        crate::helm::values::to_map(&crate::kube::from_serde(&json)).unwrap_or_default()
+        crate::helm::values::to_map(&crate::objects::from_serde(&json)).unwrap_or_default()
     }
 
     #[test]
@@ -510,8 +510,8 @@ mod tests {
         assert!(crds_switched_on(&values(serde_json::json!({"a": 1}))).is_none());
         assert!(crds_switched_on(&values(serde_json::json!({"crds": {"enabled": true}}))).is_none());
         let off = values(serde_json::json!({"crds": {"enabled": false, "keep": "x"}, "a": 1}));
-        let on = crds_switched_on(&off).map(|m| crate::kube::to_serde(&Value::map(m)));
+        let on = crds_switched_on(&off).map(|m| crate::objects::to_serde(&Value::map(m)));
         assert_eq!(on, Some(serde_json::json!({"crds": {"enabled": true, "keep": "x"}, "a": 1})));
-        assert_eq!(crate::kube::to_serde(&Value::map(off))["crds"]["enabled"], false, "the user's values are left as they were");
+        assert_eq!(crate::objects::to_serde(&Value::map(off))["crds"]["enabled"], false, "the user's values are left as they were");
     }
 }

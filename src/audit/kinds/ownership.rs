@@ -5,8 +5,8 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::cluster::install::Method;
-use crate::kube::{str_at, Object, Origin};
+use crate::engine::Method;
+use crate::objects::{str_at, Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

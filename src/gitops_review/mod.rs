@@ -18,13 +18,13 @@ use serde::Serialize;
 pub use locate::{LocatedFinding, Related};
 pub use summary::DiffSummary;
 
-use crate::audit::engine::review as review_rules;
 use crate::audit::finding::{sort_findings, Finding, Severity};
-use crate::audit::gitops::{Engine, EngineContext};
 use crate::audit::input::ChartInput;
 use crate::audit::rules::{load, Rule, Scope};
+use crate::audit::run::review as review_rules;
 use crate::cluster::install::installed_version;
 use crate::cluster::ClusterState;
+use crate::engine::{Engine, EngineContext};
 use crate::gitops::compare::{Change, Comparison, Status};
 use crate::gitops::{Location, ObjectKey, Problem, Reference, Scan, VersionKind};
 use crate::source::oci::ClientOptions;
@@ -350,7 +350,7 @@ fn audit_chart(
     let mut applied = (*target).clone();
     if skips_hooks {
         applied.hooks.clear();
-        applied.objects.retain(|o| o.origin != crate::kube::Origin::Hook);
+        applied.objects.retain(|o| o.origin != crate::objects::Origin::Hook);
         notes.push("skipHooks: true: the chart's hooks are not rendered, so the hook review has none to read".into());
     }
     let vars = [("release", &upgrade.release_name), ("namespace", &upgrade.namespace)];
@@ -434,6 +434,7 @@ mod tests {
             fix: String::new(),
             commands: vec![],
             fix_lines: vec![],
+            adopt: None,
             source: String::new(),
             expect: vec![],
             phase: Default::default(),
