@@ -23,6 +23,20 @@ impl Verdict {
             Verdict::Blocked => "blocked",
         }
     }
+
+    /// The exit code of a run with this verdict: 1 when blocked.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Ready => 0,
+            Verdict::Blocked => 1,
+        }
+    }
+}
+
+/// Whether `findings` fail the gate at `fail_on` (None: the run is no gate): the one fail
+/// decision, which [`Decision::new`] and every command's exit code share.
+pub fn fails(findings: &[Finding], fail_on: Option<Severity>) -> bool {
+    fail_on.is_some_and(|level| Counts::of(findings).at_or_above(level) > 0)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

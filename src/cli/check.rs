@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use super::args::UpgradeFlags;
 use super::doors::Door;
 use super::fleet::{FleetArgs, Output};
-use super::{fails_at, print_json, print_report, CliError};
+use super::{print_json, print_report, CliError};
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
 use crate::report::json_schema::Report as SchemaReport;
@@ -122,5 +122,5 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
     // The process ends next, and the OS reclaims the cluster's objects at once (as `status`
     // does; a fleet drops each cluster's instead).
     std::mem::forget(upgrade);
-    Ok(fails_at(&report.findings, Some(args.fail_on)))
+    Ok(ExitCode::from(report.decision.verdict.exit_code()))
 }

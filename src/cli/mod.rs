@@ -155,12 +155,9 @@ fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError>
     }
 }
 
-/// Exit 1 when any finding is at or above `fail_on`, else 0.
+/// Exit 1 when any finding is at or above `fail_on`, else 0 (`audit::verdict::fails`).
 fn fails_at(findings: &[crate::audit::finding::Finding], fail_on: Option<crate::audit::finding::Severity>) -> ExitCode {
-    match fail_on {
-        Some(level) if findings.iter().any(|f| f.severity <= level) => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    }
+    ExitCode::from(u8::from(crate::audit::verdict::fails(findings, fail_on)))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {

@@ -10,6 +10,7 @@ pub mod live;
 pub mod neighbours;
 pub mod release;
 pub mod snapshot;
+pub mod source;
 pub mod status;
 pub mod trim;
 

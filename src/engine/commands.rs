@@ -65,6 +65,20 @@ impl Method {
         }
     }
 
+    /// Whether the install is a Helm release, with values and a history to save (`helm get
+    /// values` of one that is not fails with "Error: release: not found": rehearsed).
+    pub fn has_helm_release(self) -> bool {
+        matches!(self, Method::Helm | Method::FluxHelm)
+    }
+
+    /// Whether the engine takes over objects that lack the release's ownership by itself: Argo
+    /// CD applies the rendered objects itself and Flux helm-controller takes ownership by default
+    /// from v1.1.0 (internal/action/upgrade.go sets TakeOwnership), so Helm's adoption check
+    /// stops only plain Helm (and the Helm release a kubectl install moves to).
+    pub fn adopts_by_itself(self) -> bool {
+        matches!(self, Method::ArgoCd | Method::FluxHelm | Method::FluxKustomize)
+    }
+
     /// Whether the engine hands the values to Helm itself (so a renamed value is renamed in the
     /// engine's object, not passed on a command line).
     pub fn hands_values_to_helm(self) -> bool {

@@ -13,8 +13,8 @@
 use serde::Serialize;
 
 use super::style::{Paint, Tone};
+use crate::cluster::source::Source;
 use crate::fleet::audit::{Report, Row, Verdict};
-use crate::fleet::Source;
 
 pub const SCHEMA: &str = "trainer-audit.dev/fleet/v1";
 

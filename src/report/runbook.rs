@@ -4,7 +4,6 @@
 //! kubeconfig context the runbook was made from, and none waits for a person.
 
 use crate::audit::finding::Severity;
-use crate::engine::Method;
 use crate::plan::Plan;
 use crate::shell::quote;
 
@@ -141,7 +140,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     out.push_str("## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainer-backup/trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/crds.yaml\n");
     // Only a Helm release has values and history to save: `helm get values` of an install that
     // is not one fails ("Error: release: not found") and stops the block (rehearsed).
-    if matches!(p.method, Method::Helm | Method::FluxHelm) {
+    if p.method.has_helm_release() {
         out.push_str(&format!(
             "helm get values {qrelease} -n {qns} -o yaml > trainer-backup/{values_file}\nhelm history {qrelease} -n {qns} > trainer-backup/history.txt\n"
         ));
