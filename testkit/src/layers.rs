@@ -326,14 +326,14 @@ fn references(text: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
             let mut base: Vec<String> = if word == "crate" { Vec::new() } else { current[..current.len().saturating_sub(1)].to_vec() };
             let mut j = end;
             let mut ok = b.get(j..j + 2) == Some(b"::");
-            while ok && word == "super" {
-                let k = skip_ws(&b, j + 2);
-                match ident_at(&b, k) {
-                    Some(("super", e)) if b.get(e..e + 2) == Some(b"::") => {
-                        base.pop();
-                        j = e;
+            if ok && word == "super" {
+                // `super::super::…` climbs once more per `super`.
+                while let Some(("super", e)) = ident_at(&b, skip_ws(&b, j + 2)) {
+                    if b.get(e..e + 2) != Some(b"::") {
+                        break;
                     }
-                    _ => break,
+                    base.pop();
+                    j = e;
                 }
             }
             ok = ok && (word == "crate" || !base.is_empty());
