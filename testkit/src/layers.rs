@@ -406,7 +406,7 @@ impl Graph {
         for m in mods {
             let uses: Vec<&str> = self.edges.keys().filter(|(f, _)| f == m).map(|(_, t)| t.as_str()).collect();
             let at = layer(m).map_or("?".to_string(), |l| l.to_string());
-            out.push_str(&format!("{at:>2} {m:<13}{}{}\n", if uses.is_empty() { "" } else { "-> " }, uses.join(" ")));
+            out.push_str(&format!("{at:>2} {m:<14}{}{}\n", if uses.is_empty() { "" } else { "-> " }, uses.join(" ")));
         }
         let loops = self.loops();
         out.push_str(&format!("loops between top-level modules: {}\n", if loops.is_empty() { "none".to_string() } else { String::new() }));
