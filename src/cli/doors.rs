@@ -1,7 +1,7 @@
 //! Glue for the formats other tools read (issue 23): the HTML page and the OpenMetrics text of
-//! `check` for one cluster or a fleet, written to `-o FILE` or standard output, and the
-//! Markdown summary appended to `$GITHUB_STEP_SUMMARY` in a GitHub Actions job. Rendering is
-//! `crate::report::{html, openmetrics, github}`.
+//! `check` for one cluster or a fleet, written to `-o FILE` or standard output. Rendering is
+//! `crate::report::{html, openmetrics}`; the step summary of a GitHub Actions job is
+//! `crate::report::github::step_summary`.
 
 use std::path::Path;
 use std::process::ExitCode;
