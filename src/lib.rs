@@ -28,5 +28,6 @@ pub mod shell;
 pub mod source;
 pub mod upgrade;
 pub mod validate;
+pub mod value_ops;
 pub mod version;
 pub mod yaml;

@@ -18,7 +18,7 @@ const TEXT: &str = include_str!("../../rules/compat.yaml");
 pub const KUEUE_BUILDS_FILE: &str = "rules/kueue-builds.yaml";
 const KUEUE_BUILDS: &str = include_str!("../../rules/kueue-builds.yaml");
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct CompatError {
     pub file: String,
@@ -179,14 +179,14 @@ pub struct Compat {
     pub kueue_generated: String,
 }
 
-static EMBEDDED: LazyLock<Result<Compat, String>> = LazyLock::new(|| {
-    let mut compat = parse(FILE, TEXT).map_err(|e| e.to_string())?;
-    add_kueue_builds(&mut compat, KUEUE_BUILDS_FILE, KUEUE_BUILDS).map_err(|e| e.to_string())?;
+static EMBEDDED: LazyLock<Result<Compat, CompatError>> = LazyLock::new(|| {
+    let mut compat = parse(FILE, TEXT)?;
+    add_kueue_builds(&mut compat, KUEUE_BUILDS_FILE, KUEUE_BUILDS)?;
     Ok(compat)
 });
 
 /// The embedded tables, or why they are invalid (reported when the rules load).
-pub fn embedded() -> Result<&'static Compat, String> {
+pub fn embedded() -> Result<&'static Compat, CompatError> {
     EMBEDDED.as_ref().map_err(Clone::clone)
 }
 
@@ -249,14 +249,14 @@ pub fn parse(name: &str, text: &str) -> Result<Compat, CompatError> {
             return Err(at(l, format!("since {:?} is not a version", f.since)));
         }
         for p in [&f.runtime_path, &f.crd_path] {
-            Path::parse(p).map_err(|m| at(l, m))?;
+            Path::parse(p).map_err(|m| at(l, m.to_string()))?;
         }
     }
     for row in &raw.kueue {
         let (k, l) = (&row.value, line(&row.referenced));
         require_source(&k.source).map_err(|m| at(l, m))?;
         require_quotes(&k.source, &k.quotes).map_err(|m| at(l, m))?;
-        Path::parse(&k.writes).map_err(|m| at(l, m))?;
+        Path::parse(&k.writes).map_err(|m| at(l, m.to_string()))?;
         if k.works.is_none() && k.breaks.is_none() {
             return Err(at(l, "a Kueue row says what works or what breaks (works:, breaks:)".into()));
         }
@@ -432,13 +432,18 @@ pub fn helm_row(h: &HelmFlag) -> String {
     format!("Helm >= {} for {} ({}) — {}", h.min, h.flag, h.commands.join(", "), h.source)
 }
 
+/// A path in a compat row that is not a dotted path (the text as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path {0:?} is not a dotted path like spec.rules[].action")]
+pub struct PathError(pub String);
+
 /// A dotted path into an object (`template.spec.failurePolicy.rules[].action`), `[]` stepping
 /// into every item of a list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Path(Vec<(String, bool)>);
 
 impl Path {
-    pub fn parse(text: &str) -> Result<Path, String> {
+    pub fn parse(text: &str) -> Result<Path, PathError> {
         let steps: Vec<(String, bool)> = text
             .split('.')
             .map(|s| match s.strip_suffix("[]") {
@@ -447,7 +452,7 @@ impl Path {
             })
             .collect();
         if steps.iter().any(|(name, _)| name.is_empty() || name.contains(['[', ']'])) {
-            return Err(format!("path {text:?} is not a dotted path like spec.rules[].action"));
+            return Err(PathError(text.to_string()));
         }
         Ok(Path(steps))
     }

@@ -309,7 +309,7 @@ pub fn resolve<'a>(rules: &'a [Rule], id: &str) -> (Vec<&'a Rule>, Option<String
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name). An id is defined at
 /// most once per scope, its entries share one kind, and no alias names a live rule.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
-    super::compat::embedded().map_err(RuleError)?;
+    super::compat::embedded().map_err(|e| RuleError(e.to_string()))?;
     let mut rules = Vec::new();
     for (name, text) in EMBEDDED {
         rules.extend(parse_rules(name, text)?);

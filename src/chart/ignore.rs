@@ -10,13 +10,21 @@ struct Rule {
     anchored: bool,
 }
 
+/// A `.helmignore` pattern Helm refuses (its text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IgnoreError {
+    /// `**` in a pattern (the pattern as written).
+    #[error("double-star (**) syntax is not supported")]
+    DoubleStar(String),
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
     rules: Vec<Rule>,
 }
 
 impl Rules {
-    pub fn parse(text: &str) -> Result<Rules, String> {
+    pub fn parse(text: &str) -> Result<Rules, IgnoreError> {
         let mut rules = Vec::new();
         for line in text.lines().chain(std::iter::once("templates/.?*")) {
             let mut p = line.trim();
@@ -24,7 +32,7 @@ impl Rules {
                 continue;
             }
             if p.contains("**") {
-                return Err("double-star (**) syntax is not supported".into());
+                return Err(IgnoreError::DoubleStar(p.to_string()));
             }
             let negate = p.starts_with('!') && p.len() > 1;
             if negate {

@@ -2,7 +2,7 @@
 //! does), defaults (`apiVersion` v1 when missing), and Helm's validation messages.
 
 use crate::gotmpl::{Map, Value};
-use crate::yaml::read_first;
+use crate::yaml::{read_first, YamlError};
 
 #[derive(Debug, Clone, Default)]
 pub struct Maintainer {
@@ -45,21 +45,56 @@ pub struct Metadata {
     pub tags: String,
 }
 
+/// Why Chart.yaml (or requirements.yaml) is not chart metadata; Helm's texts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataError {
+    /// Chart.yaml is not YAML.
+    #[error("cannot load Chart.yaml: error converting YAML to JSON: {0}")]
+    Yaml(#[source] YamlError),
+    /// requirements.yaml is not YAML (Helm's text names no file).
+    #[error("{0}")]
+    RequirementsYaml(#[source] YamlError),
+    #[error("cannot load Chart.yaml: chart metadata (Chart.yaml) is not a map")]
+    NotAMap,
+    /// A string field (`field`, as Go's struct names it) holding a list, map or number.
+    #[error("cannot load Chart.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go struct field Metadata.{field} of type string")]
+    NotAString { field: String, found: &'static str },
+    #[error("validation: {0}")]
+    Invalid(#[from] Invalid),
+}
+
+/// What `Metadata.Validate` refuses, naming the field or dependency.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("chart.metadata.name is required")]
+    NameRequired,
+    #[error("chart.metadata.name {0:?} is invalid")]
+    Name(String),
+    #[error("chart.metadata.version is required")]
+    VersionRequired,
+    #[error("chart.metadata.version {0:?} is invalid")]
+    Version(String),
+    #[error("chart.metadata.type must be application or library")]
+    Type,
+    /// A dependency (by name) whose alias has characters other than `[A-Za-z0-9_-]`.
+    #[error("dependency {0:?} has disallowed characters in the alias")]
+    Alias(String),
+    #[error("more than one dependency with name or alias {0:?}")]
+    DuplicateDependency(String),
+}
+
 fn field<'a>(m: &'a Map, name: &str) -> Option<&'a Value> {
     m.get(name).or_else(|| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v))
 }
 
-fn string(m: &Map, name: &str) -> Result<String, String> {
+fn string(m: &Map, name: &str) -> Result<String, MetadataError> {
     match field(m, name) {
         None | Some(Value::Nil) | Some(Value::Invalid) => Ok(String::new()),
         Some(Value::String(s)) => Ok(sanitize(s)),
         // sigs.k8s.io/yaml converts scalars for string fields: `off` → "false", `1.10` → "1.1".
         Some(Value::Bool(b)) => Ok(b.to_string()),
         Some(Value::Float(f)) => Ok(crate::gotmpl::fmt::format_float_shortest(*f)),
-        Some(other) => Err(format!(
-            "cannot load Chart.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field Metadata.{name} of type string",
-            crate::chart::json_kind(other)
-        )),
+        Some(other) => Err(MetadataError::NotAString { field: name.to_string(), found: crate::chart::json_kind(other) }),
     }
 }
 
@@ -86,11 +121,11 @@ fn sanitize(s: &str) -> String {
 }
 
 impl Metadata {
-    pub fn parse(bytes: &[u8]) -> Result<Metadata, String> {
+    pub fn parse(bytes: &[u8]) -> Result<Metadata, MetadataError> {
         let text = String::from_utf8_lossy(bytes);
-        let doc = read_first(&text).map_err(|e| format!("cannot load Chart.yaml: error converting YAML to JSON: {}", e.0))?;
+        let doc = read_first(&text).map_err(MetadataError::Yaml)?;
         let Value::Map(cell) = doc else {
-            return Err("cannot load Chart.yaml: chart metadata (Chart.yaml) is not a map".into());
+            return Err(MetadataError::NotAMap);
         };
         let m = cell.entries.borrow();
         let mut md = Metadata {
@@ -114,7 +149,7 @@ impl Metadata {
             md.api_version = "v1".into();
         }
         if let Some(Value::Map(a)) = field(&m, "annotations") {
-            md.annotations = Some(a.entries.borrow().iter().map(|(k, v)| (k.clone(), crate::helm::funcs::strval(v))).collect());
+            md.annotations = Some(a.entries.borrow().iter().map(|(k, v)| (k.clone(), crate::value_ops::strval(v))).collect());
         }
         if let Some(Value::List(l)) = field(&m, "maintainers") {
             for item in &l.items {
@@ -130,46 +165,45 @@ impl Metadata {
     }
 
     /// requirements.yaml of an apiVersion v1 chart.
-    pub fn parse_requirements(bytes: &[u8]) -> Result<Vec<Dependency>, String> {
-        let doc = read_first(&String::from_utf8_lossy(bytes)).map_err(|e| e.0)?;
+    pub fn parse_requirements(bytes: &[u8]) -> Result<Vec<Dependency>, MetadataError> {
+        let doc = read_first(&String::from_utf8_lossy(bytes)).map_err(MetadataError::RequirementsYaml)?;
         match doc {
             Value::Map(m) => parse_dependencies(m.entries.borrow().get("dependencies")),
             _ => Ok(Vec::new()),
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
-        let fail = |m: &str| Err(format!("validation: {m}"));
+    fn validate(&self) -> Result<(), Invalid> {
         if self.name.is_empty() {
-            return fail("chart.metadata.name is required");
+            return Err(Invalid::NameRequired);
         }
         if self.name == "." || self.name == ".." || self.name.contains(['/', '\\']) {
-            return fail(&format!("chart.metadata.name {:?} is invalid", self.name));
+            return Err(Invalid::Name(self.name.clone()));
         }
         if self.version.is_empty() {
-            return fail("chart.metadata.version is required");
+            return Err(Invalid::VersionRequired);
         }
         if crate::version::parse_lenient(&self.version).is_none() {
-            return fail(&format!("chart.metadata.version {:?} is invalid", self.version));
+            return Err(Invalid::Version(self.version.clone()));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {
-            return fail("chart.metadata.type must be application or library");
+            return Err(Invalid::Type);
         }
         let mut seen = std::collections::HashSet::new();
         for d in &self.dependencies {
             if !d.alias.is_empty() && !d.alias.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                return fail(&format!("dependency {:?} has disallowed characters in the alias", d.name));
+                return Err(Invalid::Alias(d.name.clone()));
             }
             let key = if d.alias.is_empty() { &d.name } else { &d.alias };
             if !seen.insert(key.clone()) {
-                return fail(&format!("more than one dependency with name or alias {key:?}"));
+                return Err(Invalid::DuplicateDependency(key.clone()));
             }
         }
         Ok(())
     }
 }
 
-fn parse_dependencies(v: Option<&Value>) -> Result<Vec<Dependency>, String> {
+fn parse_dependencies(v: Option<&Value>) -> Result<Vec<Dependency>, MetadataError> {
     let mut out = Vec::new();
     if let Some(Value::List(l)) = v {
         for item in &l.items {

@@ -39,6 +39,10 @@ pub enum LoadError {
     Archive(#[from] ArchiveError),
     #[error("Chart.yaml file is missing")]
     MissingChartYaml,
+    #[error(transparent)]
+    Metadata(#[from] metadata::MetadataError),
+    #[error(transparent)]
+    Ignore(#[from] ignore::IgnoreError),
     #[error("{0}")]
     Invalid(String),
     #[error("cannot read {path}: {reason}")]
@@ -73,7 +77,7 @@ impl Chart {
             )));
         }
         let rules = match std::fs::read_to_string(dir.join(".helmignore")) {
-            Ok(text) => ignore::Rules::parse(&text).map_err(LoadError::Invalid)?,
+            Ok(text) => ignore::Rules::parse(&text)?,
             Err(_) => ignore::Rules::default(),
         };
         let mut files = Vec::new();
@@ -127,10 +131,10 @@ impl Chart {
             }
         }
         let chart_yaml = chart_yaml.ok_or(LoadError::MissingChartYaml)?;
-        let mut metadata = Metadata::parse(&chart_yaml).map_err(LoadError::Invalid)?;
+        let mut metadata = Metadata::parse(&chart_yaml)?;
         if let Some(req) = requirements {
             if metadata.api_version == "v1" {
-                metadata.dependencies = Metadata::parse_requirements(&req).map_err(LoadError::Invalid)?;
+                metadata.dependencies = Metadata::parse_requirements(&req)?;
             } else {
                 other.retain(|f| f.path != "requirements.yaml" && f.path != "requirements.lock");
             }
@@ -164,7 +168,7 @@ pub fn parse_values(text: &str) -> Result<Value, LoadError> {
     let mut merged = crate::gotmpl::Map::new();
     for doc in docs {
         match doc {
-            Value::Map(m) => crate::helm::values::merge_maps(&mut merged, &m.entries.borrow()),
+            Value::Map(m) => crate::value_ops::merge_maps(&mut merged, &m.entries.borrow()),
             Value::Nil | Value::Invalid => {}
             other => {
                 return Err(LoadError::Invalid(format!(

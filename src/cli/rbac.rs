@@ -78,7 +78,7 @@ pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
         }
         // As `check --to` will read it.
         crate::source::versions::VersionRequest::parse(Some(&args.to)).map_err(|e| CliError::Usage(format!("invalid --to: {e}")))?;
-        text.push_str(&crate::cronjob::manifest(&cronjob).map_err(CliError::Io)?);
+        text.push_str(&crate::cronjob::manifest(&cronjob).map_err(|e| CliError::Io(e.to_string()))?);
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

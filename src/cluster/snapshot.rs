@@ -18,6 +18,27 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 512 * 1024 * 1024;
 /// More items than this are refused.
 pub const MAX_SNAPSHOT_ITEMS: usize = 250_000;
 
+/// Why snapshot text is not a cluster state; the caller adds the file's name.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("more than {max} items: refused (capture fewer resources)", max = MAX_SNAPSHOT_ITEMS)]
+    TooManyItems,
+    /// Counted before parsing, from the top-level `- ` entries of a YAML List.
+    #[error("about {entries} items, more than {max}: refused (capture fewer resources)", max = MAX_SNAPSHOT_ITEMS)]
+    AboutTooManyItems { entries: usize },
+    /// A List item without `kind` or `apiVersion` (shown shortened).
+    #[error("an item has no kind or apiVersion (write snapshots with kubectl get -o yaml): {}", short(.item))]
+    ItemWithoutKind { item: Json },
+    /// A document with no `kind`: neither an object nor a List (shown shortened).
+    #[error("a document is neither a Kubernetes object nor a List: {}", short(.document))]
+    NotAnObject { document: Json },
+    #[error("invalid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// serde-saphyr's error, of which only the first line is shown.
+    #[error("invalid YAML: {}", first_line(&.0.to_string()))]
+    Yaml(#[source] serde_saphyr::Error),
+}
+
 pub fn read_file(path: &Path) -> Result<ClusterState, ClusterError> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| ClusterError::Snapshot(format!("cannot read snapshot {shown}: {e}")))?;
@@ -74,13 +95,13 @@ fn cluster_info(item: &Json) -> Option<ClusterInfo> {
 }
 
 impl<'a> Items<'a> {
-    fn take(&mut self, item: Json) -> Result<(), String> {
+    fn take(&mut self, item: Json) -> Result<(), SnapshotError> {
         *self.seen += 1;
         if *self.seen > MAX_SNAPSHOT_ITEMS {
-            return Err(format!("more than {MAX_SNAPSHOT_ITEMS} items: refused (capture fewer resources)"));
+            return Err(SnapshotError::TooManyItems);
         }
         if str_at(&item, &["kind"]).is_empty() || str_at(&item, &["apiVersion"]).is_empty() {
-            return Err(format!("an item has no kind or apiVersion (write snapshots with kubectl get -o yaml): {}", short(&item)));
+            return Err(SnapshotError::ItemWithoutKind { item });
         }
         if let Some(info) = cluster_info(&item) {
             *self.info = Some(info);
@@ -147,15 +168,15 @@ impl<'de> serde::Deserialize<'de> for Doc {
 }
 
 /// Reads snapshot text (JSON or YAML, one or more documents).
-pub fn parse(text: &str) -> Result<ClusterState, String> {
+pub fn parse(text: &str) -> Result<ClusterState, SnapshotError> {
     let docs: Vec<Doc> = if text.trim_start().starts_with('{') {
-        serde_json::Deserializer::from_str(text).into_iter::<Doc>().collect::<Result<_, _>>().map_err(|e| format!("invalid JSON: {e}"))?
+        serde_json::Deserializer::from_str(text).into_iter::<Doc>().collect::<Result<_, _>>().map_err(SnapshotError::Json)?
     } else {
         // Top-level sequence entries start at column 0 in `kubectl -o yaml` Lists: count them
         // first, so a file with a million items is refused in milliseconds, not after parsing.
         let entries = memchr::memmem::find_iter(text.as_bytes(), b"\n- ").count();
         if entries > MAX_SNAPSHOT_ITEMS {
-            return Err(format!("about {entries} items, more than {MAX_SNAPSHOT_ITEMS}: refused (capture fewer resources)"));
+            return Err(SnapshotError::AboutTooManyItems { entries });
         }
         let budget = yaml_budget();
         match shares::read(text, &budget).or_else(|| fast::read(text, &budget)) {
@@ -176,7 +197,7 @@ pub fn parse(text: &str) -> Result<ClusterState, String> {
             Some(Json::Object(m)) if m.is_empty() => {}
             Some(object) => {
                 if doc.kind.is_empty() {
-                    return Err(format!("a document is neither a Kubernetes object nor a List: {}", short(&object)));
+                    return Err(SnapshotError::NotAnObject { document: object });
                 }
                 let mut single = Items { kept: &mut objects, info: &mut info, seen: &mut seen };
                 single.take(object)?;
@@ -203,10 +224,10 @@ fn yaml_budget() -> serde_saphyr::Budget {
 
 /// YAML documents through serde-saphyr: the reference reading, and the one whose errors users
 /// see (the fast path leaves every error to it).
-fn read_yaml(text: &str, budget: serde_saphyr::Budget) -> Result<Vec<Doc>, String> {
+fn read_yaml(text: &str, budget: serde_saphyr::Budget) -> Result<Vec<Doc>, SnapshotError> {
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
-    serde_saphyr::from_multiple_with_options::<Doc>(text, options).map_err(|e| format!("invalid YAML: {}", first_line(&e.to_string())))
+    serde_saphyr::from_multiple_with_options::<Doc>(text, options).map_err(SnapshotError::Yaml)
 }
 
 fn first_line(text: &str) -> &str {
@@ -239,5 +260,5 @@ pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> 
         let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
         return Ok(format!("{text}\n"));
     }
-    crate::objects::yaml_of(&list).map_err(ClusterError::Snapshot)
+    crate::objects::yaml_of(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))
 }

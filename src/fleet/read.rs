@@ -14,18 +14,19 @@ use crate::cluster::ClusterState;
 
 /// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
 /// on the calling thread, in the order the reads finish. A failed read is passed on as its
-/// error text; it never stops the others.
-pub fn read_all<R, F>(members: &[Member], concurrency: usize, read: R, mut each: F)
+/// error; it never stops the others.
+pub fn read_all<R, F, E>(members: &[Member], concurrency: usize, read: R, mut each: F)
 where
-    R: Fn(&Member) -> Result<ClusterState, String> + Sync,
-    F: FnMut(usize, Result<ClusterState, String>),
+    R: Fn(&Member) -> Result<ClusterState, E> + Sync,
+    F: FnMut(usize, Result<ClusterState, E>),
+    E: Send,
 {
     let workers = concurrency.clamp(1, members.len().max(1));
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         // Capacity 0: `send` returns only once the caller has received, so no finished state
         // queues up beyond the one each worker holds.
-        let (tx, rx) = mpsc::sync_channel::<(usize, Result<ClusterState, String>)>(0);
+        let (tx, rx) = mpsc::sync_channel::<(usize, Result<ClusterState, E>)>(0);
         for _ in 0..workers {
             let tx = tx.clone();
             let (next, read) = (&next, &read);
@@ -84,7 +85,7 @@ mod tests {
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 // A failed read holds no state.
                 if m.name == "c7" {
-                    return Err("unreachable".into());
+                    return Err(String::from("unreachable"));
                 }
                 let a = alive.fetch_add(1, Ordering::SeqCst) + 1;
                 max_alive.fetch_max(a, Ordering::SeqCst);
@@ -115,9 +116,9 @@ mod tests {
     #[test]
     fn an_empty_fleet_and_a_concurrency_above_the_fleet_size_are_fine() {
         let mut calls = 0;
-        read_all(&[], 8, |_| Ok(ClusterState::default()), |_, _| calls += 1);
+        read_all(&[], 8, |_| Ok::<_, String>(ClusterState::default()), |_, _| calls += 1);
         assert_eq!(calls, 0);
-        read_all(&members(2), 64, |_| Ok(ClusterState::default()), |_, _| calls += 1);
+        read_all(&members(2), 64, |_| Ok::<_, String>(ClusterState::default()), |_, _| calls += 1);
         assert_eq!(calls, 2);
     }
 }

@@ -9,9 +9,21 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value as Json};
 
 use super::model::Location;
-use super::yaml::{key_string, read_documents, Node};
+use super::yaml::{key_string, read_documents, Node, YamlError};
 use crate::helm::strvals;
 use crate::objects::{from_serde, to_serde};
+
+/// Why values embedded as text (a ConfigMap key, `helm.values`, a values file) could not be
+/// merged; the caller names where the text came from.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EmbeddedValuesError {
+    /// Not YAML: the line within the text and the parser's message.
+    #[error("line {} of the embedded values: {}", .0.line, .0.message)]
+    Yaml(YamlError),
+    /// The first document is a list or a scalar.
+    #[error("the embedded values are not a mapping")]
+    NotAMapping,
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Values {
@@ -90,11 +102,11 @@ impl Values {
     }
 
     /// Deep-merges values written as YAML text (`values.yaml` in a ConfigMap, `helm.values`).
-    pub fn merge_text(&mut self, text: &str, place: &Placement) -> Result<(), String> {
-        let docs = read_documents(text).map_err(|e| format!("line {} of the embedded values: {}", e.line, e.message))?;
+    pub fn merge_text(&mut self, text: &str, place: &Placement) -> Result<(), EmbeddedValuesError> {
+        let docs = read_documents(text).map_err(EmbeddedValuesError::Yaml)?;
         let Some(root) = docs.into_iter().next() else { return Ok(()) };
         if !root.is_map() {
-            return Err("the embedded values are not a mapping".into());
+            return Err(EmbeddedValuesError::NotAMapping);
         }
         for (k, v) in root.entries() {
             let key = key_string(k);
@@ -109,7 +121,7 @@ impl Values {
 
     /// Applies one `--set`-style assignment (`path=value`), typed as `--set`, or as
     /// `--set-string` when `strings` is true.
-    pub fn set(&mut self, assignment: &str, strings: bool, at: &Location) -> Result<(), String> {
+    pub fn set(&mut self, assignment: &str, strings: bool, at: &Location) -> Result<(), strvals::SetError> {
         let mut map = match from_serde(&Json::Object(self.map.clone())) {
             crate::gotmpl::Value::Map(m) => m.entries.borrow().clone(),
             _ => Default::default(),

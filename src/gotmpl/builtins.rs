@@ -24,12 +24,12 @@ pub fn add_builtins(map: &mut FuncMap) {
     map.add("html", &[], Some(Any), |_, a| Ok(Value::string(html_escape(&eval_args(&a)))));
     map.add("js", &[], Some(Any), |_, a| Ok(Value::string(js_escape(&eval_args(&a)))));
     map.add("urlquery", &[], Some(Any), |_, a| Ok(Value::string(query_escape(&eval_args(&a)))));
-    map.add("eq", &[Reflect], Some(Reflect), |_, a| eq(&a[0], &a[1..]).map(Value::Bool).map_err(FnError::new));
-    map.add("ne", &[Reflect, Reflect], None, |_, a| eq(&a[0], &a[1..2]).map(|t| Value::Bool(!t)).map_err(FnError::new));
-    map.add("lt", &[Reflect, Reflect], None, |_, a| lt(&a[0], &a[1]).map(Value::Bool).map_err(FnError::new));
-    map.add("le", &[Reflect, Reflect], None, |_, a| le(&a[0], &a[1]).map(Value::Bool).map_err(FnError::new));
-    map.add("gt", &[Reflect, Reflect], None, |_, a| le(&a[0], &a[1]).map(|t| Value::Bool(!t)).map_err(FnError::new));
-    map.add("ge", &[Reflect, Reflect], None, |_, a| lt(&a[0], &a[1]).map(|t| Value::Bool(!t)).map_err(FnError::new));
+    map.add("eq", &[Reflect], Some(Reflect), |_, a| eq(&a[0], &a[1..]).map(Value::Bool).map_err(FnError::from));
+    map.add("ne", &[Reflect, Reflect], None, |_, a| eq(&a[0], &a[1..2]).map(|t| Value::Bool(!t)).map_err(FnError::from));
+    map.add("lt", &[Reflect, Reflect], None, |_, a| lt(&a[0], &a[1]).map(Value::Bool).map_err(FnError::from));
+    map.add("le", &[Reflect, Reflect], None, |_, a| le(&a[0], &a[1]).map(Value::Bool).map_err(FnError::from));
+    map.add("gt", &[Reflect, Reflect], None, |_, a| le(&a[0], &a[1]).map(|t| Value::Bool(!t)).map_err(FnError::from));
+    map.add("ge", &[Reflect, Reflect], None, |_, a| lt(&a[0], &a[1]).map(|t| Value::Bool(!t)).map_err(FnError::from));
 }
 
 fn builtin_len(v: &Value) -> FnResult {
@@ -185,17 +185,44 @@ fn uint_of(v: &Value) -> u64 {
     }
 }
 
-fn incompatible(a: &Value, b: &Value) -> String {
-    format!("incompatible types for comparison: {} and {}", a.type_name(), b.type_name())
+/// Why text/template's `eq`/`ne`/`lt`/`le`/`gt`/`ge` refused their arguments (Go's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompareError {
+    /// `eq` with nothing to compare against.
+    #[error("missing argument for comparison")]
+    MissingArgument,
+    /// The operands' basic kinds differ (`int` against `string`, …); carries their `%T`.
+    #[error("incompatible types for comparison: {left} and {right}")]
+    Incompatible { left: String, right: String },
+    /// A map, slice or byte slice given to `eq`: `shown` is its `%s`, `type_name` its `%T`.
+    #[error("non-comparable type {shown}: {type_name}")]
+    NonComparable { shown: String, type_name: String },
+    /// An ordering asked of a kind without one (bool, map, nil, …).
+    #[error("invalid type for comparison")]
+    InvalidType,
+}
+
+impl From<CompareError> for FnError {
+    fn from(e: CompareError) -> FnError {
+        FnError::new(e.to_string())
+    }
+}
+
+fn incompatible(a: &Value, b: &Value) -> CompareError {
+    CompareError::Incompatible { left: a.type_name(), right: b.type_name() }
+}
+
+fn non_comparable(v: &Value) -> CompareError {
+    CompareError::NonComparable { shown: super::fmt::sprintf("%s", std::slice::from_ref(v)), type_name: v.type_name() }
 }
 
 fn comparable(v: &Value) -> bool {
     !matches!(v, Value::Map(_) | Value::List(_) | Value::Bytes(_))
 }
 
-pub fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
+pub fn eq(a: &Value, others: &[Value]) -> Result<bool, CompareError> {
     if others.is_empty() {
-        return Err("missing argument for comparison".into());
+        return Err(CompareError::MissingArgument);
     }
     let ka = basic(a);
     for b in others {
@@ -222,17 +249,9 @@ pub fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
                     if a.is_nil() || b.is_nil() {
                         a.is_nil() == b.is_nil()
                     } else if !comparable(b) {
-                        return Err(format!(
-                            "non-comparable type {}: {}",
-                            super::fmt::sprintf("%s", std::slice::from_ref(b)),
-                            b.type_name()
-                        ));
+                        return Err(non_comparable(b));
                     } else if !comparable(a) {
-                        return Err(format!(
-                            "non-comparable type {}: {}",
-                            super::fmt::sprintf("%s", std::slice::from_ref(a)),
-                            a.type_name()
-                        ));
+                        return Err(non_comparable(a));
                     } else if a.type_name() != b.type_name() {
                         return Err(incompatible(a, b));
                     } else {
@@ -248,10 +267,10 @@ pub fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
     Ok(false)
 }
 
-pub fn lt(a: &Value, b: &Value) -> Result<bool, String> {
+pub fn lt(a: &Value, b: &Value) -> Result<bool, CompareError> {
     let (ka, kb) = (basic(a), basic(b));
     if ka == Basic::None || kb == Basic::None {
-        return Err("invalid type for comparison".into());
+        return Err(CompareError::InvalidType);
     }
     if ka != kb {
         return match (ka, kb) {
@@ -264,12 +283,12 @@ pub fn lt(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Float(x), Value::Float(y)) => x < y,
         (Value::String(x), Value::String(y)) => x.as_bytes() < y.as_bytes(),
         (Value::Uint(x), Value::Uint(y)) => x < y,
-        (Value::Bool(_), _) => return Err("invalid type for comparison".into()),
+        (Value::Bool(_), _) => return Err(CompareError::InvalidType),
         _ => int_of(a) < int_of(b),
     })
 }
 
-pub fn le(a: &Value, b: &Value) -> Result<bool, String> {
+pub fn le(a: &Value, b: &Value) -> Result<bool, CompareError> {
     if lt(a, b)? {
         return Ok(true);
     }

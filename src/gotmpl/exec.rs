@@ -77,13 +77,31 @@ thread_local! {
     static EXPENSIVE_UNITS: Cell<u32> = const { Cell::new(0) };
 }
 
+/// A render ran out of budget: a runaway template asked for more work or output than one render
+/// may spend.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// `what` (a key derivation or generation) would pass `MAX_EXPENSIVE_UNITS`.
+    #[error("{what}: this render asked for more key derivation or generation than trainer-audit allows (a runaway template?)")]
+    ExpensiveWork { what: &'static str },
+    /// The render's output passed its byte budget.
+    #[error("the render produced more than {limit} bytes (a runaway template?)")]
+    Output { limit: usize },
+}
+
+impl From<BudgetError> for FnError {
+    fn from(e: BudgetError) -> FnError {
+        FnError::new(e.to_string())
+    }
+}
+
 /// Charges `units` of expensive work to the current render; an error once `MAX_EXPENSIVE_UNITS` are spent.
-pub fn charge_expensive_call(what: &str, units: u32) -> Result<(), String> {
+pub fn charge_expensive_call(what: &'static str, units: u32) -> Result<(), BudgetError> {
     EXPENSIVE_UNITS.with(|c| {
         let used = c.get().saturating_add(units);
         c.set(used);
         if used > MAX_EXPENSIVE_UNITS {
-            Err(format!("{what}: this render asked for more key derivation or generation than trainer-audit allows (a runaway template?)"))
+            Err(BudgetError::ExpensiveWork { what })
         } else {
             Ok(())
         }
@@ -91,13 +109,13 @@ pub fn charge_expensive_call(what: &str, units: u32) -> Result<(), String> {
 }
 
 /// Charges `n` produced bytes to the current render; an error once its budget is spent.
-pub fn charge_bytes(n: usize) -> Result<(), String> {
+pub fn charge_bytes(n: usize) -> Result<(), BudgetError> {
     TOTAL_BYTES.with(|t| {
         let (used, limit) = t.get();
         let used = used.saturating_add(n);
         t.set((used, limit));
         if used > limit {
-            Err(format!("the render produced more than {limit} bytes (a runaway template?)"))
+            Err(BudgetError::Output { limit })
         } else {
             Ok(())
         }
@@ -331,7 +349,7 @@ impl<'e, 't> State<'e, 't> {
         match node {
             Node::Text(text) => {
                 out.push_str(text);
-                charge_bytes(text.len()).map_err(|e| self.error(&e))?;
+                charge_bytes(text.len()).map_err(|e| self.error(&e.to_string()))?;
                 self.check_output(out)?;
             }
             Node::Action { pipe, .. } => {
@@ -399,7 +417,7 @@ impl<'e, 't> State<'e, 't> {
             Value::Nil => out.push_str("<nil>"),
             other => out.push_str(&sprint_value(other)),
         }
-        charge_bytes(out.len() - before).map_err(|e| self.error(&e))?;
+        charge_bytes(out.len() - before).map_err(|e| self.error(&e.to_string()))?;
         self.check_output(out)
     }
 
@@ -667,7 +685,7 @@ impl<'e, 't> State<'e, 't> {
                     Some(Ok(v)) => Ok((v, false)),
                     Some(Err(e)) => {
                         self.at(NodeRef::Arg(node));
-                        Err(self.error_wrapping(&format!("error calling {name}: {e}"), Some(GoError::plain(e))))
+                        Err(self.error_wrapping(&format!("error calling {name}: {e}"), Some(e)))
                     }
                     None => Err(self.error(&format!("can't evaluate field {name} in type {static_type}"))),
                 };
@@ -913,7 +931,7 @@ impl<'e, 't> State<'e, 't> {
 /// Function results that are strings count against the render's byte budget.
 fn charge_result(v: Value) -> Result<Value, FnError> {
     if let Value::String(s) = &v {
-        charge_bytes(s.len()).map_err(FnError::new)?;
+        charge_bytes(s.len())?;
     }
     Ok(v)
 }

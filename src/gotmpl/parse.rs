@@ -538,7 +538,7 @@ impl Parser<'_> {
             ItemKind::Field => Arg::Field { pos, ident: vec![token.val[1..].to_string()] },
             ItemKind::Bool => Arg::Bool { pos, value: token.val == "true" },
             ItemKind::CharConstant | ItemKind::Complex | ItemKind::Number => {
-                let number = parse_number(&token.val, token.kind).map_err(|m| self.error_msg(&m))?;
+                let number = parse_number(&token.val, token.kind).map_err(|e| self.error_msg(&e.to_string()))?;
                 Arg::Number { pos, text: token.val, number }
             }
             ItemKind::LeftParen => {
@@ -628,12 +628,28 @@ pub fn unquote(quoted: &str) -> Option<String> {
     Some(out)
 }
 
+/// Why a number literal in a template is not one text/template accepts (Go's texts); each
+/// variant carries the literal as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NumberError {
+    #[error("malformed character constant: {0}")]
+    MalformedChar(String),
+    /// Go's parser reads complex literals; this executor has no complex values.
+    #[error("complex numbers are not supported: {0}")]
+    Complex(String),
+    /// An integer literal outside every integer type (shown quoted, as Go does).
+    #[error("integer overflow: {}", super::fmt::go_quote(.0))]
+    IntegerOverflow(String),
+    #[error("illegal number syntax: {}", super::fmt::go_quote(.0))]
+    IllegalSyntax(String),
+}
+
 /// Go's `parse.newNumber`: which of int/uint/float/complex a literal can be.
-pub fn parse_number(text: &str, kind: ItemKind) -> Result<Number, String> {
+pub fn parse_number(text: &str, kind: ItemKind) -> Result<Number, NumberError> {
     let mut n = Number { is_int: false, is_uint: false, is_float: false, is_complex: false, int: 0, uint: 0, float: 0.0 };
     if kind == ItemKind::CharConstant {
         let inner = &text[1..text.len() - 1];
-        let c = unquote_char(inner).ok_or_else(|| format!("malformed character constant: {text}"))?;
+        let c = unquote_char(inner).ok_or_else(|| NumberError::MalformedChar(text.to_string()))?;
         let v = c as i64;
         n.is_int = true;
         n.int = v;
@@ -644,11 +660,11 @@ pub fn parse_number(text: &str, kind: ItemKind) -> Result<Number, String> {
         return Ok(n);
     }
     if kind == ItemKind::Complex {
-        return Err(format!("complex numbers are not supported: {text}"));
+        return Err(NumberError::Complex(text.to_string()));
     }
     if let Some(imag) = text.strip_suffix('i') {
         if go_parse_float(imag).is_some() {
-            return Err(format!("complex numbers are not supported: {text}"));
+            return Err(NumberError::Complex(text.to_string()));
         }
     }
     if let Some(u) = go_parse_int(text).filter(|(neg, _)| !neg).map(|(_, m)| m) {
@@ -676,7 +692,7 @@ pub fn parse_number(text: &str, kind: ItemKind) -> Result<Number, String> {
         n.float = n.uint as f64;
     } else if let Some(f) = go_parse_float(text) {
         if !text.contains(['.', 'e', 'E', 'p', 'P']) {
-            return Err(format!("integer overflow: {}", super::fmt::go_quote(text)));
+            return Err(NumberError::IntegerOverflow(text.to_string()));
         }
         n.is_float = true;
         n.float = f;
@@ -690,7 +706,7 @@ pub fn parse_number(text: &str, kind: ItemKind) -> Result<Number, String> {
         }
     }
     if !n.is_int && !n.is_uint && !n.is_float {
-        return Err(format!("illegal number syntax: {}", super::fmt::go_quote(text)));
+        return Err(NumberError::IllegalSyntax(text.to_string()));
     }
     Ok(n)
 }

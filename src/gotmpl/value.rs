@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
+use super::error::GoError;
+
 /// Element type of a Go slice, for `%T`, `kindOf` and assignability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListKind {
@@ -49,8 +51,9 @@ pub trait Object: fmt::Debug {
     fn field(&self, _name: &str) -> Option<Value> {
         None
     }
-    /// A method with arguments: None when there is no such method.
-    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+    /// A method with arguments: None when there is no such method; a failing method returns
+    /// its Go `error`, which the executor wraps as `error calling NAME: …`.
+    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, GoError>> {
         None
     }
     /// True when `name` is a method (methods take arguments; fields do not).

@@ -27,6 +27,26 @@ pub struct TemplateFile<'a> {
 #[error("{0}")]
 pub struct RenderError(pub String);
 
+// The stages before and after the engine keep their own typed errors; a render reports their
+// text, which is Helm's, unchanged.
+impl From<crate::helm::values::CoalesceError> for RenderError {
+    fn from(e: crate::helm::values::CoalesceError) -> RenderError {
+        RenderError(e.to_string())
+    }
+}
+
+impl From<crate::helm::values_schema::InvalidSchema> for RenderError {
+    fn from(e: crate::helm::values_schema::InvalidSchema) -> RenderError {
+        RenderError(e.to_string())
+    }
+}
+
+impl From<crate::helm::manifest::SortError> for RenderError {
+    fn from(e: crate::helm::manifest::SortError) -> RenderError {
+        RenderError(e.to_string())
+    }
+}
+
 /// Helm's `sortTemplates`: by number of `/` descending, then reverse byte order.
 pub fn parse_order(names: &mut [&str]) {
     names.sort_by(|a, b| {

@@ -7,7 +7,9 @@ use base64::Engine;
 use crate::gotmpl::fmt::format_float_shortest;
 use crate::gotmpl::{Map, Value};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// encoding/json's error text for a value it cannot write or a text it cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct JsonError(pub String);
 
 pub struct JsonStyle {

@@ -146,17 +146,35 @@ fn scalar_string(v: &Value) -> String {
     }
 }
 
-fn parse_head(doc: &str) -> Result<Head, String> {
-    let v = read_first_head(doc).map_err(|e| format!("error converting YAML to JSON: {}", e.0))?;
+/// Why the head (kind, name, annotations) of a rendered document could not be read (Helm's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeadError {
+    /// Not YAML go-yaml v2 reads.
+    #[error("error converting YAML to JSON: {0}")]
+    Yaml(#[source] crate::yaml::YamlError),
+    /// A document that is a list, string or other non-map (`found`: its JSON kind).
+    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go value of type util.SimpleHead")]
+    NotAMap { found: &'static str },
+    /// The second head-parsing thread died (it panicked): the document's head is unknown.
+    #[error("YAML head parser thread failed")]
+    WorkerFailed,
+}
+
+/// A rendered document `SortManifests` refuses, with the template it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("YAML parse error on {path}: {head}")]
+pub struct SortError {
+    pub path: String,
+    #[source]
+    pub head: HeadError,
+}
+
+fn parse_head(doc: &str) -> Result<Head, HeadError> {
+    let v = read_first_head(doc).map_err(HeadError::Yaml)?;
     let m = match &v {
         Value::Map(m) => m.entries.borrow().clone(),
         Value::Nil | Value::Invalid => Default::default(),
-        other => {
-            return Err(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
-                crate::chart::json_kind(other)
-            ))
-        }
+        other => return Err(HeadError::NotAMap { found: crate::chart::json_kind(other) }),
     };
     let kind = m.get("kind").map(scalar_string).unwrap_or_default();
     let (mut name, mut annotations) = (String::new(), BTreeMap::new());
@@ -176,7 +194,7 @@ fn split_list(value: &str) -> Vec<String> {
 
 /// `SortManifests`: files in path order, documents in file order, hooks split off, both sorted
 /// stably by kind.
-pub fn sort_manifests<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(Vec<Manifest>, Vec<Hook>), String> {
+pub fn sort_manifests<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(Vec<Manifest>, Vec<Hook>), SortError> {
     let mut docs: Vec<(&str, &str)> = Vec::new();
     for (path, content) in files {
         let base = path.rsplit('/').next().unwrap_or(path);
@@ -193,7 +211,7 @@ pub fn sort_manifests<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -
         let path = path.to_string();
         let doc = doc.to_string();
         {
-            let head = head.map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+            let head = head.map_err(|head| SortError { path: path.clone(), head })?;
             let Some(hook_types) = head.annotations.get("helm.sh/hook") else {
                 manifests.push(Manifest { path: path.clone(), content: doc, kind: head.kind, name: head.name });
                 continue;
@@ -231,7 +249,7 @@ pub fn sort_manifests<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -
     Ok((manifests, hooks))
 }
 
-fn parse_heads_parallel(docs: &[(&str, &str)]) -> Vec<Result<Head, String>> {
+fn parse_heads_parallel(docs: &[(&str, &str)]) -> Vec<Result<Head, HeadError>> {
     let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
     if docs.len() < 2 || total < 256 * 1024 {
         return docs.iter().map(|(_, d)| parse_head(d)).collect();
@@ -249,7 +267,7 @@ fn parse_heads_parallel(docs: &[(&str, &str)]) -> Vec<Result<Head, String>> {
         }
         done
     };
-    let mut results: Vec<Option<Result<Head, String>>> = (0..docs.len()).map(|_| None).collect();
+    let mut results: Vec<Option<Result<Head, HeadError>>> = (0..docs.len()).map(|_| None).collect();
     std::thread::scope(|scope| {
         let other = scope.spawn(work);
         for (i, head) in work() {
@@ -261,7 +279,7 @@ fn parse_heads_parallel(docs: &[(&str, &str)]) -> Vec<Result<Head, String>> {
             }
         }
     });
-    results.into_iter().map(|r| r.unwrap_or_else(|| Err("YAML head parser thread failed".to_string()))).collect()
+    results.into_iter().map(|r| r.unwrap_or(Err(HeadError::WorkerFailed))).collect()
 }
 
 /// One `---\n# Source: …\n…\n` block.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use base64::Engine;
 
-use crate::gotmpl::{ListKind, Map, Object, Value};
+use crate::gotmpl::{GoError, ListKind, Map, Object, Value};
 use crate::yaml::to_yaml;
 
 /// Helm v4.2.3's default API versions for client-only rendering, in scheme priority order.
@@ -121,7 +121,7 @@ impl Object for KubeVersion {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "String" | "GitVersion")
     }
-    fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, GoError>> {
         match name {
             "String" => Some(Ok(Value::string(self.normalized.clone()))),
             "GitVersion" => Some(Ok(Value::string(self.version.clone()))),
@@ -157,7 +157,7 @@ impl Object for VersionSet {
     fn has_method(&self, name: &str) -> bool {
         name == "Has"
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, GoError>> {
         (name == "Has").then(|| Ok(Value::Bool(args.first().and_then(Value::as_str).is_some_and(|v| self.0.iter().any(|x| x == v)))))
     }
     fn display(&self) -> String {
@@ -291,7 +291,7 @@ impl Object for Files {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets")
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, GoError>> {
         let arg = args.first().and_then(Value::as_str).unwrap_or("");
         Some(Ok(match name {
             "Get" => Value::string(self.get(arg).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()),
@@ -299,7 +299,7 @@ impl Object for Files {
             "Lines" => {
                 let Some(bytes) = self.get(arg) else { return Some(Ok(Value::list_of(ListKind::String, vec![]))) };
                 if bytes.is_empty() {
-                    return Some(Err("runtime error: index out of range [-1]".into()));
+                    return Some(Err(GoError::plain("runtime error: index out of range [-1]")));
                 }
                 let text = String::from_utf8_lossy(bytes);
                 let text = text.strip_suffix('\n').unwrap_or(&text);

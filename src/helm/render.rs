@@ -97,7 +97,7 @@ pub fn render_chart(chart: &Chart, options: &RenderOptions) -> Result<Rendered, 
     let notes_key = format!("{}/templates/NOTES.txt", chart.name());
     let notes = templates.get(&notes_key).cloned();
     let without_notes = templates.iter().filter(|(k, _)| !k.ends_with("NOTES.txt")).map(|(k, v)| (k.as_str(), v.as_str()));
-    let (manifests, hooks) = sort_manifests(without_notes).map_err(RenderError)?;
+    let (manifests, hooks) = sort_manifests(without_notes)?;
     Ok(Rendered { templates, manifests, hooks, crds, notes, values, warnings })
 }
 
@@ -115,7 +115,7 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     }
     let mut chart = chart.clone();
     let mut warnings = Warnings::default();
-    process_dependencies(&mut chart, &options.values, &mut warnings).map_err(RenderError)?;
+    process_dependencies(&mut chart, &options.values, &mut warnings)?;
     let caps = Rc::new(Capabilities::client_only(options.kube_version.clone(), &options.api_versions));
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
@@ -129,9 +129,9 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
             )));
         }
     }
-    let values = coalesce_values(&chart, &options.values, &mut warnings).map_err(RenderError)?;
+    let values = coalesce_values(&chart, &options.values, &mut warnings)?;
     let mut schema_report = String::new();
-    validate_schemas(&chart, &Value::map(values.clone()), &mut schema_report).map_err(RenderError)?;
+    validate_schemas(&chart, &Value::map(values.clone()), &mut schema_report)?;
     if !schema_report.is_empty() {
         return Err(RenderError(format!(
             "values don't meet the specifications of the schema(s) in the following chart(s):\n{schema_report}"
@@ -145,7 +145,7 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
 }
 
 /// Helm's `ValidateAgainstSchema`: each chart's schema against its part of the values.
-fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), String> {
+fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), crate::helm::values_schema::InvalidSchema> {
     if let Some(schema) = &chart.schema {
         if let Some(lines) = crate::helm::values_schema::validate(schema, values)? {
             report.push_str(&format!("{}:\n{lines}", chart.name()));

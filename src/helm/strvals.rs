@@ -15,8 +15,39 @@ pub enum Mode {
     Json,
 }
 
+/// Why a `--set`-style assignment does not parse; the texts are Helm's strvals errors, with the
+/// key, index or token they name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    #[error("key {key:?} has no value")]
+    NoValue { key: String },
+    #[error("key {key:?} has no value (cannot end with ,)")]
+    TrailingComma { key: String },
+    #[error("value name nested level is greater than maximum supported nested level of {}", MAX_NESTED)]
+    TooDeep,
+    /// `a.b.` and the like: a table that receives no key.
+    #[error("key map {key:?} has no value")]
+    EmptyTable { key: String },
+    /// `a[x]=…`: the index as written is not an integer.
+    #[error("error parsing index: strconv.Atoi: parsing {index:?}: invalid syntax")]
+    IndexSyntax { index: String },
+    #[error("error parsing index: negative {0} index not allowed")]
+    NegativeIndex(i64),
+    #[error("error parsing index: index of {0} is greater than maximum supported index of {max}", max = MAX_INDEX)]
+    IndexTooLarge(i64),
+    /// After `name[i]`, neither `=`, `.` nor `[` (None: the text ended).
+    #[error("parse error: unexpected token {0:?}")]
+    UnexpectedToken(Option<char>),
+    /// `a={x,y` without the closing brace.
+    #[error("list must terminate with '}}'")]
+    UnterminatedList,
+    /// `--set-json`: the value is not JSON.
+    #[error("{0}")]
+    Json(#[source] crate::helm::json::JsonError),
+}
+
 /// Parses `text` and sets its assignments into `data` (`strvals.ParseInto`).
-pub fn parse_into(text: &str, data: &mut Map, mode: Mode) -> Result<(), String> {
+pub fn parse_into(text: &str, data: &mut Map, mode: Mode) -> Result<(), SetError> {
     let chars: Vec<char> = text.chars().collect();
     let mut p = Parser { chars, pos: 0, mode };
     while p.pos < p.chars.len() {
@@ -26,8 +57,8 @@ pub fn parse_into(text: &str, data: &mut Map, mode: Mode) -> Result<(), String> 
 }
 
 /// `--set-literal key=rest-of-string`: the value is everything after the first `=`.
-pub fn parse_literal(text: &str, data: &mut Map) -> Result<(), String> {
-    let (key, value) = text.split_once('=').ok_or_else(|| format!("key {text:?} has no value"))?;
+pub fn parse_literal(text: &str, data: &mut Map) -> Result<(), SetError> {
+    let (key, value) = text.split_once('=').ok_or_else(|| SetError::NoValue { key: text.to_string() })?;
     let parts: Vec<&str> = key.split('.').collect();
     set_path(data, &parts, Value::str(value));
     Ok(())
@@ -99,14 +130,14 @@ impl Parser {
         (out, None)
     }
 
-    fn key(&mut self, data: &mut Map, level: usize) -> Result<(), String> {
+    fn key(&mut self, data: &mut Map, level: usize) -> Result<(), SetError> {
         let (k, last) = self.until(&['=', '[', ',', '.']);
         match last {
             None => {
                 if k.is_empty() {
                     return Ok(());
                 }
-                Err(format!("key {k:?} has no value"))
+                Err(SetError::NoValue { key: k })
             }
             Some('[') => {
                 let index = self.index()?;
@@ -125,12 +156,12 @@ impl Parser {
             }
             Some(',') => {
                 data.insert(k.clone(), Value::str(""));
-                Err(format!("key {k:?} has no value (cannot end with ,)"))
+                Err(SetError::TrailingComma { key: k })
             }
             Some(_) => {
                 let level = level + 1;
                 if level > MAX_NESTED {
-                    return Err(format!("value name nested level is greater than maximum supported nested level of {MAX_NESTED}"));
+                    return Err(SetError::TooDeep);
                 }
                 let mut inner = match data.get(&k) {
                     Some(Value::Map(m)) => m.entries.borrow().clone(),
@@ -138,7 +169,7 @@ impl Parser {
                 };
                 let result = self.key(&mut inner, level);
                 if result.is_ok() && inner.is_empty() {
-                    return Err(format!("key map {k:?} has no value"));
+                    return Err(SetError::EmptyTable { key: k });
                 }
                 if !inner.is_empty() {
                     data.insert(k, Value::map(inner));
@@ -148,19 +179,19 @@ impl Parser {
         }
     }
 
-    fn index(&mut self) -> Result<usize, String> {
+    fn index(&mut self) -> Result<usize, SetError> {
         let (v, _) = self.until(&[']']);
-        let i: i64 = v.trim().parse().map_err(|_| format!("error parsing index: strconv.Atoi: parsing {v:?}: invalid syntax"))?;
+        let i: i64 = v.trim().parse().map_err(|_| SetError::IndexSyntax { index: v.clone() })?;
         if i < 0 {
-            return Err(format!("error parsing index: negative {i} index not allowed"));
+            return Err(SetError::NegativeIndex(i));
         }
         if i as usize > MAX_INDEX {
-            return Err(format!("error parsing index: index of {i} is greater than maximum supported index of {MAX_INDEX}"));
+            return Err(SetError::IndexTooLarge(i));
         }
         Ok(i as usize)
     }
 
-    fn list_item(&mut self, list: &mut Vec<Value>, index: usize, level: usize) -> Result<(), String> {
+    fn list_item(&mut self, list: &mut Vec<Value>, index: usize, level: usize) -> Result<(), SetError> {
         if list.len() <= index {
             list.resize(index + 1, Value::Nil);
         }
@@ -190,11 +221,11 @@ impl Parser {
                 list[index] = Value::list(inner);
                 r
             }
-            other => Err(format!("parse error: unexpected token {other:?}")),
+            other => Err(SetError::UnexpectedToken(other)),
         }
     }
 
-    fn value(&mut self) -> Result<Value, String> {
+    fn value(&mut self) -> Result<Value, SetError> {
         if self.mode == Mode::Json {
             let rest: String = self.chars[self.pos..].iter().collect();
             let (json_text, consumed) = split_json_value(&rest);
@@ -202,7 +233,7 @@ impl Parser {
             if json_text.trim().is_empty() {
                 return Ok(Value::Nil);
             }
-            return crate::helm::json::from_json(json_text.trim()).map_err(|e| e.0);
+            return crate::helm::json::from_json(json_text.trim()).map_err(SetError::Json);
         }
         if self.chars.get(self.pos) == Some(&'{') {
             self.pos += 1;
@@ -210,7 +241,7 @@ impl Parser {
             loop {
                 let (v, last) = self.until(&[',', '}']);
                 match last {
-                    None => return Err("list must terminate with '}'".into()),
+                    None => return Err(SetError::UnterminatedList),
                     Some('}') => {
                         if self.chars.get(self.pos) == Some(&',') {
                             self.pos += 1;
@@ -274,6 +305,24 @@ mod tests {
         assert_eq!(parse(r#"a={"x":[1,2]},b="s""#, Mode::Json), r#"{"a":{"x":[1,2]},"b":"s"}"#);
         assert_eq!(parse("k[1]=x,e\\,sc=1", Mode::Typed), r#"{"e,sc":1,"k":[null,"x"]}"#);
         let mut m = Map::new();
-        assert_eq!(parse_into("x", &mut m, Mode::Typed).unwrap_err(), "key \"x\" has no value");
+        let refused = parse_into("x", &mut m, Mode::Typed).unwrap_err();
+        assert_eq!(refused, SetError::NoValue { key: "x".into() });
+        assert_eq!(refused.to_string(), "key \"x\" has no value");
+    }
+
+    /// Helm's texts, which `--set` errors print: each variant keeps its words.
+    #[test]
+    fn errors_say_what_helm_says() {
+        let err = |text: &str, mode: Mode| parse_into(text, &mut Map::new(), mode).unwrap_err().to_string();
+        assert_eq!(err("a,b=1", Mode::Typed), "key \"a\" has no value (cannot end with ,)");
+        assert_eq!(err("a[x]=1", Mode::Typed), "error parsing index: strconv.Atoi: parsing \"x\": invalid syntax");
+        assert_eq!(err("a[-1]=1", Mode::Typed), "error parsing index: negative -1 index not allowed");
+        assert_eq!(err("a[70000]=1", Mode::Typed), "error parsing index: index of 70000 is greater than maximum supported index of 65536");
+        assert_eq!(err("a={x,y", Mode::Typed), "list must terminate with '}'");
+        assert_eq!(err("a[0]x", Mode::Typed), "parse error: unexpected token Some('x')");
+        assert_eq!(
+            err(&format!("{}=1", vec!["a"; 32].join(".")), Mode::Typed),
+            "value name nested level is greater than maximum supported nested level of 30"
+        );
     }
 }

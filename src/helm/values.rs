@@ -8,22 +8,32 @@ use std::rc::Rc;
 use crate::chart::{Chart, Dependency};
 use crate::gotmpl::{Map, Value};
 use crate::version::{parse_lenient, Constraint};
+use crate::yaml::YamlError;
 
-/// `MergeMaps`: maps merged recursively, everything else replaced; `src` wins.
-pub fn merge_maps(dst: &mut Map, src: &Map) {
-    for (k, v) in src {
-        match (dst.get(k), v) {
-            (Some(Value::Map(d)), Value::Map(s)) => {
-                let mut inner = d.entries.borrow().clone();
-                merge_maps(&mut inner, &s.entries.borrow());
-                dst.insert(k.clone(), Value::map(inner));
-            }
-            _ => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
+/// Why values could not be coalesced for a chart and its subcharts (Helm's text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoalesceError {
+    /// The parent's values hold a non-table under a subchart's name (`type_name` and `shown`
+    /// are the value's `%T` and `%v`; the `%!t` is Helm's own misformatted verb).
+    #[error("type mismatch on {subchart}: %!t({type_name}={shown})")]
+    SubchartNotATable { subchart: String, type_name: String, shown: String },
 }
+
+/// Why a `-f` values file could not be read (sigs.k8s.io/yaml's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValuesFileError {
+    /// Not YAML go-yaml v2 reads.
+    #[error("error converting YAML to JSON: {0}")]
+    Yaml(#[source] YamlError),
+    /// The document is a list, string or other non-map (`found`: its JSON kind).
+    #[error(
+        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go value of type map[string]interface {{}}"
+    )]
+    NotAMap { found: &'static str },
+}
+
+// `MergeMaps` lives below both chart loading and rendering, which use it.
+pub use crate::value_ops::merge_maps;
 
 pub fn to_map(v: &Value) -> Option<Map> {
     match v {
@@ -57,20 +67,20 @@ fn concat(prefix: &str, key: &str) -> String {
 pub struct Warnings(pub Vec<String>);
 
 /// `CoalesceValues(chart, user)`.
-pub fn coalesce_values(chart: &Chart, user: &Map, warnings: &mut Warnings) -> Result<Map, String> {
+pub fn coalesce_values(chart: &Chart, user: &Map, warnings: &mut Warnings) -> Result<Map, CoalesceError> {
     let mut dest: Map = user.iter().map(|(k, v)| (k.clone(), deep(v))).collect();
     coalesce(chart, &mut dest, "", false, warnings)?;
     Ok(dest)
 }
 
 /// `MergeValues(chart, nil)`: the chart's and its subcharts' defaults with nulls kept.
-fn merge_defaults(chart: &Chart, warnings: &mut Warnings) -> Result<Map, String> {
+fn merge_defaults(chart: &Chart, warnings: &mut Warnings) -> Result<Map, CoalesceError> {
     let mut dest = Map::new();
     coalesce(chart, &mut dest, "", true, warnings)?;
     Ok(dest)
 }
 
-fn coalesce(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), String> {
+fn coalesce(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), CoalesceError> {
     coalesce_defaults(chart, dest, prefix, merge, warnings);
     coalesce_deps(chart, dest, prefix, merge, warnings)
 }
@@ -145,14 +155,18 @@ pub fn coalesce_tables(dst: &mut Map, src: &Map, prefix: &str, merge: bool, warn
     }
 }
 
-fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), String> {
+fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warnings: &mut Warnings) -> Result<(), CoalesceError> {
     for sub in &chart.dependencies {
         let name = sub.name().to_string();
         let mut sub_values = match dest.get(&name) {
             None => Map::new(),
             Some(Value::Map(m)) => m.entries.borrow().clone(),
             Some(other) => {
-                return Err(format!("type mismatch on {name}: %!t({}={})", other.type_name(), crate::gotmpl::fmt::sprint_value(other)))
+                return Err(CoalesceError::SubchartNotATable {
+                    subchart: name,
+                    type_name: other.type_name(),
+                    shown: crate::gotmpl::fmt::sprint_value(other),
+                })
             }
         };
         let sub_prefix = concat(prefix, chart.name());
@@ -234,12 +248,12 @@ pub fn missing_dependencies(chart: &Chart) -> Vec<String> {
 
 /// `ProcessDependencies` (v4 merges): aliases applied and disabled dependencies removed through
 /// the whole tree, then `import-values` processed, children first.
-pub fn process_dependencies(chart: &mut Chart, values: &Map, warnings: &mut Warnings) -> Result<(), String> {
+pub fn process_dependencies(chart: &mut Chart, values: &Map, warnings: &mut Warnings) -> Result<(), CoalesceError> {
     process_enabled(chart, values, "", warnings)?;
     process_imports(chart, warnings)
 }
 
-fn process_enabled(chart: &mut Chart, values: &Map, path: &str, warnings: &mut Warnings) -> Result<(), String> {
+fn process_enabled(chart: &mut Chart, values: &Map, path: &str, warnings: &mut Warnings) -> Result<(), CoalesceError> {
     if chart.metadata.dependencies.is_empty() {
         return Ok(());
     }
@@ -284,7 +298,7 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str, warnings: &mut W
 /// Helm merges the imported tables by reference, so a later import into the same parent path
 /// writes into the child's own table (visible in the child's values). Maps are shared here
 /// too, and merged in place, to give the same result.
-fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), String> {
+fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), CoalesceError> {
     for sub in chart.dependencies.iter_mut() {
         process_imports(sub, warnings)?;
     }
@@ -324,9 +338,9 @@ fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), Str
     Ok(())
 }
 
-/// `Values.Table` without copying: the shared table at a dotted path, or the step that is
-/// missing or not a table.
-fn shared_table(values: &Value, path: &str) -> Result<Value, String> {
+/// `Values.Table` without copying: the shared table at a dotted path, or the step of the path
+/// that is missing or not a table.
+fn shared_table<'p>(values: &Value, path: &'p str) -> Result<Value, &'p str> {
     let mut current = values.clone();
     for part in path.split('.') {
         let next = match &current {
@@ -335,7 +349,7 @@ fn shared_table(values: &Value, path: &str) -> Result<Value, String> {
         };
         match next {
             Some(v @ Value::Map(_)) => current = v,
-            _ => return Err(part.to_string()),
+            _ => return Err(part),
         }
     }
     Ok(current)
@@ -432,14 +446,11 @@ fn process_conditions(deps: &mut [Dependency], cvals: &Map, path: &str) {
 }
 
 /// A `-f` values file, read as Helm's `ReadValues` does (first document, must be a map).
-pub fn read_values_file(text: &str) -> Result<Map, String> {
-    match crate::yaml::read_first(text).map_err(|e| format!("error converting YAML to JSON: {}", e.0))? {
+pub fn read_values_file(text: &str) -> Result<Map, ValuesFileError> {
+    match crate::yaml::read_first(text).map_err(ValuesFileError::Yaml)? {
         Value::Map(m) => Ok(m.entries.borrow().clone()),
         Value::Nil | Value::Invalid => Ok(Map::new()),
-        other => Err(format!(
-            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            crate::chart::json_kind(&other)
-        )),
+        other => Err(ValuesFileError::NotAMap { found: crate::chart::json_kind(&other) }),
     }
 }
 

@@ -305,8 +305,13 @@ fn render_failures(failures: &[Failure], indent: usize, out: &mut String) {
 }
 
 /// Validates `values` against one chart's schema; Some(lines) when invalid.
-pub fn validate(schema_json: &[u8], values: &Value) -> Result<Option<String>, String> {
-    let schema = from_json(&String::from_utf8_lossy(schema_json)).map_err(|e| format!("invalid values.schema.json: {}", e.0))?;
+/// A chart's values.schema.json that is not JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid values.schema.json: {0}")]
+pub struct InvalidSchema(#[source] pub crate::helm::json::JsonError);
+
+pub fn validate(schema_json: &[u8], values: &Value) -> Result<Option<String>, InvalidSchema> {
+    let schema = from_json(&String::from_utf8_lossy(schema_json)).map_err(InvalidSchema)?;
     let failures = Validator { root: &schema }.validate(&schema, values, "", 0);
     if failures.is_empty() {
         return Ok(None);

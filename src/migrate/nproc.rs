@@ -64,17 +64,34 @@ pub fn cpu_count(resources: &Json) -> Option<u64> {
     Some(count.max(1))
 }
 
+/// Why the GPUs of a node cannot be counted as 2.1 counted them; `kind` is `requests` or `limits`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuCountError {
+    /// A GPU resource whose value is not a Kubernetes quantity.
+    #[error("{kind}.{name} {value} is not a quantity")]
+    NotAQuantity { kind: String, name: String, value: Json },
+    /// Two GPU resources with different counts: Go's map order made 2.1 pick either.
+    #[error("{kind} names two GPU resources with different counts ({first}: {first_count}, {second}: {second_count})")]
+    Ambiguous { kind: String, first: String, first_count: u64, second: String, second_count: u64 },
+}
+
 /// GPUs per node as 2.1 counted them: the first resource whose name contains `gpu` in requests,
 /// else in limits. Err when two GPU resources disagree (Go's map order made 2.1 pick either).
-pub fn gpu_count(resources: &Json) -> Result<u64, String> {
-    let count = |kind: &str| -> Result<u64, String> {
+pub fn gpu_count(resources: &Json) -> Result<u64, GpuCountError> {
+    let count = |kind: &str| -> Result<u64, GpuCountError> {
         let Some(map) = resources.get(kind).and_then(Json::as_object) else { return Ok(0) };
         let mut found: Option<(String, u64)> = None;
         for (name, q) in map.iter().filter(|(name, _)| name.to_ascii_lowercase().contains("gpu")) {
-            let n = quantity(q).ok_or_else(|| format!("{kind}.{name} {q} is not a quantity"))?;
+            let n = quantity(q).ok_or_else(|| GpuCountError::NotAQuantity { kind: kind.into(), name: name.clone(), value: q.clone() })?;
             match &found {
                 Some((other, m)) if *m != n => {
-                    return Err(format!("{kind} names two GPU resources with different counts ({other}: {m}, {name}: {n})"))
+                    return Err(GpuCountError::Ambiguous {
+                        kind: kind.into(),
+                        first: other.clone(),
+                        first_count: *m,
+                        second: name.clone(),
+                        second_count: n,
+                    })
                 }
                 _ => found = Some((name.clone(), n)),
             }

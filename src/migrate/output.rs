@@ -51,17 +51,26 @@ pub fn list(m: &Migration) -> Json {
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
 
-/// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
-pub fn yaml(value: &Json) -> Result<String, String> {
-    crate::objects::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })
+/// Why the converted objects could not be written as text.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error(transparent)]
+    Yaml(#[from] crate::yaml::EmitError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
-pub fn json_text(value: &Json) -> Result<String, String> {
-    serde_json::to_string_pretty(value).map(|t| format!("{t}\n")).map_err(|e| e.to_string())
+/// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
+pub fn yaml(value: &Json) -> Result<String, OutputError> {
+    Ok(crate::objects::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })?)
+}
+
+pub fn json_text(value: &Json) -> Result<String, OutputError> {
+    Ok(serde_json::to_string_pretty(value).map(|t| format!("{t}\n"))?)
 }
 
 /// A unified diff (YAML, 3 lines of context) per object written.
-pub fn diff(m: &Migration) -> Result<String, String> {
+pub fn diff(m: &Migration) -> Result<String, OutputError> {
     let mut out = String::new();
     for c in m.conversions.iter().filter(|c| c.write) {
         let Some(converted) = &c.converted else { continue };

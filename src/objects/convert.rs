@@ -12,7 +12,7 @@ pub fn from_serde(v: &Json) -> Value {
 }
 
 /// JSON written as YAML exactly as `toYaml` writes it (keys sorted, go-yaml v2 layout).
-pub fn yaml_of(v: &Json) -> Result<String, String> {
+pub fn yaml_of(v: &Json) -> Result<String, crate::yaml::EmitError> {
     crate::yaml::to_yaml(&from_serde(v))
 }
 

@@ -34,17 +34,14 @@ impl ChartRef {
             return OciRef::parse(input).map(ChartRef::Oci);
         }
         if let Some((scheme, _)) = input.split_once("://") {
-            return Err(invalid(
-                input,
-                &format!("the '{scheme}://' scheme is not supported; use oci://, a .tgz file or a chart directory"),
-            ));
+            return Err(invalid(input, format!("the '{scheme}://' scheme is not supported; use oci://, a .tgz file or a chart directory")));
         }
         let path = Path::new(input);
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => Ok(ChartRef::Directory(path.to_path_buf())),
             Ok(_) => Ok(ChartRef::Archive(path.to_path_buf())),
             Err(_) if looks_like_registry_path(input) => {
-                Err(invalid(input, &format!("registry references need the oci:// scheme: oci://{input}")))
+                Err(invalid(input, format!("registry references need the oci:// scheme: oci://{input}")))
             }
             Err(_) => Err(ReferenceError::NotFound(input.to_string())),
         }
@@ -73,7 +70,7 @@ impl OciRef {
         let rest = input.strip_prefix("oci://").ok_or_else(|| invalid(input, "it must start with oci://"))?;
         let (rest, digest) = match rest.split_once('@') {
             Some((before, digest)) => {
-                validate_digest(digest).map_err(|reason| invalid(input, &reason))?;
+                validate_digest(digest).map_err(|reason| invalid(input, reason))?;
                 (before, Some(digest.to_string()))
             }
             None => (rest, None),
@@ -81,7 +78,7 @@ impl OciRef {
         let (registry, path) = rest.split_once('/').ok_or_else(|| {
             invalid(input, "it needs a repository path after the registry host, e.g. oci://ghcr.io/kubeflow/charts/kubeflow-trainer")
         })?;
-        validate_registry(registry).map_err(|reason| invalid(input, &reason))?;
+        validate_registry(registry).map_err(|reason| invalid(input, reason))?;
         // A tag is a ':' in the last path component (a ':' earlier is a port, handled above).
         let (repository, tag) = match path.rsplit_once('/') {
             Some((dir, last)) => match last.split_once(':') {
@@ -93,9 +90,9 @@ impl OciRef {
                 None => (path.to_string(), None),
             },
         };
-        validate_repository(&repository).map_err(|reason| invalid(input, &reason))?;
+        validate_repository(&repository).map_err(|reason| invalid(input, reason))?;
         if let Some(tag) = &tag {
-            validate_tag(tag).map_err(|reason| invalid(input, &reason))?;
+            validate_tag(tag).map_err(|reason| invalid(input, reason))?;
         }
         Ok(OciRef { registry: registry.to_string(), repository, tag, digest })
     }
@@ -138,11 +135,29 @@ pub fn tag_from_wire(tag: &str) -> String {
     tag.replace('_', "+")
 }
 
-fn invalid(input: &str, reason: &str) -> ReferenceError {
+fn invalid(input: &str, reason: impl fmt::Display) -> ReferenceError {
     ReferenceError::Invalid { input: input.to_string(), reason: reason.to_string() }
 }
 
-fn validate_registry(registry: &str) -> Result<(), String> {
+/// What is wrong with one part of an OCI reference (registry, repository, tag or digest); each
+/// variant carries the part as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartError {
+    #[error("'{0}' is not a registry host name")]
+    Host(String),
+    #[error("'{0}' is not a port number")]
+    Port(String),
+    #[error("the repository path is longer than 255 characters")]
+    RepositoryTooLong(String),
+    #[error("repository path component '{0}' must be lowercase letters and digits, separated by '.', '_', '__' or '-'")]
+    RepositoryComponent(String),
+    #[error("'{0}' is not a valid tag")]
+    Tag(String),
+    #[error("'{0}' is not a sha256 digest (sha256: followed by 64 lowercase hex digits)")]
+    Digest(String),
+}
+
+fn validate_registry(registry: &str) -> Result<(), PartError> {
     let (host, port) = match registry.rsplit_once(':') {
         Some((host, port)) => (host, Some(port)),
         None => (registry, None),
@@ -155,26 +170,24 @@ fn validate_registry(registry: &str) -> Result<(), String> {
                 && !label.ends_with('-')
         });
     if !host_ok {
-        return Err(format!("'{registry}' is not a registry host name"));
+        return Err(PartError::Host(registry.to_string()));
     }
     if let Some(port) = port {
         if port.parse::<u16>().map_or(true, |p| p == 0) {
-            return Err(format!("'{port}' is not a port number"));
+            return Err(PartError::Port(port.to_string()));
         }
     }
     Ok(())
 }
 
 /// Distribution spec: `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(\/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*`.
-fn validate_repository(repository: &str) -> Result<(), String> {
+fn validate_repository(repository: &str) -> Result<(), PartError> {
     if repository.len() > 255 {
-        return Err("the repository path is longer than 255 characters".into());
+        return Err(PartError::RepositoryTooLong(repository.to_string()));
     }
     for component in repository.split('/') {
         if !valid_path_component(component) {
-            return Err(format!(
-                "repository path component '{component}' must be lowercase letters and digits, separated by '.', '_', '__' or '-'"
-            ));
+            return Err(PartError::RepositoryComponent(component.to_string()));
         }
     }
     Ok(())
@@ -209,7 +222,7 @@ fn is_alnum(b: u8) -> bool {
 }
 
 /// Tags: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`; `+` is accepted because Helm maps it to `_`.
-pub fn validate_tag(tag: &str) -> Result<(), String> {
+pub fn validate_tag(tag: &str) -> Result<(), PartError> {
     let ok = !tag.is_empty()
         && tag.len() <= 128
         && tag.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -217,14 +230,14 @@ pub fn validate_tag(tag: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("'{tag}' is not a valid tag"))
+        Err(PartError::Tag(tag.to_string()))
     }
 }
 
-pub fn validate_digest(digest: &str) -> Result<(), String> {
+pub fn validate_digest(digest: &str) -> Result<(), PartError> {
     match digest.strip_prefix("sha256:") {
         Some(hex) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) => Ok(()),
-        _ => Err(format!("'{digest}' is not a sha256 digest (sha256: followed by 64 lowercase hex digits)")),
+        _ => Err(PartError::Digest(digest.to_string())),
     }
 }
 

@@ -25,15 +25,23 @@ pub struct NodeError {
     pub node: Vec<Seg>,
 }
 
-/// kube-openapi uses Go's RE2 `regexp`; Rust's `regex` shares its syntax and linear-time matching.
-pub fn compile_pattern(p: &str) -> Result<Regex, String> {
-    Regex::new(p).map_err(|e| go_regex_error(p, &e))
+/// A schema `pattern` that does not compile, worded as Go's `regexp` words it:
+/// `error parsing regexp: <reason>: `<pattern>``. The reason differs by engine, so it is ours.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("error parsing regexp: {}: `{pattern}`", reason(.error))]
+pub struct PatternError {
+    pub pattern: String,
+    #[source]
+    pub error: regex::Error,
 }
 
-fn go_regex_error(p: &str, e: &regex::Error) -> String {
-    // Go words it `error parsing regexp: <reason>: `<fragment>``; the reason differs by engine, so
-    // keep ours and say whose it is.
-    format!("error parsing regexp: {}: `{p}`", e.to_string().lines().last().unwrap_or("invalid").trim())
+fn reason(e: &regex::Error) -> String {
+    e.to_string().lines().last().unwrap_or("invalid").trim().to_string()
+}
+
+/// kube-openapi uses Go's RE2 `regexp`; Rust's `regex` shares its syntax and linear-time matching.
+pub fn compile_pattern(p: &str) -> Result<Regex, PatternError> {
+    Regex::new(p).map_err(|error| PatternError { pattern: p.to_string(), error })
 }
 
 /// The Go kind a decoded JSON value has in `map[string]interface{}`.

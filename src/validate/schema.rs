@@ -49,7 +49,7 @@ pub struct Schema {
     pub max_length: Option<i64>,
     pub min_length: Option<i64>,
     /// The pattern and its compiled form (`Err` keeps the compile error, as kube-openapi reports it).
-    pub pattern: Option<(String, Result<Regex, String>)>,
+    pub pattern: Option<(String, Result<Regex, super::openapi::PatternError>)>,
     pub max_items: Option<i64>,
     pub min_items: Option<i64>,
     pub unique_items: bool,

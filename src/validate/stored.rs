@@ -166,7 +166,7 @@ impl CrdSet {
     pub fn assess(&self, obj: &Value) -> Option<Assessment> {
         let (crd, v) = self.for_object(obj)?;
         // Writes of the main resource keep the stored status as it is, and cluster reads keep
-        // only a summary of it (`crate::cluster::normalise`): judge the object without it.
+        // only a summary of it (the cluster reader normalises objects so): judge the object without it.
         let obj = at_version(v, obj);
         let outlook = v.outlook_without_status(&obj);
         let meta = |k: &str| obj.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or("").to_string();

@@ -18,9 +18,26 @@ enum Node {
     Map(Vec<(String, Node)>),
 }
 
-/// `toYaml`: the YAML text with one trailing newline removed, or an error message (Helm then
-/// prints nothing).
-pub fn to_yaml(v: &Value) -> Result<String, String> {
+/// Why a value cannot be written as YAML; the texts are Helm's (`mustToYaml` shows them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EmitError {
+    /// More than `MAX_NODES` nodes: maps shared many times over, or a cycle.
+    #[error("value too large to serialise (a cyclic value?)")]
+    TooLarge,
+    /// Nested deeper than encoding/json goes.
+    #[error("exceeded max depth")]
+    TooDeep,
+    /// NaN or an infinity, which JSON cannot hold.
+    #[error("json: unsupported value: {}", format_float_shortest(*.0))]
+    UnsupportedFloat(f64),
+    /// A character go-yaml's reader refuses (DEL, a C1 control, U+FFFE/U+FFFF) in a key or string.
+    #[error("yaml: control characters are not allowed")]
+    ControlCharacter(char),
+}
+
+/// `toYaml`: the YAML text with one trailing newline removed, or an error (Helm then prints
+/// nothing).
+pub fn to_yaml(v: &Value) -> Result<String, EmitError> {
     let node = to_node(v, 0, false)?;
     let mut e = Emitter::new(false);
     e.root(&node);
@@ -33,7 +50,7 @@ pub fn to_yaml(v: &Value) -> Result<String, String> {
 
 /// `toYamlPretty`: go-yaml v3's encoder, straight from the values (no JSON step): sequences
 /// indented under keys and no folding.
-pub fn to_yaml_pretty(v: &Value) -> Result<String, String> {
+pub fn to_yaml_pretty(v: &Value) -> Result<String, EmitError> {
     let node = to_node(v, 0, true)?;
     let mut e = Emitter::new(true);
     e.root(&node);
@@ -51,7 +68,7 @@ thread_local! {
     static NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
+fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, EmitError> {
     if depth == 0 {
         NODES.with(|n| n.set(0));
     }
@@ -60,14 +77,14 @@ fn to_node(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
         n.get()
     });
     if count > MAX_NODES {
-        return Err("value too large to serialise (a cyclic value?)".into());
+        return Err(EmitError::TooLarge);
     }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || to_node_inner(v, depth, direct))
 }
 
-fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> {
+fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, EmitError> {
     if depth > 1_000 {
-        return Err("exceeded max depth".into());
+        return Err(EmitError::TooDeep);
     }
     Ok(match v {
         Value::Invalid | Value::Nil => Node::Null,
@@ -77,8 +94,7 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
         Value::Float(f) if direct => Node::Float(*f),
         Value::Float(f) => {
             // JSON text, then go-yaml's resolution of that text.
-            let text = crate::gotmpl::fmt::format_float_json(*f)
-                .ok_or_else(|| format!("json: unsupported value: {}", format_float_shortest(*f)))?;
+            let text = crate::gotmpl::fmt::format_float_json(*f).ok_or(EmitError::UnsupportedFloat(*f))?;
             match resolve_plain(&text) {
                 Resolved::Int(i) => Node::Int(i as i128),
                 Resolved::Uint(u) => Node::Int(u as i128),
@@ -97,7 +113,7 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
                 .borrow()
                 .iter()
                 .map(|(k, v)| Ok((check_readable(k)?, to_node(v, depth + 1, direct)?)))
-                .collect::<Result<_, String>>()?;
+                .collect::<Result<_, EmitError>>()?;
             Node::Map(merge_sort_by(entries, |a, b| key_order(&a.0, &b.0)))
         }
         Value::Object(o) => to_node(&o.to_json(), depth + 1, direct)?,
@@ -106,11 +122,11 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, String> 
 
 /// go-yaml's reader refuses characters JSON leaves unescaped but YAML forbids (DEL, C1 controls,
 /// U+FFFE/U+FFFF); `toYaml` then fails as a whole.
-fn check_readable(s: &str) -> Result<String, String> {
+fn check_readable(s: &str) -> Result<String, EmitError> {
     for c in s.chars() {
         let u = c as u32;
         if u == 0x7F || (0x80..=0x9F).contains(&u) && u != 0x85 || u == 0xFFFE || u == 0xFFFF {
-            return Err("yaml: control characters are not allowed".into());
+            return Err(EmitError::ControlCharacter(c));
         }
     }
     Ok(s.to_string())
@@ -756,7 +772,10 @@ mod tests {
         assert_eq!(y(&s("it's")), "it's");
         assert_eq!(y(&s("'x")), "'''x'");
         assert_eq!(y(&s("<<")), "<<");
-        assert_eq!(to_yaml(&s("a\u{7f}b")), Err("yaml: control characters are not allowed".into()));
+        let refused = to_yaml(&s("a\u{7f}b")).unwrap_err();
+        assert_eq!(refused, EmitError::ControlCharacter('\u{7f}'));
+        assert_eq!(refused.to_string(), "yaml: control characters are not allowed");
+        assert_eq!(to_yaml(&Value::Float(f64::NAN)).unwrap_err().to_string(), "json: unsupported value: NaN");
     }
 
     #[test]

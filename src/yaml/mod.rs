@@ -6,5 +6,5 @@ pub mod emit;
 pub mod read;
 pub mod resolve;
 
-pub use emit::to_yaml;
+pub use emit::{to_yaml, EmitError};
 pub use read::{read_documents, read_first, read_first_head, YamlError};

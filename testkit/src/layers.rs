@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub const LAYERS: &[&[&str]] = &[
     // The ground: no module of the crate below them.
     &["atomic_write", "gotmpl", "invocation", "par", "shell", "version"],
-    &["engine", "source", "yaml"],
+    &["engine", "source", "value_ops", "yaml"],
     &["chart"],
     &["helm"],
     &["objects"],
@@ -44,7 +44,7 @@ pub struct Site {
     /// Relative to `src/`.
     pub file: String,
     pub line: usize,
-    /// The path as written, resolved to the crate root (`crate::report::verdict::Decision`).
+    /// The path as written, resolved to the crate root (`crate::audit::verdict::Decision`).
     pub name: String,
 }
 

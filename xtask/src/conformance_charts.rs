@@ -98,7 +98,7 @@ fn ours(case: &Case, name: &str, namespace: &str) -> Ours {
         let mut user = trainer_audit::gotmpl::Map::new();
         for v in &case.values {
             let text = std::fs::read_to_string(v).map_err(|e| e.to_string())?;
-            merge_maps(&mut user, &read_values_file(&text)?);
+            merge_maps(&mut user, &read_values_file(&text).map_err(|e| e.to_string())?);
         }
         let mut options = RenderOptions { values: user, ..RenderOptions::default() };
         options.release.name = name.into();

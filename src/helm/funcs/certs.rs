@@ -175,16 +175,41 @@ fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
     Some((label, der))
 }
 
-fn parse_key_pem(text: &str) -> Result<RsaPrivateKey, String> {
-    let (label, der) = pem_decode(text).ok_or("no PEM data in input")?;
+/// Why a PEM private key could not be used (Sprig's texts, where Sprig has one).
+#[derive(Debug, thiserror::Error)]
+enum KeyError {
+    #[error("no PEM data in input")]
+    NoPem,
+    #[error("decoding PEM as PKCS#8: {0}")]
+    Pkcs8(#[source] rsa::pkcs8::Error),
+    #[error("parsing RSA private key from PEM: {0}")]
+    Pkcs1(#[source] rsa::pkcs1::Error),
+    /// An EC or DSA key: Sprig takes them, this implementation signs with RSA only.
+    #[error("trainer-audit supports only RSA keys, not {0}")]
+    Unsupported(String),
+    /// A `… PRIVATE KEY` block of another type.
+    #[error("invalid private key type {0}")]
+    InvalidType(String),
+    /// A PEM block that is not a private key (the block's type).
+    #[error("no private key data in PEM block of type {0}")]
+    NotAKey(String),
+}
+
+fn parse_key_pem(text: &str) -> Result<RsaPrivateKey, KeyError> {
+    let (label, der) = pem_decode(text).ok_or(KeyError::NoPem)?;
     match label.as_str() {
-        "PRIVATE KEY" => RsaPrivateKey::from_pkcs8_der(&der).map_err(|e| format!("decoding PEM as PKCS#8: {e}")),
-        "RSA PRIVATE KEY" => RsaPrivateKey::from_pkcs1_der(&der).map_err(|e| format!("parsing RSA private key from PEM: {e}")),
-        "EC PRIVATE KEY" | "DSA PRIVATE KEY" => Err(format!("trainer-audit supports only RSA keys, not {label}")),
-        other if other.ends_with(" PRIVATE KEY") => Err(format!("invalid private key type {other}")),
-        other => Err(format!("no private key data in PEM block of type {other}")),
+        "PRIVATE KEY" => RsaPrivateKey::from_pkcs8_der(&der).map_err(KeyError::Pkcs8),
+        "RSA PRIVATE KEY" => RsaPrivateKey::from_pkcs1_der(&der).map_err(KeyError::Pkcs1),
+        "EC PRIVATE KEY" | "DSA PRIVATE KEY" => Err(KeyError::Unsupported(label)),
+        other if other.ends_with(" PRIVATE KEY") => Err(KeyError::InvalidType(label)),
+        _ => Err(KeyError::NotAKey(label)),
     }
 }
+
+/// A certificate whose DER does not hold the fields issuing reads (Go's x509 text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("x509: malformed certificate")]
+struct MalformedCertificate;
 
 fn build_custom_cert(b64_cert: &str, b64_key: &str) -> R {
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -326,8 +351,8 @@ struct ParsedCertificate {
     subject_key_id: Option<Vec<u8>>,
 }
 
-fn parse_certificate(data: &[u8]) -> Result<ParsedCertificate, String> {
-    let malformed = || "x509: malformed certificate".to_string();
+fn parse_certificate(data: &[u8]) -> Result<ParsedCertificate, MalformedCertificate> {
+    let malformed = || MalformedCertificate;
     let (tag, cert, _) = der::read(data).ok_or_else(malformed)?;
     if tag != 0x30 {
         return Err(malformed());

@@ -1,18 +1,9 @@
 //! Sprig's value conversions: `strval` (strings as is, everything else `%v`) and spf13/cast's
 //! lenient numeric casts, where failures quietly become zero.
 
-use crate::gotmpl::fmt::sprint_value;
 use crate::gotmpl::Value;
-
-/// Sprig `strval`.
-pub fn strval(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Invalid | Value::Nil => "<nil>".into(),
-        other => sprint_value(other),
-    }
-}
+// Sprig `strval` lives below both chart loading (annotations) and the function library.
+pub use crate::value_ops::strval;
 
 /// spf13/cast `trimZeroDecimal`: `"12.00"` → `"12"`.
 fn trim_zero_decimal(s: &str) -> &str {

@@ -215,14 +215,15 @@ fn base64_error(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gotmpl::exec::{charge_expensive_call, Budget, Limits, MAX_EXPENSIVE_UNITS};
+    use crate::gotmpl::exec::{charge_expensive_call, Budget, BudgetError, Limits, MAX_EXPENSIVE_UNITS};
 
     #[test]
     fn expensive_work_is_bounded_per_render_and_reset_by_the_next() {
         let _ = Budget::new(Limits::default());
         assert!(charge_expensive_call("x", MAX_EXPENSIVE_UNITS).is_ok());
         let refused = charge_expensive_call("derivePassword", 1).unwrap_err();
-        assert!(refused.starts_with("derivePassword: "), "{refused}");
+        assert_eq!(refused, BudgetError::ExpensiveWork { what: "derivePassword" });
+        assert!(refused.to_string().starts_with("derivePassword: "), "{refused}");
         let _ = Budget::new(Limits::default());
         assert!(charge_expensive_call("x", 1).is_ok());
     }

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::strings::s;
-use crate::gotmpl::{FnError, FuncMap, Object, Param, Value};
+use crate::gotmpl::{FnError, FuncMap, GoError, Object, Param, Value};
 
 /// An instant with a fixed UTC offset.
 #[derive(Debug, Clone)]
@@ -212,7 +212,7 @@ impl Object for Time {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Format" | "Unix" | "UnixNano" | "Year" | "Day" | "Hour" | "Minute" | "Second" | "String" | "UTC")
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, GoError>> {
         let (y, _m, d, h, mi, s, _) = self.civil();
         Some(Ok(match name {
             "Format" => Value::string(self.format(args.first().and_then(Value::as_str).unwrap_or(""))),

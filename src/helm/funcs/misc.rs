@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::convert::strval;
 use super::strings::{int, s, string_list};
 use crate::gotmpl::fmt::go_quote;
-use crate::gotmpl::{FnError, FuncMap, Map, Object, Param, Value};
+use crate::gotmpl::{FnError, FuncMap, GoError, Map, Object, Param, Value};
 use crate::version::{parse_lenient, Constraint};
 
 type R = Result<Value, FnError>;
@@ -426,7 +426,7 @@ impl Object for SemverValue {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Major" | "Minor" | "Patch" | "Prerelease" | "Metadata" | "Original" | "String")
     }
-    fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, GoError>> {
         let v = &self.version;
         Some(Ok(match name {
             "Major" => Value::Uint(v.major),

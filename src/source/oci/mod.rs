@@ -113,7 +113,7 @@ pub fn parse_chart_manifest(reference: &OciRef, digest: String, bytes: Vec<u8>) 
         return Err(not_chart("it has more than one chart layer"));
     }
     for descriptor in std::iter::once(&config).chain(&raw.layers) {
-        super::reference::validate_digest(&descriptor.digest).map_err(|reason| not_chart(&reason))?;
+        super::reference::validate_digest(&descriptor.digest).map_err(|reason| not_chart(&reason.to_string()))?;
     }
     let legacy_layer = chart_layer.media_type == LEGACY_CHART_MEDIA_TYPE;
     Ok(ChartManifest { digest, bytes, config, chart_layer, legacy_layer })
@@ -156,7 +156,10 @@ impl RegistryClient {
             if !status.is_success() {
                 return Err(self.status_error(response, "the tag list").await);
             }
-            let next = next_link(response.headers()).map(|link| resolve_link(&url, &link)).transpose().map_err(|r| self.bad_tags(&r))?;
+            let next = next_link(response.headers())
+                .map(|link| resolve_link(&url, &link))
+                .transpose()
+                .map_err(|r| self.bad_tags(&r.to_string()))?;
             let body = client::read_limited(response, MAX_TAG_PAGE_BYTES).await.map_err(|e| self.transport_error(&e))?;
             if body.len() > MAX_TAG_PAGE_BYTES {
                 return Err(self.bad_tags("a page is larger than 16 MiB"));
@@ -371,12 +374,26 @@ pub fn next_link(headers: &reqwest::header::HeaderMap) -> Option<String> {
     None
 }
 
+/// Why a tag list's next-page link cannot be followed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum LinkError {
+    /// The page's own URL did not parse (it is built here, so this is a bug if it happens):
+    /// the URL and the parser's reason (the `url` crate is not a direct dependency).
+    #[error("{reason}")]
+    Page { url: String, reason: String },
+    #[error("its next-page link '{0}' is not a URL")]
+    NotAUrl(String),
+    /// The link leaves the registry: the origin it points to.
+    #[error("its next-page link points to another host ({0})")]
+    OtherHost(String),
+}
+
 /// Links may be relative to the page that carried them; they must stay on the same origin.
-fn resolve_link(current: &str, link: &str) -> Result<String, String> {
-    let base = reqwest::Url::parse(current).map_err(|e| e.to_string())?;
-    let next = base.join(link).map_err(|_| format!("its next-page link '{link}' is not a URL"))?;
+fn resolve_link(current: &str, link: &str) -> Result<String, LinkError> {
+    let base = reqwest::Url::parse(current).map_err(|e| LinkError::Page { url: current.to_string(), reason: e.to_string() })?;
+    let next = base.join(link).map_err(|_| LinkError::NotAUrl(link.to_string()))?;
     if next.origin() != base.origin() {
-        return Err(format!("its next-page link points to another host ({})", next.origin().ascii_serialization()));
+        return Err(LinkError::OtherHost(next.origin().ascii_serialization()));
     }
     Ok(next.to_string())
 }
