@@ -258,7 +258,7 @@ fn plan_and_runbook_for_helm_2_2_1() {
         "## Backups",
         "## Steps",
         "## Do not",
-        "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml",
+        "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
         "--reuse-values",
         "--atomic",
     ] {
@@ -280,12 +280,12 @@ fn runbook_backups_of_a_kustomize_install_name_no_helm_release() {
     assert!(out.status.success(), "{}", stderr(&out));
     let book = stdout(&out);
     let backups = book.split("## Backups").nth(1).and_then(|b| b.split("## Steps").next()).unwrap();
-    assert!(backups.contains("trainer-backup/crds.yaml"), "{backups}");
+    assert!(backups.contains("> \"$BACKUP_DIR\"/crds.yaml"), "{backups}");
     assert!(!backups.contains("helm "), "{backups}");
     let (s, from) = (snapshot("helm-2.2.1"), chart(&corpus, "2.2.1"));
     let out = run(home.path(), &["runbook", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
     assert!(
-        stdout(&out).contains("helm get values kubeflow-trainer -n kubeflow-system -o yaml > trainer-backup/values-kubeflow-trainer.yaml")
+        stdout(&out).contains("helm get values kubeflow-trainer -n kubeflow-system -o yaml > \"$BACKUP_DIR\"/values-kubeflow-trainer.yaml")
     );
 }
 

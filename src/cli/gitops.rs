@@ -58,10 +58,11 @@ pub struct GitopsArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
-    /// With --list: also list chart references that are not Kubeflow Trainer's
+    /// Text: every finding with its evidence, chart file and sources; with --list, also the chart
+    /// references that are not Kubeflow Trainer's
     #[arg(long, short)]
     pub verbose: bool,
-    /// Print only the count line (the exit code still follows --fail-on)
+    /// Print only the verdict line (the exit code still follows --fail-on)
     #[arg(long, short = 'q', conflicts_with_all = ["format", "list"])]
     pub quiet: bool,
     /// Add the cluster checks of `check` for this cluster (with --snapshot, --context or
@@ -101,10 +102,8 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         other => CliError::Cluster(other.to_string()),
     })?;
     match args.format {
-        _ if args.quiet => {
-            println!("{}", crate::report::findings::summary(&result.findings().map(|f| f.finding.clone()).collect::<Vec<_>>()))
-        }
-        GitopsFormat::Text => print!("{}", crate::report::gitops::text(&result)),
+        _ if args.quiet => println!("{}", result.decision().line()),
+        GitopsFormat::Text => print!("{}", crate::report::gitops::text_detailed(&result, super::check::detail(args.verbose))),
         GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
         GitopsFormat::Json => print_report(
             crate::report::json_schema::Report::Gitops,

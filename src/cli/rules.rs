@@ -5,17 +5,27 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{print_json, CliError, Format};
+use super::{print_json, CliError};
 use crate::audit::rules::load;
 
+#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
+pub enum RulesFormat {
+    Text,
+    Json,
+    /// A table: id, the severities each rule emits, kind, the commands that run it, title
+    Markdown,
+}
+
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit rules\n  trainer-audit rules --rules my-rules --format json")]
+#[command(
+    after_help = "Examples:\n  trainer-audit rules\n  trainer-audit rules --rules my-rules --format json\n  trainer-audit rules --format markdown > rules.md"
+)]
 pub struct RulesArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
+    pub format: RulesFormat,
 }
 
 #[derive(Debug, Args)]
@@ -32,8 +42,9 @@ pub struct ExplainArgs {
 pub fn list(args: RulesArgs) -> Result<ExitCode, CliError> {
     let rules = load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
     match args.format {
-        Format::Json => print_json(&rules)?,
-        Format::Text => print!("{}", crate::report::rules::list(&rules)),
+        RulesFormat::Json => print_json(&rules)?,
+        RulesFormat::Text => print!("{}", crate::report::rules::list(&rules)),
+        RulesFormat::Markdown => print!("{}", crate::report::rules::markdown(&rules)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -26,7 +26,7 @@ pub enum StatusFormat {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  trainer-audit status\n  trainer-audit status --snapshot cluster.yaml --to 2.3.0\n  trainer-audit status --all-contexts -q"
+    after_help = "Examples:\n  trainer-audit status\n  trainer-audit status --snapshot cluster.yaml --to 2.3.0 --fail-on error\n  trainer-audit status --all-contexts -q"
 )]
 pub struct StatusArgs {
     #[command(flatten)]
@@ -40,6 +40,12 @@ pub struct StatusArgs {
     /// Print only the verdict line (one per cluster)
     #[arg(long, short = 'q', conflicts_with = "format")]
     pub quiet: bool,
+    /// Exit 1 when the status holds something at or above this severity (errors: a Helm release
+    /// unreadable or stuck, objects the CRDs reject; warnings: what could not be read, objects
+    /// that lose fields on their next write) and open with the verdict; default: never, status is
+    /// not a gate (one cluster)
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<crate::audit::finding::Severity>,
 }
 
 pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
@@ -52,7 +58,14 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         }
         (false, _, false) => None,
     };
-    if let Some(output) = output {
+    let single_quiet = args.quiet && args.fail_on.is_some() && !args.clusters.is_fleet();
+    if let (Some(output), false) = (output, single_quiet) {
+        if args.fail_on.is_some() {
+            return Err(CliError::Usage(
+                "status --fail-on gates one cluster (text, json, markdown or --quiet); for a fleet (or --format jsonl) gate with check"
+                    .into(),
+            ));
+        }
         if args.target.given() {
             return Err(CliError::Usage(
                 "status --to/--chart validates one cluster; with --quiet, --format jsonl or several clusters, drop --to/--chart".into(),
@@ -68,14 +81,21 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         Validation::of(&state, None)
     };
     let status = crate::cluster::status::status_against(&state, validation);
-    match args.format {
-        StatusFormat::Text => print!("{}", crate::report::status::text(&status)),
-        StatusFormat::Json | StatusFormat::Jsonl => print_report(crate::report::json_schema::Report::Status, &status)?,
-        StatusFormat::Markdown => print!("{}", crate::report::status::markdown(&status)),
+    let report = crate::report::status::Gated { status: &status, fail_on: args.fail_on };
+    match (args.format, args.fail_on) {
+        _ if single_quiet => println!("{}: {}", super::doors::single_name(&args.clusters), report.line()),
+        (StatusFormat::Text, None) => print!("{}", crate::report::status::text(&status)),
+        (StatusFormat::Text, Some(level)) => print!("{}", crate::report::status::text_gated(&status, level)),
+        (StatusFormat::Json | StatusFormat::Jsonl, _) => print_report(crate::report::json_schema::Report::Status, &report)?,
+        (StatusFormat::Markdown, None) => print!("{}", crate::report::status::markdown(&status)),
+        (StatusFormat::Markdown, Some(level)) => print!("{}", crate::report::status::markdown_gated(&status, level)),
     }
+    let blocked = args
+        .fail_on
+        .is_some_and(|level| crate::report::status::decision(&status, level).verdict == crate::audit::verdict::Verdict::Blocked);
     // The process ends next: freeing a big cluster's objects one by one took a fifth of
     // `status` over 50,000 TrainJobs (docs/benchmarks.md), and the OS reclaims them at once.
     // A command that reads several clusters in one process must drop each state instead.
     std::mem::forget(state);
-    Ok(ExitCode::SUCCESS)
+    Ok(if blocked { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

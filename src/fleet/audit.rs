@@ -83,9 +83,9 @@ pub struct Row {
     pub method: Option<Method>,
     pub target: Option<String>,
     /// Findings (`check`; every step's preconditions for `plan`) at error severity; for
-    /// `status`, unreadable or stuck Helm releases.
+    /// `status`, what `status --fail-on` counts as errors (`report::status::counts`).
     pub errors: usize,
-    /// Findings at warning severity; for `status`, what could not be read.
+    /// Findings at warning severity; for `status`, what `status --fail-on` counts as warnings.
     pub warnings: usize,
     pub verdict: Verdict,
     pub exit_code: u8,
@@ -184,9 +184,10 @@ impl Auditor {
         Ok(match &self.job {
             Job::Status => {
                 let s = status(&state);
-                let stuck = s.releases.iter().filter(|r| r.stuck).count();
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
-                let counts = (s.release_errors.len() + stuck, s.warnings.len());
+                // What `status --fail-on` gates on, counted the same.
+                let c = crate::report::status::counts(&s);
+                let counts = (c.error, c.warning);
                 let row = row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, counts, verdict);
                 Outcome { row, report: Some(Report::Status(Box::new(s))) }
             }

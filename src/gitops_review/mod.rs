@@ -77,6 +77,16 @@ impl Verdict {
             Verdict::NotAudited => "not audited",
         }
     }
+
+    /// The word a person reads, as `check` words it: `ready`, `blocked`, `not audited` (JSON
+    /// keeps `pass`/`fail`/`not-audited`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "ready",
+            Verdict::Fail => "blocked",
+            Verdict::NotAudited => "not audited",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -240,15 +240,13 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
         );
         let _ = writeln!(
             out,
-            "| `{}` | `{}:{}` | {} | {} | {} error, {} warning, {} info |",
+            "| `{}` | `{}:{}` | {} | {} | {} |",
             cell(&format!("{} {}", r.engine.as_str(), r.object)),
             cell(&r.at.file),
             r.at.line,
             cell(&change),
-            r.verdict.as_str(),
-            r.counts.error,
-            r.counts.warning,
-            r.counts.info
+            r.verdict.word(),
+            super::gitops::counts(r)
         );
     }
     let blocking = || review.findings().filter(|f| f.finding.severity <= review.fail_on);

@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::findings::{cell, fix_markdown};
+use super::findings::{cell, count, fix_markdown, Detail};
+use crate::audit::finding::{FixLine, Severity};
 use crate::gitops_review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
 
 fn change(r: &ReferenceReview) -> String {
@@ -31,8 +32,26 @@ fn route(r: &ReferenceReview) -> String {
     }
 }
 
-fn counts(r: &ReferenceReview) -> String {
-    format!("{} error, {} warning, {} info", r.counts.error, r.counts.warning, r.counts.info)
+/// `0 errors, 4 warnings, 4 info`: the counts in the words every report uses.
+pub fn counts(r: &ReferenceReview) -> String {
+    format!(
+        "{}, {}, {}",
+        count(r.counts.error, Severity::Error),
+        count(r.counts.warning, Severity::Warning),
+        count(r.counts.info, Severity::Info)
+    )
+}
+
+/// A reference's verdict in `check`'s words: `ready`, `blocked: 1 error, 2 warnings`, or
+/// `not audited`.
+fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
+    if r.verdict == Verdict::NotAudited {
+        return Verdict::NotAudited.as_str().to_string();
+    }
+    let c = crate::audit::verdict::Counts { error: r.counts.error, warning: r.counts.warning, info: r.counts.info };
+    let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
+    d.verdict = if r.verdict == Verdict::Fail { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
+    d.line()
 }
 
 fn heading(review: &GitopsReview) -> String {
@@ -40,7 +59,7 @@ fn heading(review: &GitopsReview) -> String {
     let failing = review.references.iter().filter(|r| r.verdict == Verdict::Fail).count();
     let unknown = review.references.iter().filter(|r| r.verdict == Verdict::NotAudited).count();
     let mut s = format!(
-        "{n} reference{} audited: {failing} fail at --fail-on {}, {unknown} not audited",
+        "{n} reference{} audited: {failing} blocked at --fail-on {}, {unknown} not audited",
         if n == 1 { "" } else { "s" },
         review.fail_on.as_str()
     );
@@ -54,17 +73,24 @@ fn heading(review: &GitopsReview) -> String {
 }
 
 pub fn text(review: &GitopsReview) -> String {
+    text_detailed(review, Detail::Short)
+}
+
+/// The review as text: the short answer (per reference, one block per rule with its subjects
+/// and one fix, no sources), or with [`Detail::Verbose`] every finding with its evidence, chart
+/// file and sources.
+pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
     let mut out = format!("{}\n", review.decision().line());
     let _ = writeln!(out, "Kubeflow Trainer GitOps review: {}", heading(review));
     for r in &review.references {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str().to_uppercase());
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.word());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
-            let _ = writeln!(out, "  verdict:  {} ({})", r.verdict.as_str().to_uppercase(), counts(r));
+            let _ = writeln!(out, "  verdict:  {}", verdict_line(r, review.fail_on));
         }
         for (i, line) in r.diff.iter().flat_map(|d| d.lines()).enumerate() {
             let _ = writeln!(out, "  {}{line}", if i == 0 { "diff:     " } else { "          " });
@@ -76,21 +102,106 @@ pub fn text(review: &GitopsReview) -> String {
             let at = p.at.as_ref().map(|a| format!("  [{a}]")).unwrap_or_default();
             let _ = writeln!(out, "  unknown:  {}{at}", p.message);
         }
-        for f in &r.findings {
-            finding_text(f, &mut out);
+        match detail {
+            Detail::Short => rule_blocks(&r.findings, &mut out),
+            Detail::Verbose => r.findings.iter().for_each(|f| finding_text(f, &mut out)),
         }
     }
     for removed in &review.removed {
         let _ = writeln!(out, "\nremoved: {} {} ({}): not audited", removed.engine.as_str(), removed.object, removed.at);
     }
     if !review.tree_problems.is_empty() {
-        let _ = writeln!(out, "\n{} problem(s) reading the tree:", review.tree_problems.len());
+        let n = review.tree_problems.len();
+        let _ = writeln!(out, "\n{n} problem{} reading the tree:", if n == 1 { "" } else { "s" });
         for p in &review.tree_problems {
             let _ = writeln!(out, "  {}{}", p.at.as_ref().map(|a| format!("{a}: ")).unwrap_or_default(), p.message);
         }
     }
     let all: Vec<_> = review.findings().map(|f| f.finding.clone()).collect();
+    if detail == Detail::Short && !all.is_empty() {
+        out.push_str("\nDetails (evidence, chart files, sources): --verbose, or `trainer-audit explain ID`.\n");
+    }
     let _ = writeln!(out, "\n{}", super::findings::summary(&all));
+    out
+}
+
+/// A reference's findings, one block per rule (and severity): the title, each subject with what
+/// was found and where in the GitOps files, then one fix for all of them.
+fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
+    let mut groups: Vec<Vec<&LocatedFinding>> = Vec::new();
+    for f in findings {
+        match groups.iter_mut().find(|g| g[0].finding.id == f.finding.id && g[0].finding.severity == f.finding.severity) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    for members in groups {
+        let g = &members[0].finding;
+        let _ = writeln!(out, "\n  {:<7} {}  {}", g.severity.as_str(), g.id, g.title);
+        for m in &members {
+            let f = &m.finding;
+            let what = if f.message.is_empty() || f.message.starts_with(&f.subject) {
+                if f.message.is_empty() {
+                    f.subject.clone()
+                } else {
+                    f.message.clone()
+                }
+            } else {
+                format!("{}: {}", f.subject, f.message)
+            };
+            let _ = writeln!(out, "          - {what}  [{}]", m.at);
+        }
+        let mut label = "fix:";
+        for line in fix_of(&members) {
+            let _ = writeln!(out, "          {label:<5}{line}");
+            label = "";
+        }
+    }
+}
+
+/// One fix for a rule's findings: the lines they share once, the lines naming each subject one
+/// after another (a finding without marked fix lines gives its fix text line by line).
+fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
+    let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
+    let lines = |f: &crate::audit::finding::Finding| -> Vec<String> {
+        if f.fix_lines.is_empty() {
+            return f.fix.lines().map(str::to_string).collect();
+        }
+        f.fix_lines
+            .iter()
+            .map(|l| match l {
+                FixLine::Command(c) => format!("  {c}"),
+                FixLine::Text(t) => t.clone(),
+            })
+            .collect()
+    };
+    // Fixes that differ only in the object they name: the first once, then the other names.
+    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
+    let general = |f: &crate::audit::finding::Finding| f.fix.replace(&name(f), "\u{0}");
+    let named = findings.iter().all(|f| !name(f).is_empty() && f.fix.contains(&name(f)));
+    if findings.len() > 1 && named && findings.iter().all(|f| general(f) == general(findings[0])) {
+        let mut out = lines(findings[0]);
+        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
+        out.push(format!("likewise for {}", others.join(", ")));
+        return out;
+    }
+    if findings.iter().all(|f| !f.fix_lines.is_empty()) {
+        return super::findings::merged_fix(&findings)
+            .into_iter()
+            .map(|l| match l {
+                FixLine::Command(c) => format!("  {c}"),
+                FixLine::Text(t) => t,
+            })
+            .collect();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for f in findings {
+        for line in f.fix.lines() {
+            if !out.iter().any(|o| o == line) {
+                out.push(line.to_string());
+            }
+        }
+    }
     out
 }
 
@@ -115,8 +226,8 @@ fn finding_text(f: &LocatedFinding, out: &mut String) {
 
 fn badge(v: Verdict) -> &'static str {
     match v {
-        Verdict::Pass => "✅ pass",
-        Verdict::Fail => "❌ fail",
+        Verdict::Pass => "✅ ready",
+        Verdict::Fail => "❌ blocked",
         Verdict::NotAudited => "⚠️ not audited",
     }
 }

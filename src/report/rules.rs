@@ -12,26 +12,40 @@ pub fn commands(scope: Scope) -> &'static [&'static str] {
     }
 }
 
-/// Every severity a rule's entries emit (the rule's own and its variants'), most severe first.
+/// The severities a check kind computes from what it sees, over the rule's own (a runtime in
+/// use makes TA-RT-001 an error; a pre-release move is a warning or info). A test keeps this in
+/// step with the kinds' code.
+const COMPUTED: &[(&str, &[Severity])] =
+    &[("direction", &[Severity::Warning, Severity::Info]), ("runtime-handoff", &[Severity::Error]), ("stale-crd", &[Severity::Error])];
+
+fn computed(kind: &str) -> &'static [Severity] {
+    COMPUTED.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or(&[])
+}
+
+/// Every severity a rule's entries emit (the rule's own, its variants' and what its kind
+/// computes), most severe first.
 pub fn severities(entries: &[&Rule]) -> Vec<Severity> {
-    let mut all: Vec<Severity> =
-        entries.iter().flat_map(|r| std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity))).collect();
+    let mut all: Vec<Severity> = entries
+        .iter()
+        .flat_map(|r| {
+            std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).chain(computed(&r.kind).iter().copied())
+        })
+        .collect();
     all.sort();
     all.dedup();
     all
 }
 
-/// One line per rule id (its entries in every scope together): id, the severities it emits,
-/// kind, the commands that run it, title. Columns are as wide as their longest cell.
-pub fn list(rules: &[Rule]) -> String {
+/// One row per rule id (its entries in every scope together): id, the severities it emits,
+/// kind, the commands that run it, title.
+fn rows(rules: &[Rule]) -> Vec<[String; 5]> {
     let mut ids: Vec<&str> = Vec::new();
     for r in rules {
         if !ids.contains(&r.id.as_str()) {
             ids.push(&r.id);
         }
     }
-    let rows: Vec<[String; 5]> = ids
-        .iter()
+    ids.iter()
         .map(|id| {
             let entries: Vec<&Rule> = rules.iter().filter(|r| r.id == *id).collect();
             let severity = severities(&entries).iter().map(|s| s.as_str()).collect::<Vec<_>>().join("/");
@@ -45,7 +59,12 @@ pub fn list(rules: &[Rule]) -> String {
             }
             [id.to_string(), severity, entries[0].kind.clone(), run.join(","), entries[0].title.clone()]
         })
-        .collect();
+        .collect()
+}
+
+/// The rule list as text: one line per rule id, columns as wide as their longest cell.
+pub fn list(rules: &[Rule]) -> String {
+    let rows = rows(rules);
     let header = ["ID", "SEVERITY", "KIND", "COMMANDS", "TITLE"].map(String::from);
     let mut widths = [0usize; 4];
     for row in std::iter::once(&header).chain(rows.iter()) {
@@ -65,6 +84,19 @@ pub fn list(rules: &[Rule]) -> String {
             line
         })
         .collect()
+}
+
+/// The rule list as a Markdown table (for docs and pull requests).
+pub fn markdown(rules: &[Rule]) -> String {
+    let mut out = String::from("| Rule | Severity | Kind | Commands | Title |\n|---|---|---|---|---|\n");
+    for [id, severity, kind, commands, title] in rows(rules) {
+        out.push_str(&format!(
+            "| `{id}` | {severity} | `{kind}` | {} | {} |\n",
+            commands.replace(',', ", "),
+            super::findings::cell(&title)
+        ));
+    }
+    out
 }
 
 /// `explain ID`: every entry of the rule (one per scope), after a line saying so when `id` was
@@ -103,8 +135,12 @@ pub fn explain(r: &Rule) -> String {
     } else {
         format!("engines:  {}\n", r.engines.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", "))
     };
+    let declared: Vec<Severity> = std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).collect();
+    let raised: Vec<&str> = computed(&r.kind).iter().filter(|s| !declared.contains(s)).map(|s| s.as_str()).collect();
+    let raised =
+        if raised.is_empty() { String::new() } else { format!(" (also {}, as the check decides from what it finds)", raised.join(", ")) };
     let mut out = format!(
-        "{} — {}\n\nseverity: {}\nkind:     {} ({summary})\napplies:  {applies}\n{engines}{aliases}defined:  {}\n\nWhy: {}\n\nFix: {}\n\nSource: {}\n",
+        "{} — {}\n\nseverity: {}{raised}\nkind:     {} ({summary})\napplies:  {applies}\n{engines}{aliases}defined:  {}\n\nWhy: {}\n\nFix: {}\n\nSource: {}\n",
         r.id,
         r.title,
         r.severity.as_str(),
@@ -161,4 +197,62 @@ fn compat_rows(r: &Rule) -> String {
         out.push_str(&format!("  {row}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every severity a kind's code sets (outside its tests) is in [`COMPUTED`], so `rules`
+    /// lists what each rule really emits.
+    #[test]
+    fn computed_severities_follow_the_kinds_code() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/audit/kinds");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if matches!(stem.as_str(), "mod" | "support") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let kind = stem.replace('_', "-");
+            for s in [Severity::Error, Severity::Warning, Severity::Info] {
+                let named = format!(
+                    "Severity::{}",
+                    match s {
+                        Severity::Error => "Error",
+                        Severity::Warning => "Warning",
+                        Severity::Info => "Info",
+                    }
+                );
+                if code.contains(&named) {
+                    assert!(computed(&kind).contains(&s), "{}: the kind sets {named}; add it to COMPUTED", path.display());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_names_computed_severities_and_keeps_columns_for_long_kinds() {
+        let mut rules = crate::audit::rules::load(None).unwrap();
+        let handoff = rules.iter().find(|r| r.id == "TA-RT-001").unwrap().clone();
+        assert_eq!(severities(&[&handoff]), [Severity::Error, Severity::Warning]);
+        let mut long = handoff.clone();
+        long.id = "TA-LONG-001".into();
+        long.kind = "a-kind-name-much-longer-than-any-built-in-one".into();
+        rules.push(long);
+        let text = list(&rules);
+        let lines: Vec<&str> = text.lines().collect();
+        let title_at = |line: &str, title: &str| line.find(title).unwrap();
+        let header = title_at(lines[0], "TITLE");
+        for line in &lines[1..] {
+            let r = rules.iter().find(|r| line.starts_with(&format!("{} ", r.id))).unwrap();
+            assert_eq!(title_at(line, &r.title), header, "{line}");
+        }
+        assert!(lines.iter().any(|l| l.starts_with("TA-RT-001") && l.contains(" error/warning ")), "{text}");
+        let md = markdown(&rules);
+        assert!(md.contains("| `TA-RT-001` | error/warning | `runtime-handoff` | check, plan, runbook, gitops |"), "{md}");
+        assert_eq!(md.lines().count(), lines.len() + 1, "{md}");
+    }
 }

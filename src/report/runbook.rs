@@ -3,7 +3,7 @@
 //! rollback notes, and what not to do. Every command lives in an `sh` block, pinned to the
 //! kubeconfig context the runbook was made from, and none waits for a person.
 
-use crate::audit::finding::Severity;
+use crate::audit::finding::{Finding, FixLine, Phase, Severity};
 use crate::plan::Plan;
 use crate::shell::quote;
 
@@ -88,6 +88,119 @@ fn pinned_text(text: &str, made: &Made) -> String {
     out
 }
 
+/// What the Backups block saves of every install, into `$BACKUP_DIR` (set in the same block).
+const BACKUPS: [&str; 4] = [
+    "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
+    "kubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/clustertrainingruntimes.yaml",
+    "kubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainingruntimes.yaml",
+    "kubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/crds.yaml",
+];
+
+/// `$BACKUP_DIR` in a block after the one that sets it: a shell where it is unset stops there
+/// instead of writing to `/`.
+const IN_BACKUP_DIR: &str = "\"${BACKUP_DIR:?}\"/";
+
+/// A fix command as the runbook runs it: what it writes goes into `$BACKUP_DIR` (a relative
+/// `> FILE`, the migration's `trainer-backup/` files), and the directory the Backups block
+/// made is not made again (None).
+fn into_backup_dir(command: &str) -> Option<String> {
+    // The directory the migration rules' commands write to (audit::kinds::migrate).
+    let dir = "trainer-backup";
+    if command == format!("mkdir -p {dir}") {
+        return None;
+    }
+    let mut c = command.replace(&format!(" {dir}/"), &format!(" {IN_BACKUP_DIR}"));
+    if let Some(at) = c.rfind(" > ") {
+        let file = &c[at + 3..];
+        let relative = !file.is_empty() && !file.contains(' ') && !file.starts_with(['/', '$', '"', '~', '&']);
+        if relative {
+            c = format!("{}{IN_BACKUP_DIR}{file}", &c[..at + 3]);
+        }
+    }
+    Some(c)
+}
+
+/// The read a copy into `$BACKUP_DIR` saves (the command without its file): a fix's copy of a
+/// read the Backups block already saved is that backup, whatever its file is called.
+fn step_key(command: &str) -> &str {
+    match command.rfind(" > ") {
+        Some(at) if command[at + 3..].starts_with("\"$BACKUP_DIR\"/") || command[at + 3..].starts_with(IN_BACKUP_DIR) => &command[..at],
+        _ => command,
+    }
+}
+
+/// The commands already run, and under what: each step runs once in a runbook. The Backups
+/// block's copies are known by their reads (a fix's copy of the same read is that backup); a
+/// fix's commands by their whole text (a working copy to edit is not a backup).
+struct Seen {
+    backups: Vec<(String, String)>,
+    fixes: Vec<(String, String)>,
+}
+
+impl Seen {
+    /// The Backups block's copies, before any fix.
+    fn backups() -> Seen {
+        let backups = BACKUPS
+            .iter()
+            .map(|c| (step_key(c).to_string(), format!("Backups, as `{}`", c.rsplit(" > ").next().unwrap_or_default().replace('"', ""))))
+            .collect();
+        Seen { backups, fixes: Vec::new() }
+    }
+
+    /// Where `command` ran already, if it did.
+    fn earlier(&self, command: &str) -> Option<&String> {
+        let read = step_key(command);
+        let by_read = if read == command { None } else { self.backups.iter().find(|(r, _)| r == read) };
+        by_read.or_else(|| self.fixes.iter().find(|(c, _)| c == command)).map(|(_, by)| by)
+    }
+}
+
+/// The fixes of `findings`, in order, under a numbered step: findings of one rule with the same
+/// fix are one entry naming every subject; a command an earlier entry or the Backups block ran
+/// (over the whole runbook) is not run again, and the entry says where it ran.
+fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
+    let mut entries: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in findings {
+        match entries.iter_mut().find(|(e, _)| e.id == f.id && e.fix_lines == f.fix_lines) {
+            Some((_, subjects)) => subjects.push(&f.subject),
+            None => entries.push((f, vec![&f.subject])),
+        }
+    }
+    for (f, subjects) in entries {
+        let subjects: Vec<String> = subjects.iter().map(|s| format!("`{s}`")).collect();
+        out.push_str(&format!("   - **{}** {} — {}\n\n", f.id, subjects.join(", "), f.title));
+        let by = format!("{} {}", f.id, subjects[0]);
+        let mut once = (*f).clone();
+        let mut repeated: Vec<String> = Vec::new();
+        once.fix_lines = f
+            .fix_lines
+            .iter()
+            .filter_map(|l| match l {
+                FixLine::Command(c) => {
+                    let c = into_backup_dir(c)?;
+                    match seen.earlier(&c).cloned() {
+                        Some(earlier) => {
+                            if !repeated.contains(&earlier) {
+                                repeated.push(earlier);
+                            }
+                            None
+                        }
+                        None => {
+                            seen.fixes.push((c.clone(), by.clone()));
+                            Some(FixLine::Command(c))
+                        }
+                    }
+                }
+                text => Some(text.clone()),
+            })
+            .collect();
+        for earlier in repeated {
+            once.fix_lines.push(FixLine::Text(format!("(Its command ran above, under {earlier}.)")));
+        }
+        super::findings::fix_markdown(&once, "     ", out);
+    }
+}
+
 pub fn markdown(p: &Plan, notes: &[String], made: &Made) -> String {
     pinned_text(&unpinned(p, notes, made), made)
 }
@@ -127,7 +240,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     }
     out.push_str("\n## Findings\n\n");
     for s in &p.steps {
-        out.push_str(&format!("### Before step {} ({} → {})\n\n", s.number, s.from, s.to));
+        out.push_str(&format!("### Step {} ({} → {})\n\n", s.number, s.from, s.to));
         // A list, not a table: the fixes (commands in `sh` blocks) are under the steps.
         if s.preconditions.is_empty() {
             out.push_str("None.\n");
@@ -137,49 +250,33 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         }
         out.push('\n');
     }
-    out.push_str("## Backups (before anything else)\n\n```sh\nmkdir -p trainer-backup\nkubectl get trainjobs.trainer.kubeflow.org -A -o yaml > trainer-backup/trainjobs.yaml\nkubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/clustertrainingruntimes.yaml\nkubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > trainer-backup/trainingruntimes.yaml\nkubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > trainer-backup/crds.yaml\n");
+    out.push_str(&format!(
+        "## Backups (before anything else)\n\nRun the blocks of this runbook in order and in one shell: every copy goes to `$BACKUP_DIR`, set here once (a new directory each time, so a second run never overwrites the first copies).\n\n```sh\nBACKUP_DIR=\"$PWD/trainer-backup-$(date -u +%Y%m%dT%H%M%SZ)\"\nmkdir -p \"$BACKUP_DIR\"\necho \"backups in $BACKUP_DIR\"\n{}",
+        BACKUPS.iter().map(|c| format!("{c}\n")).collect::<String>()
+    ));
     // Only a Helm release has values and history to save: `helm get values` of an install that
     // is not one fails ("Error: release: not found") and stops the block (rehearsed).
     if p.method.has_helm_release() {
         out.push_str(&format!(
-            "helm get values {qrelease} -n {qns} -o yaml > trainer-backup/{values_file}\nhelm history {qrelease} -n {qns} > trainer-backup/history.txt\n"
+            "helm get values {qrelease} -n {qns} -o yaml > \"$BACKUP_DIR\"/{values_file}\nhelm history {qrelease} -n {qns} > \"$BACKUP_DIR\"/history.txt\n"
         ));
     }
     out.push_str("```\n");
     let mut n = 0;
+    // A command another finding's fix already ran (one PSA relabel for both hook Jobs, one
+    // backup of an object) is not run twice, in any step: the repeat says where it is.
+    let mut seen = Seen::backups();
     out.push_str("\n## Steps\n");
     for s in &p.steps {
         out.push_str(&format!("\n### {} {} → {}\n\n", if s.direction == "downgrade" { "Downgrade" } else { "Upgrade" }, s.from, s.to));
-        // Preconditions come in the order their fixes are done (the rules' phases).
-        let fixes: Vec<_> = s.preconditions.iter().filter(|f| f.severity <= Severity::Warning).collect();
-        if !fixes.is_empty() {
+        // Preconditions come in the order their fixes are done (the rules' phases); what is done
+        // after the upgrade (a Terminating runtime still stuck) comes after it.
+        let (after, before): (Vec<&Finding>, Vec<&Finding>) =
+            s.preconditions.iter().filter(|f| f.severity <= Severity::Warning).partition(|f| f.phase == Phase::After);
+        if !before.is_empty() {
             n += 1;
             out.push_str(&format!("{n}. Settle the findings for this step, in this order:\n\n"));
-            // A command another finding's fix already ran (one PSA relabel for both hook Jobs)
-            // is not run twice: the repeat says where it is.
-            let mut seen: Vec<(String, String)> = Vec::new();
-            for f in fixes {
-                out.push_str(&format!("   - **{}** `{}` — {}\n\n", f.id, f.subject, f.title));
-                let mut once = f.clone();
-                let mut repeated = None;
-                once.fix_lines.retain(|l| match l {
-                    crate::audit::finding::FixLine::Command(c) => match seen.iter().find(|(s, _)| s == c) {
-                        Some((_, by)) => {
-                            repeated = Some(by.clone());
-                            false
-                        }
-                        None => {
-                            seen.push((c.clone(), format!("{} `{}`", f.id, f.subject)));
-                            true
-                        }
-                    },
-                    _ => true,
-                });
-                if let Some(by) = repeated {
-                    once.fix_lines.push(crate::audit::finding::FixLine::Text(format!("(Its command ran above, under {by}.)")));
-                }
-                super::findings::fix_markdown(&once, "     ", &mut out);
-            }
+            settle(&before, &mut seen, &mut out);
         }
         n += 1;
         out.push_str(&format!("{n}. Upgrade:\n\n"));
@@ -195,6 +292,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
                 out.push_str(&format!("   {c}\n"));
             }
             out.push_str("   ```\n\n");
+        }
+        if !after.is_empty() {
+            n += 1;
+            out.push_str(&format!("{n}. After the upgrade:\n\n"));
+            settle(&after, &mut seen, &mut out);
         }
         n += 1;
         out.push_str(&format!("{n}. Verify before going on:\n\n   ```sh\n"));
@@ -258,5 +360,29 @@ mod tests {
         assert_eq!(Made::default().pin("kubectl get x"), "kubectl get x");
         let text = "prose kubectl get x\n```sh\nkubectl get x\n```\n";
         assert_eq!(pinned_text(text, &made), "prose kubectl get x\n```sh\nkubectl --context 'prod east' get x\n```\n");
+    }
+
+    #[test]
+    fn copies_go_to_the_backup_dir_and_a_backup_runs_once() {
+        assert_eq!(into_backup_dir("mkdir -p trainer-backup"), None);
+        assert_eq!(
+            into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x.yaml").unwrap(),
+            "kubectl get clustertrainingruntime x -o yaml > \"${BACKUP_DIR:?}\"/x.yaml"
+        );
+        assert_eq!(
+            into_backup_dir("trainer-audit migrate --snapshot trainer-backup/s.yaml --chart /c -o trainer-backup/m.yaml").unwrap(),
+            "trainer-audit migrate --snapshot \"${BACKUP_DIR:?}\"/s.yaml --chart /c -o \"${BACKUP_DIR:?}\"/m.yaml"
+        );
+        assert_eq!(into_backup_dir("kubectl get x > /abs/x.yaml").unwrap(), "kubectl get x > /abs/x.yaml");
+        let mut seen = Seen::backups();
+        // A fix's copy of what the Backups block saved is that backup.
+        let trainjobs = into_backup_dir("kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > tj-backup.yaml").unwrap();
+        assert_eq!(seen.earlier(&trainjobs).map(String::as_str), Some("Backups, as `$BACKUP_DIR/trainjobs.yaml`"));
+        // A working copy of one object (to edit) is not the same step as its backup.
+        let backup = into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x.yaml").unwrap();
+        seen.fixes.push((backup.clone(), "TA-RT-001".into()));
+        let working = into_backup_dir("kubectl get clustertrainingruntime x -o yaml > x-local.yaml").unwrap();
+        assert_eq!(seen.earlier(&working), None);
+        assert_eq!(seen.earlier(&backup).map(String::as_str), Some("TA-RT-001"));
     }
 }

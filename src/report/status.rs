@@ -1,7 +1,25 @@
 //! `status` as text, and as Markdown (the same text in a block under a heading, for a job summary
 //! or a pull request).
 
+use crate::audit::finding::Severity;
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::status::Status;
+
+/// What `status --fail-on` gates on, counted as `check` counts findings: errors are Helm releases
+/// that could not be read or are stuck (pending, failed: nothing upgrades them) and objects the
+/// CRDs reject; warnings are what could not be read and objects that lose fields on their next
+/// write.
+pub fn counts(s: &Status) -> Counts {
+    let stuck = s.releases.iter().filter(|r| r.stuck).count();
+    let rejected: usize = s.validation.kinds.iter().map(|k| k.rejected).sum();
+    let pruned: usize = s.validation.kinds.iter().map(|k| k.pruned).sum();
+    Counts { error: s.release_errors.len() + stuck + rejected, warning: s.warnings.len() + pruned, info: 0 }
+}
+
+/// The verdict of `status --fail-on LEVEL`, in `check`'s words.
+pub fn decision(s: &Status, fail_on: Severity) -> Decision {
+    Decision::new(counts(s), fail_on, None, None)
+}
 
 pub fn text(s: &Status) -> String {
     let mut out = String::new();
@@ -150,4 +168,53 @@ fn migration(out: &mut String, s: &Status) {
 /// The status as Markdown: a heading and the text in a block.
 pub fn markdown(s: &Status) -> String {
     format!("## Trainer status\n\n```text\n{}```\n", text(s))
+}
+
+/// The status gated (`--fail-on`): the verdict line first, then the text.
+pub fn text_gated(s: &Status, fail_on: Severity) -> String {
+    format!("{}\n{}", decision(s, fail_on).line(), text(s))
+}
+
+/// The status gated, as Markdown: the verdict in bold under the heading, as `check` writes it.
+pub fn markdown_gated(s: &Status, fail_on: Severity) -> String {
+    format!(
+        "## Trainer status\n\n**Verdict: {}** (`--fail-on {}`)\n\n```text\n{}```\n",
+        decision(s, fail_on).line(),
+        fail_on.as_str(),
+        text(s)
+    )
+}
+
+/// The status JSON: with `--fail-on`, the verdict, its counts and the level at the top, as
+/// `check`'s JSON has them; without, the status alone.
+pub struct Gated<'a> {
+    pub status: &'a Status,
+    pub fail_on: Option<Severity>,
+}
+
+impl Gated<'_> {
+    /// `blocked: 1 error, 0 warnings`, `ready`; without `--fail-on`, `installed`/`not-installed`.
+    pub fn line(&self) -> String {
+        match self.fail_on {
+            Some(level) => decision(self.status, level).line(),
+            None if self.status.version.is_some() => "installed".into(),
+            None => "not-installed".into(),
+        }
+    }
+}
+
+impl serde::Serialize for Gated<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let mut doc = serde_json::to_value(self.status).map_err(S::Error::custom)?;
+        if let (Some(level), Some(map)) = (self.fail_on, doc.as_object_mut()) {
+            let d = serde_json::to_value(decision(self.status, level)).map_err(S::Error::custom)?;
+            if let serde_json::Value::Object(d) = d {
+                for (k, v) in d {
+                    map.insert(k, v);
+                }
+            }
+        }
+        doc.serialize(serializer)
+    }
 }

@@ -277,8 +277,10 @@ impl Upgrade {
     }
 
     /// The repository as commands name it, or the local target chart.
+    /// The repository, or a local chart's path made absolute: printed commands (the upgrade,
+    /// the fixes' `helm show values`) run from any directory.
     fn repository_text(&self) -> String {
-        self.repository().map(|r| r.to_string()).or(self.request.chart.clone()).unwrap_or_default()
+        self.repository().map(|r| r.to_string()).or(self.request.chart.as_deref().map(local_absolute)).unwrap_or_default()
     }
 
     /// Helm flags a printed command needs to reach the repository as this run reached it
@@ -495,6 +497,27 @@ fn crds_switched_on(values: &Map) -> Option<Map> {
             Some(on)
         }
     }
+}
+
+/// A local chart (a path, not a repository URL) as an absolute path, so a printed command runs
+/// from any directory; a repository as it is.
+fn local_absolute(repository: &str) -> String {
+    if repository.is_empty() || repository.contains("://") {
+        return repository.to_string();
+    }
+    let Ok(absolute) = std::path::absolute(repository) else { return repository.to_string() };
+    // `a/../b` as `b`, lexically (links are not resolved, as for the values files).
+    let mut clean = std::path::PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    clean.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]

@@ -141,8 +141,15 @@ pub fn sh_blocks(markdown: &str) -> Vec<String> {
 /// block (the runbook failed there) and returns what ran.
 pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
     let mut ran = Vec::new();
+    // A person runs the blocks in one shell: `$BACKUP_DIR`, set by the Backups block, is
+    // carried from block to block.
+    let state = lab.run_dir().join(".runbook-shell-state");
+    let state = quote_path(&state);
     for (i, block) in blocks.iter().enumerate() {
-        let r = lab.shell(block);
+        let script = format!(
+            "if [ -f {state} ]; then . {state}; fi\n{block}\nif [ -n \"${{BACKUP_DIR:-}}\" ]; then declare -p BACKUP_DIR > {state}; fi\n"
+        );
+        let r = lab.shell(&script);
         lab.note(&format!("runbook block {}/{}: exit {:?} in {:.1} s", i + 1, blocks.len(), r.code, r.seconds));
         let failed = !r.ok();
         ran.push(r);
@@ -151,6 +158,11 @@ pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
         }
     }
     ran
+}
+
+/// A path as one shell word.
+fn quote_path(path: &std::path::Path) -> String {
+    format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
