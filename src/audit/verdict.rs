@@ -58,6 +58,17 @@ impl Counts {
         })
     }
 
+    /// What `status --fail-on` gates on, counted as `check` counts findings: errors are Helm
+    /// releases that could not be read or are stuck (pending, failed: nothing upgrades them) and
+    /// objects the CRDs reject; warnings are what could not be read and objects that lose fields
+    /// on their next write.
+    pub fn of_status(s: &crate::cluster::status::Status) -> Counts {
+        let stuck = s.releases.iter().filter(|r| r.stuck).count();
+        let rejected: usize = s.validation.kinds.iter().map(|k| k.rejected).sum();
+        let pruned: usize = s.validation.kinds.iter().map(|k| k.pruned).sum();
+        Counts { error: s.release_errors.len() + stuck + rejected, warning: s.warnings.len() + pruned, info: 0 }
+    }
+
     /// How many are at or above `level`.
     pub fn at_or_above(&self, level: Severity) -> usize {
         match level {

@@ -83,7 +83,7 @@ pub struct Row {
     pub method: Option<Method>,
     pub target: Option<String>,
     /// Findings (`check`; every step's preconditions for `plan`) at error severity; for
-    /// `status`, what `status --fail-on` counts as errors (`report::status::counts`).
+    /// `status`, what `status --fail-on` counts as errors (`audit::verdict::Counts::of_status`).
     pub errors: usize,
     /// Findings at warning severity; for `status`, what `status --fail-on` counts as warnings.
     pub warnings: usize,
@@ -186,7 +186,7 @@ impl Auditor {
                 let s = status(&state);
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
                 // What `status --fail-on` gates on, counted the same.
-                let c = crate::report::status::counts(&s);
+                let c = crate::audit::verdict::Counts::of_status(&s);
                 let counts = (c.error, c.warning);
                 let row = row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, counts, verdict);
                 Outcome { row, report: Some(Report::Status(Box::new(s))) }
