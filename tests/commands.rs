@@ -316,3 +316,50 @@ fn crd_fix_commands_unpack_a_local_chart_and_apply_the_printed_path() {
         assert!(!cwd.path().join("trainer-audit-chart").exists(), "the last command cleans up");
     }
 }
+
+/// TA-RT-002's "if still stuck after the upgrade" command runs unattended in the runbook after the
+/// upgrade: when the new controller already removed the finalizer (or the runtime is gone) it does
+/// nothing and succeeds; while the finalizer is there it patches it away. Run as printed with
+/// bash `-euo pipefail`, `kubectl` replaced by a stand-in that answers `get` from `$FINALIZERS`
+/// and records every `patch`.
+#[test]
+fn finalizer_fix_succeeds_when_the_controller_already_removed_it() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = run_in(
+        work.path(),
+        home.path(),
+        &["check", "--snapshot", &snapshot("helm-2.2.1"), "--chart", &trainer_stand_in(), "--format", "json"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let finding = report["findings"].as_array().unwrap().iter().find(|f| f["id"] == "TA-RT-002").expect("TA-RT-002 fires");
+    let commands: Vec<&str> = finding["commands"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert!(!commands.is_empty());
+    let shims = work.path().join("shims");
+    std::fs::create_dir_all(&shims).unwrap();
+    let kubectl = shims.join("kubectl");
+    std::fs::write(
+        &kubectl,
+        "#!/bin/sh\ncase \"$1\" in get) printf '%s' \"$FINALIZERS\";; patch) echo \"$*\" >> \"$PATCHED\";; *) exit 3;; esac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap_or_default());
+    for (finalizers, patches) in [("", 0), ("[\"other.example.com/keep\"]", 0), ("[\"trainer.kubeflow.org/resource-in-use\"]", commands.len())] {
+        let patched = work.path().join(format!("patched-{}.txt", finalizers.len()));
+        let ran = Command::new("bash")
+            .arg("-euo")
+            .arg("pipefail")
+            .arg("-c")
+            .arg(commands.join("\n"))
+            .env("PATH", &path)
+            .env("FINALIZERS", finalizers)
+            .env("PATCHED", &patched)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "finalizers {finalizers:?}: {commands:#?}\n{}", stderr(&ran));
+        let lines = std::fs::read_to_string(&patched).unwrap_or_default();
+        assert_eq!(lines.lines().count(), patches, "finalizers {finalizers:?}: {lines}");
+        assert!(lines.lines().all(|l| l.starts_with("patch ") && l.contains("resource-in-use")), "{lines}");
+    }
+}

@@ -43,6 +43,8 @@ impl Made {
             // A command starts a line or follows a separator (`;`, `|`, `&&`, `$(`, `then`, `else`).
             let before = out.trim_end();
             let starts = before.is_empty()
+                || before == "if"
+                || before.ends_with(" if") && out.ends_with(' ')
                 || [";", "|", "&&", "$(", "(", " then", " else"].iter().any(|s| before.ends_with(s))
                     && (out.len() == before.len() || before.ends_with("$(") || out.ends_with(' '));
             if starts {
@@ -355,6 +357,11 @@ mod tests {
         assert!(pinned.ends_with("else helm --kube-context 'prod east' upgrade r c; fi"), "{pinned}");
         assert!(pinned.contains("lack helm.sh/resource-policy=keep"), "text is left alone: {pinned}");
         assert_eq!(made.pin("echo kubectl get"), "echo kubectl get");
+        assert_eq!(
+            made.pin("if kubectl get x | grep -q y; then kubectl patch x; fi"),
+            "if kubectl --context 'prod east' get x | grep -q y; then kubectl --context 'prod east' patch x; fi"
+        );
+        assert_eq!(made.pin("diff kubectl"), "diff kubectl");
         assert_eq!(made.pin("trainer-audit snapshot -o f.yaml"), "trainer-audit snapshot --context 'prod east' -o f.yaml");
         assert_eq!(made.pin("trainer-audit migrate --snapshot f.yaml"), "trainer-audit migrate --snapshot f.yaml");
         assert_eq!(Made::default().pin("kubectl get x"), "kubectl get x");

@@ -1,7 +1,8 @@
 //! `finalizer`: runtimes carrying a finalizer (stuck Terminating when deleted until a
-//! controller removes it), with the command that removes just that finalizer: a JSON patch that
-//! first tests the list entry, so it fails instead of removing another finalizer if the list
-//! changed.
+//! controller removes it), with the command that removes just that finalizer: run only while the
+//! runtime still exists and still carries it (after the upgrade the new controller has usually
+//! removed it, and a runbook step must not fail then), as a JSON patch that first tests the list
+//! entry, so it fails instead of removing another finalizer if the list changed.
 
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -42,10 +43,11 @@ impl Check for Params {
                 "" => String::new(),
                 ns => format!(" -n {}", q(ns)),
             };
+            let (kind_q, name_q) = (q(&kind.to_ascii_lowercase()), q(name));
             let command = format!(
-                "kubectl patch {} {}{namespace} --type=json -p {}",
-                q(&kind.to_ascii_lowercase()),
-                q(name),
+                "if kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o {} | grep -qF {}; then kubectl patch {kind_q} {name_q}{namespace} --type=json -p {}; fi",
+                q("jsonpath={.metadata.finalizers}"),
+                q(finalizer),
                 q(&patch.to_string())
             );
             let message = if deleting {
