@@ -171,7 +171,7 @@ fn check_values_with_unknown_gate_and_old_image() {
 /// A cluster exactly as a Helm install of `version` with `values` leaves it: the chart's crds/,
 /// its release objects and the release record (rendered by `trainer-audit render`).
 fn untouched_install(corpus: &Path, version: &str, values: &[&str], home: &Path) -> Vec<serde_json::Value> {
-    use trainer_audit::kube::{objects_in, Origin};
+    use trainer_audit::objects::{objects_in, Origin};
     let chart = chart(corpus, version);
     let render = |extra: &[&str]| {
         let mut args = vec!["render", chart.as_str(), "--release", "kubeflow-trainer", "-n", "kubeflow-system", "--no-hooks"];
@@ -361,7 +361,8 @@ fn rules_list_explain_and_bad_rule_files() {
     // from lining up), each rule once with every severity it emits and the commands that run it.
     let list = stdout(&out);
     let column = |line: &str, word: &str| line.find(word).unwrap();
-    let (gate, hook) = (list.lines().find(|l| l.starts_with("TA-GATE-001")).unwrap(), list.lines().find(|l| l.starts_with("TA-HOOK-101")).unwrap());
+    let (gate, hook) =
+        (list.lines().find(|l| l.starts_with("TA-GATE-001")).unwrap(), list.lines().find(|l| l.starts_with("TA-HOOK-101")).unwrap());
     assert_eq!(column(gate, "upgrade-gate"), column(hook, "hook-security-context"), "{list}");
     assert_eq!(column(gate, "check,plan"), column(hook, "check,plan"), "{list}");
     assert!(hook.contains("error/warning ") && hook.contains("check,plan,runbook,gitops,hooks"), "{hook}");
@@ -376,7 +377,9 @@ fn rules_list_explain_and_bad_rule_files() {
     // What the failure prints, with the versions that print it and where the format string is.
     // As a complete sentence: the excerpt marked as one, its quotes balanced.
     assert!(
-        text.contains("If it fails, helm prints (Helm >=4.0.0): `Error: UPGRADE FAILED: unable to continue with update: CustomResourceDefinition…`."),
+        text.contains(
+            "If it fails, helm prints (Helm >=4.0.0): `Error: UPGRADE FAILED: unable to continue with update: CustomResourceDefinition…`."
+        ),
         "{text}"
     );
     // A retired id resolves to the rule it became, and says so.
@@ -385,7 +388,9 @@ fn rules_list_explain_and_bad_rule_files() {
     let text = stdout(&out);
     assert!(text.starts_with("TA-CRD-002 was renamed TA-CRD-011: "), "{text}");
     assert!(text.contains("renamed from: TA-CRD-002") && text.contains("defined:  rules/trainer.yaml:"), "both scopes explained: {text}");
-    for (old, new) in [("TA-CRD-001", "TA-HOOK-104"), ("TA-HOOK-001", "TA-HOOK-102"), ("TA-HOOK-004", "TA-HOOK-101"), ("TA-HOOK-008", "TA-HOOK-103")] {
+    for (old, new) in
+        [("TA-CRD-001", "TA-HOOK-104"), ("TA-HOOK-001", "TA-HOOK-102"), ("TA-HOOK-004", "TA-HOOK-101"), ("TA-HOOK-008", "TA-HOOK-103")]
+    {
         let out = run(home.path(), &["explain", old]);
         assert!(stdout(&out).starts_with(&format!("{old} was renamed {new}: ")), "{}", stdout(&out));
     }

@@ -13,11 +13,11 @@ use support::{run, stderr, stdout};
 use testkit::fake_api::FakeApiServer;
 use testkit::release::encode_secret;
 use testkit::scenario::{scenario, scenario_yaml, trainjobs, SCENARIOS};
-use trainer_audit::cluster::install::Method;
 use trainer_audit::cluster::live::{read, LiveOptions};
 use trainer_audit::cluster::release::{decode, release_json};
 use trainer_audit::cluster::snapshot::{parse, read_file, render};
 use trainer_audit::cluster::ClusterState;
+use trainer_audit::engine::Method;
 
 fn snapshot_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(format!("{name}.yaml"))

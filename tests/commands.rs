@@ -345,7 +345,9 @@ fn finalizer_fix_succeeds_when_the_controller_already_removed_it() {
     .unwrap();
     std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap_or_default());
-    for (finalizers, patches) in [("", 0), ("[\"other.example.com/keep\"]", 0), ("[\"trainer.kubeflow.org/resource-in-use\"]", commands.len())] {
+    for (finalizers, patches) in
+        [("", 0), ("[\"other.example.com/keep\"]", 0), ("[\"trainer.kubeflow.org/resource-in-use\"]", commands.len())]
+    {
         let patched = work.path().join(format!("patched-{}.txt", finalizers.len()));
         let ran = Command::new("bash")
             .arg("-euo")

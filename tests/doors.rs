@@ -193,7 +193,7 @@ fn every_committed_json_snapshot_validates_against_its_schema() {
             panic!("{name}: a JSON snapshot of a report this test does not know: add it here")
         };
         if doc.get("schemaVersion").is_none() {
-            let stamped = trainer_audit::report::schema::stamped(trainer_audit::report::schema::Report::Check, &doc).unwrap();
+            let stamped = trainer_audit::report::json_schema::stamped(trainer_audit::report::json_schema::Report::Check, &doc).unwrap();
             doc = stamped;
         }
         assert_valid(report, &doc, &name);

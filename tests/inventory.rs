@@ -8,10 +8,10 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::{run, stderr, stdout};
-use trainer_audit::audit::gitops::Engine;
 use trainer_audit::audit::hooks::review;
 use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
+use trainer_audit::engine::Engine;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
 

@@ -5,13 +5,13 @@ mod support;
 
 use std::path::Path;
 
-use trainer_audit::audit::gitops::Engine;
 use trainer_audit::audit::hooks::review;
 use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
+use trainer_audit::engine::Engine;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
-use trainer_audit::kube::Origin;
+use trainer_audit::objects::Origin;
 
 fn inventory(corpus: &Path, version: &str, values: Option<&str>) -> Inventory {
     let chart = Chart::load_archive_file(&corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"))).unwrap();

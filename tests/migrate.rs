@@ -85,8 +85,10 @@ fn diff_format_and_before_crds_script() {
 
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("before.sh");
-    let out =
-        migrate(h.path(), &["--manifests", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()]);
+    let out = migrate(
+        h.path(),
+        &["--manifests", &fixture("trainer-2.1.yaml"), "--before-crds", "--context", "prod's", "-o", script.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = std::fs::read_to_string(&script).unwrap();
     assert!(text.starts_with("#!/bin/sh\n"));

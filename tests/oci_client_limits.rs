@@ -256,8 +256,18 @@ fn a_challenge_on_the_repository_is_not_answered() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("out");
     let repo = format!("oci://{}/charts/tiny", server.base());
-    let args =
-        ["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap(), "--username", "alice", "--password-stdin"];
+    let args = [
+        "pull",
+        &repo,
+        "--version",
+        "1.0.0",
+        "--plain-http",
+        "--output-dir",
+        dir.to_str().unwrap(),
+        "--username",
+        "alice",
+        "--password-stdin",
+    ];
     let out = run_with_stdin(home.path(), &args, Some("s3cret\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());

@@ -159,19 +159,7 @@ fn kubectl_runs_it_as_kubectl_trainer_audit_with_its_context_kubeconfig_and_name
     let kc = kubeconfig.to_string_lossy().into_owned();
     let (to, from) = (fixture("to"), fixture("from"));
     for context in ["lab", "dev"] {
-        let args = [
-            "check",
-            "--kubeconfig",
-            &kc,
-            "--context",
-            context,
-            "-n",
-            "kubeflow-system",
-            "--chart",
-            &to,
-            "--format",
-            "json",
-        ];
+        let args = ["check", "--kubeconfig", &kc, "--context", context, "-n", "kubeflow-system", "--chart", &to, "--format", "json"];
         // dev runs 2.3.0, the target itself (already there: the target chart is the installed one);
         // lab runs 2.2.1, whose chart is given.
         let mut args = args.to_vec();

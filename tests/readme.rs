@@ -62,7 +62,9 @@ fn the_readme_main_job_runs_as_printed() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.starts_with("blocked: 6 errors, 9 warnings\nUpgrade check: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (installed with Helm)"),
+        stdout.starts_with(
+            "blocked: 6 errors, 9 warnings\nUpgrade check: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (installed with Helm)"
+        ),
         "{stdout}"
     );
     // The short answer (issue #21: 168 lines before, at most 100): one block per rule, no sources.

@@ -76,9 +76,11 @@ fn pull_exact_range_cache_and_offline() {
 
     // Offline: works for what was pulled, refuses the rest, without touching the network.
     drop(f.registry);
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--offline", "--output-dir", dir.to_str().unwrap()]);
+    let out =
+        run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.0.1", "--offline", "--output-dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "--offline", "--output-dir", dir.to_str().unwrap()]);
+    let out =
+        run(f.home.path(), &["pull", &f.repo, "--plain-http", "--version", "1.1.0", "--offline", "--output-dir", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not in the cache"), "{}", stderr(&out));
 }
@@ -143,8 +145,10 @@ fn container_images_are_not_charts() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(client.push(&reference, &[layer], config, &oci_client::secrets::RegistryAuth::Anonymous, None)).unwrap();
     let dir = f.home.path().join("out");
-    let out =
-        run(f.home.path(), &["pull", &f.registry.repo("images/app"), "--plain-http", "--version", "1.0.0", "--output-dir", dir.to_str().unwrap()]);
+    let out = run(
+        f.home.path(),
+        &["pull", &f.registry.repo("images/app"), "--plain-http", "--version", "1.0.0", "--output-dir", dir.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("is not a Helm chart: its config media type is application/vnd.oci.image.config.v1+json"),

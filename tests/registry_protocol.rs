@@ -67,7 +67,15 @@ fn a_blob_that_does_not_match_its_digest_is_refused() {
     let dir = home.path().join("out");
     let out = run(
         home.path(),
-        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()],
+        &[
+            "pull",
+            &format!("oci://{}/charts/tiny", server.base()),
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -81,7 +89,15 @@ fn a_blob_that_does_not_match_its_digest_is_refused() {
     let server = Server::start(move |req| routes(req).unwrap_or_else(|| Response::new(404, "")));
     let out = run(
         home.path(),
-        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()],
+        &[
+            "pull",
+            &format!("oci://{}/charts/tiny", server.base()),
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(&format!("but its descriptor says {}", layer.len())), "{}", stderr(&out));
@@ -123,8 +139,18 @@ fn bearer_challenge_with_password_from_stdin() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("out");
     let repo = format!("oci://{}/charts/tiny", server.base());
-    let args =
-        ["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap(), "--username", "alice", "--password-stdin"];
+    let args = [
+        "pull",
+        &repo,
+        "--version",
+        "1.0.0",
+        "--plain-http",
+        "--output-dir",
+        dir.to_str().unwrap(),
+        "--username",
+        "alice",
+        "--password-stdin",
+    ];
     let out = run_with_stdin(home.path(), &args, Some("s3cret\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());
@@ -153,7 +179,15 @@ fn bearer_challenge_with_docker_config_credentials() {
     let dir = home.path().join("out");
     let out = run(
         home.path(),
-        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()],
+        &[
+            "pull",
+            &format!("oci://{}/charts/tiny", server.base()),
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let token_requests = server.requests().iter().filter(|r| r.path() == "/token").count();
@@ -176,7 +210,15 @@ fn transient_server_errors_are_retried() {
     let dir = home.path().join("out");
     let out = run(
         home.path(),
-        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()],
+        &[
+            "pull",
+            &format!("oci://{}/charts/tiny", server.base()),
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest_requests = server.requests().iter().filter(|r| r.path().contains("/manifests/")).count();
@@ -208,7 +250,15 @@ fn retry_after_is_honoured() {
     let started = std::time::Instant::now();
     let out = run(
         home.path(),
-        &["pull", &format!("oci://{}/charts/tiny", server.base()), "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()],
+        &[
+            "pull",
+            &format!("oci://{}/charts/tiny", server.base()),
+            "--version",
+            "1.0.0",
+            "--plain-http",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(started.elapsed() >= std::time::Duration::from_secs(2), "retried after {:?}", started.elapsed());

@@ -1,7 +1,7 @@
-//! Citations of Trainer's own source are at its release tags; a chart that is not one (a build
-//! of Trainer's master as 2.4.0-dev, a fork's version) is cited as such: every finding whose
-//! source points into kubeflow/trainer says that the cited lines are those of the nearest
-//! release tag, not of the audited chart, and nothing checked them against it.
+//! How findings cite Trainer's own source, which is at its release tags: a chart that is not one (a build of Trainer's master as 2.4.0-dev, a
+//! fork's version) is cited as such: every finding whose source points into kubeflow/trainer says
+//! that the cited lines are those of the nearest release tag, not of the audited chart, and
+//! nothing checked them against it.
 
 use super::compat::Compat;
 

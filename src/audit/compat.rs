@@ -335,7 +335,7 @@ pub fn add_kueue_builds(compat: &mut Compat, name: &str, text: &str) -> Result<(
 }
 
 fn require_quotes(source: &str, quotes: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
-    match crate::audit::rules::unquoted_key(source, quotes) {
+    match super::quotes::unquoted_key(source, quotes) {
         Some(key) => Err(format!("quote key {key:?} names no citation in its source")),
         None => Ok(()),
     }

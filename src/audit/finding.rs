@@ -77,6 +77,9 @@ pub struct Finding {
     /// The fix line by line, each marked command or explanation (how a runbook lays it out).
     #[serde(skip)]
     pub fix_lines: Vec<FixLine>,
+    /// What the upgrade command needs to take over the finding's subject (the rule's `adopt`).
+    #[serde(skip)]
+    pub adopt: Option<crate::engine::Adoption>,
     /// What the rule rests on (files at a tag, docs at a version, URLs).
     pub source: String,
     /// What the predicted failure prints (substrings), for this cluster's Kubernetes version when

@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::finding::Finding;
-use super::gitops::{argocd_delete_policy, argocd_phase, behaviour, ArgoPhase, Engine};
 use super::input::ChartInput;
 use super::rules::Rule;
+use crate::engine::hooks::{argocd_delete_policy, argocd_phase, behaviour, ArgoPhase};
+use crate::engine::Engine;
 use crate::inventory::hook::HookInfo;
 use crate::inventory::Inventory;
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HookReview {
@@ -57,7 +58,7 @@ pub fn review(
 ) -> HooksReport {
     let vars: BTreeMap<String, String> =
         [("release".to_string(), release.to_string()), ("namespace".to_string(), namespace.to_string())].into_iter().collect();
-    let findings = super::engine::review(rules, &ChartInput { chart: inventory, engine, argocd, gitops: None }, &vars);
+    let findings = super::run::review(rules, &ChartInput { chart: inventory, engine, argocd, gitops: None }, &vars);
     let mut hooks = Vec::new();
     for hook in &inventory.hooks {
         hooks.push(HookReview {

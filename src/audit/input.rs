@@ -2,12 +2,14 @@
 //! target charts as rendered, the values the upgrade will use, and the deployment engine; and
 //! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
+pub mod derived;
+
 use serde_json::Value as Json;
 
-use super::gitops::{Engine, EngineContext};
-use crate::cluster::install::{Method, Verdict};
+use crate::cluster::install::Verdict;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::{Engine, EngineContext};
 use crate::inventory::Inventory;
 
 /// One rendered chart under a deployment engine: what the kinds that need no cluster read.
@@ -46,8 +48,8 @@ pub struct CheckInput<'a> {
     pub install: &'a Verdict,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
-    /// The target CRDs over the live objects, computed on first use (`super::schema`).
-    pub derived: super::schema::Derived,
+    /// The target CRDs over the live objects, computed on first use (`derived`).
+    pub derived: derived::Derived,
     /// Helm flags needed to reach that repository, each with a leading space (` --plain-http`):
     /// every printed command that names the repository carries them.
     pub registry_flags: String,
@@ -71,11 +73,7 @@ impl CheckInput<'_> {
         if let Some(g) = self.gitops {
             return g.engine;
         }
-        match self.install.method {
-            Method::ArgoCd => Engine::Argocd,
-            Method::FluxHelm | Method::FluxKustomize => Engine::Flux,
-            Method::Kubectl | Method::Helm | Method::Unknown => Engine::Helm,
-        }
+        self.install.method.engine()
     }
 
     /// The target chart under the upgrade's engine, for the kinds that read only a chart.

@@ -3,12 +3,12 @@
 
 pub mod citation;
 pub mod compat;
-pub mod engine;
 pub mod finding;
-pub mod gitops;
 pub mod hooks;
 pub mod input;
 pub mod kinds;
+pub mod quotes;
 pub mod renames;
 pub mod rules;
-pub mod schema;
+pub mod run;
+pub mod verdict;

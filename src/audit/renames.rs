@@ -87,7 +87,7 @@ mod tests {
         for arg in carried(&values, &v("2.1.0"), &v("2.3.0")) {
             crate::helm::strvals::parse_into(&arg, &mut map, crate::helm::strvals::Mode::Strings).unwrap();
         }
-        let back = crate::kube::to_serde(&crate::gotmpl::Value::map(map));
+        let back = crate::objects::to_serde(&crate::gotmpl::Value::map(map));
         assert_eq!(back, serde_json::json!({"manager": {"podAnnotations": {"prometheus.io/scrape": "true", "team": "a,b"}}}));
     }
 }

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::finding::{FixLine, Phase, Severity};
-use super::gitops::Engine;
 use super::kinds::{kind, Check, KINDS};
+use crate::engine::{Adoption, Engine};
 use crate::version::Constraint;
 
 /// The fix variable holding the Helm flags that reach the chart repository (` --plain-http`):
@@ -174,6 +174,10 @@ pub struct Rule {
     /// What the predicted failure prints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expect>,
+    /// What the upgrade command needs to take over the objects this rule finds (the plan's Helm
+    /// command adds `--take-ownership`, and `--force-conflicts` for `force-conflicts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<Adoption>,
     /// Where it was loaded from (`rules/trainer.yaml:12`).
     #[serde(skip_deserializing)]
     pub origin: String,
@@ -241,11 +245,6 @@ impl Rule {
     }
 }
 
-/// A `quotes` key that does not appear in its source, or a quote that is empty.
-pub fn unquoted_key<'a>(source: &str, quotes: &'a BTreeMap<String, String>) -> Option<&'a str> {
-    quotes.iter().find(|(k, v)| k.trim().is_empty() || v.trim().is_empty() || !source.contains(k.as_str())).map(|(k, _)| k.as_str())
-}
-
 fn line_of(text: &str, id: &str) -> usize {
     text.lines().position(|l| l.trim_start().trim_start_matches("- ").trim() == format!("id: {id}")).map(|i| i + 1).unwrap_or(1)
 }
@@ -278,7 +277,7 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
             .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes))))
             .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes)));
         for (source, quotes) in sources {
-            if let Some(key) = unquoted_key(source, quotes) {
+            if let Some(key) = super::quotes::unquoted_key(source, quotes) {
                 return Err(bad(format!("quote key {key:?} names no citation in its source (write the citation as it appears there)")));
             }
         }

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{oci_reference, runtime, CliError};
-use crate::cluster::live::{read, LiveOptions};
-use crate::cluster::snapshot::read_file;
+use super::{oci_reference, CliError};
+use crate::cluster::source::{ReadError, Source};
 use crate::cluster::ClusterState;
 use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
 use crate::source::oci::{ClientOptions, CredentialSource};
@@ -93,18 +92,15 @@ pub struct ClusterArgs {
 
 impl ClusterArgs {
     pub fn state(&self) -> Result<ClusterState, CliError> {
-        let mut state = match &self.snapshot {
-            Some(path) => read_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
-            None => {
-                let options = LiveOptions {
-                    kubeconfig: self.kubeconfig.clone(),
-                    context: self.context.clone(),
-                    namespaces: Vec::new(),
-                    progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-                };
-                runtime()?.block_on(read(&options)).map_err(|e| CliError::Cluster(e.to_string()))?
-            }
+        let source = match &self.snapshot {
+            Some(path) => Source::Snapshot { path: path.clone() },
+            None => Source::Live { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() },
         };
+        let mut state = source.read(std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(|e| match e {
+            ReadError::Snapshot(e) => CliError::Usage(e.to_string()),
+            ReadError::Live(e) => CliError::Cluster(e.to_string()),
+            ReadError::Runtime(_) => CliError::Io(e.to_string()),
+        })?;
         if let Some(v) = &self.kube_version {
             state.assume_kube_version(&assumed_kube_version(v)?).map_err(|e| CliError::Usage(e.to_string()))?;
         }

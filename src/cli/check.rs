@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::UpgradeFlags;
-use super::fleet::{FleetArgs, Output};
 use super::doors::Door;
-use super::{fails_at, print_json, print_report, CliError};
-use crate::report::schema::Report as SchemaReport;
+use super::fleet::{FleetArgs, Output};
+use super::{print_json, print_report, CliError};
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
+use crate::report::json_schema::Report as SchemaReport;
 use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -32,7 +32,9 @@ pub enum CheckFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q")]
+#[command(
+    after_help = "Examples:\n  trainer-audit check --to 2.3.0\n  trainer-audit check --snapshot cluster.yaml --to 2.3.0 -f values.yaml --format sarif\n  trainer-audit check --all-contexts --to 2.3.0 -q"
+)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub clusters: FleetArgs,
@@ -116,9 +118,9 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
             super::doors::emit(args.output.as_deref(), &text)?
         }
     }
-    super::doors::step_summary(|| crate::report::github::check_summary(&report, args.fail_on));
+    crate::report::github::step_summary(|| crate::report::github::check_summary(&report, args.fail_on));
     // The process ends next, and the OS reclaims the cluster's objects at once (as `status`
     // does; a fleet drops each cluster's instead).
     std::mem::forget(upgrade);
-    Ok(fails_at(&report.findings, Some(args.fail_on)))
+    Ok(ExitCode::from(report.decision.verdict.exit_code()))
 }

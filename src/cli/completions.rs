@@ -8,7 +8,9 @@ use clap::{Args, CommandFactory};
 use super::{Cli, CliError};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit completions bash > ~/.local/share/bash-completion/completions/trainer-audit\n  trainer-audit completions zsh > ~/.zfunc/_trainer-audit")]
+#[command(
+    after_help = "Examples:\n  trainer-audit completions bash > ~/.local/share/bash-completion/completions/trainer-audit\n  trainer-audit completions zsh > ~/.zfunc/_trainer-audit"
+)]
 pub struct CompletionsArgs {
     /// The shell to complete for
     #[arg(value_enum)]

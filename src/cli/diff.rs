@@ -17,7 +17,9 @@ pub enum DiffFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit diff --from 2.2.1 --to 2.3.0\n  trainer-audit diff trainer-2.2.1.tgz trainer-2.3.0.tgz -f values.yaml --format markdown")]
+#[command(
+    after_help = "Examples:\n  trainer-audit diff --from 2.2.1 --to 2.3.0\n  trainer-audit diff trainer-2.2.1.tgz trainer-2.3.0.tgz -f values.yaml --format markdown"
+)]
 pub struct DiffArgs {
     /// The installed (older) chart: oci://…, a .tgz or a directory; or use --from
     #[arg(value_name = "FROM", required_unless_present = "from_version")]
@@ -61,7 +63,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let diff = ChartDiff::compute(&from, &to);
     match args.format {
         DiffFormat::Text => print!("{}", crate::report::diff::text(&diff)),
-        DiffFormat::Json => print_report(crate::report::schema::Report::Diff, &diff)?,
+        DiffFormat::Json => print_report(crate::report::json_schema::Report::Diff, &diff)?,
         DiffFormat::Markdown => print!("{}", crate::report::diff::markdown(&diff)),
     }
     Ok(ExitCode::SUCCESS)

@@ -1,9 +1,8 @@
 //! Glue for the formats other tools read (issue 23): the HTML page and the OpenMetrics text of
-//! `check` for one cluster or a fleet, written to `-o FILE` or standard output, and the
-//! Markdown summary appended to `$GITHUB_STEP_SUMMARY` in a GitHub Actions job. Rendering is
-//! `crate::report::{html, openmetrics, github}`.
+//! `check` for one cluster or a fleet, written to `-o FILE` or standard output. Rendering is
+//! `crate::report::{html, openmetrics}`; the step summary of a GitHub Actions job is
+//! `crate::report::github::step_summary`.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -11,30 +10,12 @@ use super::args::assumed_kube_version;
 use super::fleet::FleetArgs;
 use super::CliError;
 use crate::audit::finding::Severity;
+use crate::cluster::source::Source;
 use crate::fleet::audit::{exit_code, Auditor, Job, Report, Row};
 use crate::fleet::read::{read_all, read_member};
-use crate::fleet::Source;
-use crate::report::check::CheckReport;
 use crate::report::html::FleetCluster;
 use crate::report::openmetrics::{self, unix_seconds};
-
-/// The environment variable GitHub Actions names the job's step summary file in.
-pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
-
-/// Appends `markdown` to the step summary when running in a GitHub Actions job. A summary that
-/// cannot be written is reported and does not change the run's outcome (the gate is the exit
-/// code, the summary only shows it).
-pub fn step_summary(markdown: impl FnOnce() -> String) {
-    let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else { return };
-    let written = std::fs::OpenOptions::new().append(true).create(true).open(&path).and_then(|mut f| {
-        let mut text = markdown();
-        text.push('\n');
-        f.write_all(text.as_bytes())
-    });
-    if let Err(e) = written {
-        eprintln!("warning: cannot append the summary to ${STEP_SUMMARY_ENV} ({}): {e}", Path::new(&path).display());
-    }
-}
+use crate::upgrade::check::CheckReport;
 
 /// Writes `text` to `output` (atomically, readable by all: a page to serve, a file a collector
 /// reads) or standard output.
@@ -59,7 +40,7 @@ pub fn single_name(args: &FleetArgs) -> String {
 }
 
 /// A serde-named method (`argo-cd`) for a label.
-fn method_name(method: crate::cluster::install::Method) -> String {
+fn method_name(method: crate::engine::Method) -> String {
     serde_json::to_value(method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
@@ -155,7 +136,7 @@ pub fn check_fleet(job: Job, args: &FleetArgs, door: Door, fail_on: Severity, ou
     };
     emit(output, &text)?;
     let rows: Vec<Row> = audited.into_iter().map(|a| a.row).collect();
-    step_summary(|| crate::report::github::fleet_summary("check", &rows));
+    crate::report::github::step_summary(|| crate::report::github::fleet_summary("check", &rows));
     Ok(ExitCode::from(exit_code(&rows)))
 }
 

@@ -133,7 +133,7 @@ pub fn run(job: Job, args: &FleetArgs, output: Output, paint: Paint) -> Result<E
     };
     written.map_err(|e| CliError::Io(format!("cannot write the fleet's report to standard output: {e}")))?;
     if command != "status" {
-        super::doors::step_summary(|| crate::report::github::fleet_summary(command, &rows));
+        crate::report::github::step_summary(|| crate::report::github::fleet_summary(command, &rows));
     }
     Ok(ExitCode::from(exit_code(&rows)))
 }

@@ -1,7 +1,7 @@
 //! `trainer-audit gitops DIR [--base DIR | --base-ref REV]`: the GitOps review of the Kubeflow
 //! Trainer references a tree holds (with a base, of those the change adds or changes), or with
 //! `--list` only the references and changes. Glue only: reading is `crate::gitops`, auditing
-//! `crate::review`, rendering `crate::report::gitops*`.
+//! `crate::gitops_review`, rendering `crate::report::gitops*`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +12,7 @@ use super::args::{ClusterArgs, RegistryArgs};
 use super::{print_json, print_report, CliError};
 use crate::audit::finding::Severity;
 use crate::gitops::{self, compare, GitopsError};
-use crate::review::{review, ReviewError, ReviewOptions};
+use crate::gitops_review::{review, ReviewError, ReviewOptions};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum GitopsFormat {
@@ -106,7 +106,7 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         GitopsFormat::Text => print!("{}", crate::report::gitops::text_detailed(&result, super::check::detail(args.verbose))),
         GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
         GitopsFormat::Json => print_report(
-            crate::report::schema::Report::Gitops,
+            crate::report::json_schema::Report::Gitops,
             &crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?,
         )?,
         GitopsFormat::Sarif => {
@@ -119,7 +119,7 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,
         GitopsFormat::Github => print!("{}", crate::report::github::gitops_commands(&result, &args.dir)),
     }
-    super::doors::step_summary(|| crate::report::github::gitops_summary(&result));
+    crate::report::github::step_summary(|| crate::report::github::gitops_summary(&result));
     Ok(if result.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

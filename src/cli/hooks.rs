@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
 use super::{fails_at, print_json, print_report, CliError};
 use crate::audit::finding::Severity;
-use crate::audit::gitops::Engine;
 use crate::audit::hooks::review;
+use crate::engine::Engine;
 use crate::upgrade::store::{inventory_of, load_reference};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -20,7 +20,9 @@ pub enum HooksFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit hooks oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit hooks trainer-2.3.0.tgz --engine argocd --argocd-version 3.2.1 --fail-on error\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine flux --format sarif > hooks.sarif")]
+#[command(
+    after_help = "Examples:\n  trainer-audit hooks oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit hooks trainer-2.3.0.tgz --engine argocd --argocd-version 3.2.1 --fail-on error\n  trainer-audit hooks kubeflow-trainer-2.3.0.tgz --engine flux --format sarif > hooks.sarif"
+)]
 pub struct HooksArgs {
     /// Chart: oci://host/path/name (with --version), a .tgz, or a chart directory
     #[arg(value_name = "CHART")]
@@ -76,7 +78,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     match args.format {
         _ if args.quiet => println!("{}", crate::report::findings::summary(&report.findings)),
         HooksFormat::Text => print!("{}", crate::report::hooks::text_detailed(&report, super::check::detail(args.verbose))),
-        HooksFormat::Json => print_report(crate::report::schema::Report::Hooks, &report)?,
+        HooksFormat::Json => print_report(crate::report::json_schema::Report::Hooks, &report)?,
         HooksFormat::Markdown => print!("{}", crate::report::hooks::markdown(&report)),
         HooksFormat::Sarif => {
             // The review's words for the ids it shares with the upgrade rules.

@@ -27,10 +27,12 @@ pub enum MigrateFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit migrate --snapshot before.yaml --to 2.3.0 -o converted.yaml\n  trainer-audit migrate --manifests jobs.yaml --legacy --format diff\n  trainer-audit migrate --context prod --before-crds\n\nOrder: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
+#[command(
+    after_help = "Examples:\n  trainer-audit migrate --snapshot before.yaml --to 2.3.0 -o converted.yaml\n  trainer-audit migrate --manifests jobs.yaml --legacy --format diff\n  trainer-audit migrate --context prod --before-crds\n\nOrder: back up; run --before-crds patches while the old CRDs are installed; apply the new CRDs \
 server-side; apply the List; upgrade the chart. With --manifests, --context and --kubeconfig only go into the printed kubectl commands. \
 Converted objects are validated against the target chart's CRDs (--to/--chart; default: the repository's newest release) at the \
-cluster's Kubernetes version (--kube-version for files).")]
+cluster's Kubernetes version (--kube-version for files)."
+)]
 pub struct MigrateArgs {
     /// Convert the objects in these files (YAML or JSON, objects or Lists; repeatable) instead of reading a cluster
     #[arg(long = "manifests", alias = "filename", value_name = "FILE", conflicts_with = "snapshot")]

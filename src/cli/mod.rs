@@ -155,12 +155,9 @@ fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError>
     }
 }
 
-/// Exit 1 when any finding is at or above `fail_on`, else 0.
+/// Exit 1 when any finding is at or above `fail_on`, else 0 (`audit::verdict::fails`).
 fn fails_at(findings: &[crate::audit::finding::Finding], fail_on: Option<crate::audit::finding::Severity>) -> ExitCode {
-    match fail_on {
-        Some(level) if findings.iter().any(|f| f.severity <= level) => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    }
+    ExitCode::from(u8::from(crate::audit::verdict::fails(findings, fail_on)))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
@@ -171,8 +168,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 }
 
 /// A JSON report with its `schemaVersion` first (`trainer-audit schema REPORT` describes it).
-fn print_report(report: crate::report::schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
-    print_json(&crate::report::schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
+fn print_report(report: crate::report::json_schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
+    print_json(&crate::report::json_schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {

@@ -8,8 +8,8 @@ use clap::{Args, ValueEnum};
 use super::args::UpgradeFlags;
 use super::fleet::{FleetArgs, Output};
 use super::{print_report, CliError};
-use crate::report::schema::Report as SchemaReport;
 use crate::fleet::audit::Job;
+use crate::report::json_schema::Report as SchemaReport;
 use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -69,10 +69,12 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
     let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
     match args.format {
         PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json | PlanFormat::Jsonl => print_report(SchemaReport::Plan, &crate::report::plan::json(&plan, &notes, &upgrade.inputs()))?,
+        PlanFormat::Json | PlanFormat::Jsonl => {
+            print_report(SchemaReport::Plan, &crate::report::plan::json(&plan, &notes, &upgrade.inputs()))?
+        }
         PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
         PlanFormat::Sarif => super::print_json(&crate::report::sarif::sarif(&findings, &upgrade.rules))?,
     }
-    super::doors::step_summary(|| crate::report::github::plan_summary(&plan));
+    crate::report::github::step_summary(|| crate::report::github::plan_summary(&plan));
     Ok(super::fails_at(&findings, args.fail_on))
 }

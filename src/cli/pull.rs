@@ -12,7 +12,9 @@ use crate::source::cache::Cache;
 use crate::source::pull::{save_chart, Puller};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit pull --version 2.3.0\n  trainer-audit pull --version '~2.2' --output-dir charts\n  trainer-audit pull --version 2.3.0 -o trainer.tgz")]
+#[command(
+    after_help = "Examples:\n  trainer-audit pull --version 2.3.0\n  trainer-audit pull --version '~2.2' --output-dir charts\n  trainer-audit pull --version 2.3.0 -o trainer.tgz"
+)]
 pub struct PullArgs {
     /// Chart repository (oci://host/path/name[:tag][@digest]); default $TRAINER_AUDIT_REPO or the Kubeflow Trainer chart
     #[arg(value_name = "REF")]

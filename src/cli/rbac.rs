@@ -9,7 +9,9 @@ use super::CliError;
 use crate::cronjob::{validate, CronJob};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit rbac | kubectl apply -f -\n  trainer-audit rbac --cronjob --schedule '0 6 * * 1-5' --to '~2.3' | kubectl apply -f -")]
+#[command(
+    after_help = "Examples:\n  trainer-audit rbac | kubectl apply -f -\n  trainer-audit rbac --cronjob --schedule '0 6 * * 1-5' --to '~2.3' | kubectl apply -f -"
+)]
 pub struct RbacArgs {
     /// ServiceAccount the binding names
     #[arg(long, default_value = "trainer-audit")]

@@ -14,7 +14,9 @@ use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit render oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --show-only templates/manager/deployment.yaml\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --include-crds --output-dir rendered")]
+#[command(
+    after_help = "Examples:\n  trainer-audit render oci://ghcr.io/kubeflow/charts/kubeflow-trainer --version 2.3.0\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --show-only templates/manager/deployment.yaml\n  trainer-audit render kubeflow-trainer-2.3.0.tgz --include-crds --output-dir rendered"
+)]
 pub struct RenderArgs {
     /// Chart: oci://host/path/name (with --version), a .tgz, or a chart directory
     #[arg(value_name = "CHART")]

@@ -9,7 +9,9 @@ use super::args::UpgradeArgs;
 use super::CliError;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit runbook --to 2.3.0 -o runbook.md\n  trainer-audit runbook --snapshot cluster.yaml --chart trainer-2.3.0.tgz -o runbook.md")]
+#[command(
+    after_help = "Examples:\n  trainer-audit runbook --to 2.3.0 -o runbook.md\n  trainer-audit runbook --snapshot cluster.yaml --chart trainer-2.3.0.tgz -o runbook.md"
+)]
 pub struct RunbookArgs {
     #[command(flatten)]
     pub upgrade: UpgradeArgs,

@@ -1,13 +1,13 @@
 //! `trainer-audit schema REPORT`: print the JSON Schema (2020-12) of a JSON report, or with
 //! `--list` the reports and their `schemaVersion`. Glue only: the schemas are
-//! `crate::report::schema`.
+//! `crate::report::json_schema`.
 
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::CliError;
-use crate::report::schema::{Report, ALL};
+use crate::report::json_schema::{Report, ALL};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  trainer-audit schema check > check.schema.json\n  trainer-audit schema --list")]

@@ -11,10 +11,12 @@ use super::CliError;
 use crate::atomic_write::write_atomically;
 use crate::cluster::release::redacted_record;
 use crate::cluster::snapshot::render;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit snapshot --context prod -o prod.yaml\n  trainer-audit snapshot --redact-values -o cluster.json")]
+#[command(
+    after_help = "Examples:\n  trainer-audit snapshot --context prod -o prod.yaml\n  trainer-audit snapshot --redact-values -o cluster.json"
+)]
 pub struct SnapshotArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,

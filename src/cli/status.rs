@@ -86,13 +86,13 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         _ if single_quiet => println!("{}: {}", super::doors::single_name(&args.clusters), report.line()),
         (StatusFormat::Text, None) => print!("{}", crate::report::status::text(&status)),
         (StatusFormat::Text, Some(level)) => print!("{}", crate::report::status::text_gated(&status, level)),
-        (StatusFormat::Json | StatusFormat::Jsonl, _) => print_report(crate::report::schema::Report::Status, &report)?,
+        (StatusFormat::Json | StatusFormat::Jsonl, _) => print_report(crate::report::json_schema::Report::Status, &report)?,
         (StatusFormat::Markdown, None) => print!("{}", crate::report::status::markdown(&status)),
         (StatusFormat::Markdown, Some(level)) => print!("{}", crate::report::status::markdown_gated(&status, level)),
     }
     let blocked = args
         .fail_on
-        .is_some_and(|level| crate::report::status::decision(&status, level).verdict == crate::report::verdict::Verdict::Blocked);
+        .is_some_and(|level| crate::report::status::decision(&status, level).verdict == crate::audit::verdict::Verdict::Blocked);
     // The process ends next: freeing a big cluster's objects one by one took a fifth of
     // `status` over 50,000 TrainJobs (docs/benchmarks.md), and the OS reclaims them at once.
     // A command that reads several clusters in one process must drop each state instead.

@@ -10,7 +10,9 @@ use crate::source::oci::RegistryClient;
 use crate::source::versions::{chart_versions, visible};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  trainer-audit versions\n  trainer-audit versions oci://ghcr.io/kubeflow/charts/kubeflow-trainer --all --format json")]
+#[command(
+    after_help = "Examples:\n  trainer-audit versions\n  trainer-audit versions oci://ghcr.io/kubeflow/charts/kubeflow-trainer --all --format json"
+)]
 pub struct VersionsArgs {
     /// Repository (oci://host/path/name); default $TRAINER_AUDIT_REPO or the Kubeflow Trainer chart
     #[arg(value_name = "REF")]

@@ -12,34 +12,8 @@ use serde_json::Value as Json;
 use super::catalog::{CONTROLLER_DEPLOYMENT, TRAINER_GROUP};
 use super::release::Release;
 use super::ClusterState;
-use crate::kube::str_at;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    Helm,
-    /// Spelt `argocd` as everywhere else (the `argocd` CLI, `--engine argocd`, the rules).
-    #[serde(rename = "argocd")]
-    ArgoCd,
-    FluxHelm,
-    FluxKustomize,
-    /// `kubectl apply` / kustomize (client- or server-side).
-    Kubectl,
-    Unknown,
-}
-
-impl Method {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Method::Helm => "Helm",
-            Method::ArgoCd => "Argo CD",
-            Method::FluxHelm => "Flux helm-controller",
-            Method::FluxKustomize => "Flux kustomize-controller",
-            Method::Kubectl => "kubectl / kustomize",
-            Method::Unknown => "unknown",
-        }
-    }
-}
+use crate::engine::Method;
+use crate::objects::str_at;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
@@ -174,8 +148,8 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
         });
     }
     for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
-        for c in crate::kube::workload::containers(d) {
-            let image = crate::kube::workload::ImageRef::parse(&c.image);
+        for c in crate::objects::workload::containers(d) {
+            let image = crate::objects::workload::ImageRef::parse(&c.image);
             if image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty() {
                 let version = image.tag.trim_start_matches('v').to_string();
                 return Some(InstalledVersion { version, evidence: format!("controller image {}", c.image) });
@@ -219,8 +193,8 @@ impl std::fmt::Display for Install {
 
 /// The controller image's version (`v2.2.1` → `2.2.1`) when its tag tells one, and the image.
 fn image_version(deployment: &Json) -> Option<(String, String)> {
-    crate::kube::workload::containers(deployment).into_iter().find_map(|c| {
-        let image = crate::kube::workload::ImageRef::parse(&c.image);
+    crate::objects::workload::containers(deployment).into_iter().find_map(|c| {
+        let image = crate::objects::workload::ImageRef::parse(&c.image);
         (image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty())
             .then(|| (image.tag.trim_start_matches('v').to_string(), c.image.clone()))
     })

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::catalog::LEGACY_KINDS;
 use super::ClusterState;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 /// The Training Operator's API version (the MPI Operator's `kubeflow.org/v2beta1` MPIJobs are
 /// not its jobs).

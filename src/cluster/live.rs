@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 mod page;
 use page::Page;
@@ -72,7 +72,9 @@ async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
             // The kube crate quotes paths twice ('"/path"'): once is enough.
             Config::infer().await.map_err(|e| {
                 let reason = e.to_string().replace("'\"", "\"").replace("\"'", "\"");
-                ClusterError::Live(format!("no cluster configured ({reason}): pass --kubeconfig/--context, set KUBECONFIG, or use --snapshot FILE"))
+                ClusterError::Live(format!(
+                    "no cluster configured ({reason}): pass --kubeconfig/--context, set KUBECONFIG, or use --snapshot FILE"
+                ))
             })?
         }
     };

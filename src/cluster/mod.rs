@@ -10,13 +10,14 @@ pub mod live;
 pub mod neighbours;
 pub mod release;
 pub mod snapshot;
+pub mod source;
 pub mod status;
 pub mod trim;
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::str_at;
+use crate::objects::str_at;
 use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
 
 pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";

@@ -12,8 +12,8 @@ use serde_json::Value as Json;
 
 use super::release::{is_stub, STUB_APP_VERSION, STUB_CHART, STUB_VERSION};
 use super::ClusterState;
-use crate::kube::str_at;
-use crate::kube::workload::ImageRef;
+use crate::objects::str_at;
+use crate::objects::workload::ImageRef;
 
 /// How one component is recognised.
 #[derive(Debug)]

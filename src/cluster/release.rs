@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::ClusterError;
-use crate::kube::{objects_in, str_at, Object, Origin};
+use crate::objects::{objects_in, str_at, Object, Origin};
 
 /// A decoded record is refused past this size (real ones are a few MB at most).
 pub const MAX_RELEASE_BYTES: u64 = 64 * 1024 * 1024;

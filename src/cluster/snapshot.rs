@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 mod fast;
 mod shares;
@@ -260,5 +260,5 @@ pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> 
         let text = serde_json::to_string_pretty(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))?;
         return Ok(format!("{text}\n"));
     }
-    crate::kube::yaml_of(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))
+    crate::objects::yaml_of(&list).map_err(|e| ClusterError::Snapshot(e.to_string()))
 }

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::install::{installed_version, object_method, overall, InstalledVersion, Verdict};
 use super::release::redact;
 use super::ClusterState;
-use crate::kube::str_at;
+use crate::objects::str_at;
 use crate::validate::stored::{kube_version, CrdSet, KindTally, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Serialize)]

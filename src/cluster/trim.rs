@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 /// ResourceQuota keys that count ConfigMaps (the object-count quota and its short form).
 pub const CONFIGMAP_QUOTA_KEYS: &[&str] = &["count/configmaps", "configmaps"];

@@ -13,7 +13,7 @@ use crate::inventory::paths::{collapse, Collapsed};
 use crate::inventory::runtime::Runtime;
 use crate::inventory::schema_compare::{compare, FieldChange};
 use crate::inventory::{ChartSummary, Inventory};
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ChartDiff {
@@ -263,7 +263,7 @@ fn runtime_yaml(r: &Runtime) -> String {
             }
         }
     }
-    crate::kube::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
+    crate::objects::yaml_of(&body).map(|y| if y.ends_with('\n') { y } else { format!("{y}\n") }).unwrap_or_default()
 }
 
 fn runtime_changes(from: &Inventory, to: &Inventory) -> Vec<RuntimeChange> {

@@ -9,11 +9,11 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
-use crate::cluster::install::Method;
 use crate::cluster::status::{status, Status};
 use crate::cluster::ClusterState;
+use crate::engine::Method;
 use crate::plan::Plan;
-use crate::report::check::CheckReport;
+use crate::upgrade::check::CheckReport;
 use crate::upgrade::store::ChartStore;
 use crate::upgrade::{store_for, target, Request, Upgrade, UpgradeError};
 
@@ -83,7 +83,7 @@ pub struct Row {
     pub method: Option<Method>,
     pub target: Option<String>,
     /// Findings (`check`; every step's preconditions for `plan`) at error severity; for
-    /// `status`, what `status --fail-on` counts as errors (`report::status::counts`).
+    /// `status`, what `status --fail-on` counts as errors (`audit::verdict::Counts::of_status`).
     pub errors: usize,
     /// Findings at warning severity; for `status`, what `status --fail-on` counts as warnings.
     pub warnings: usize,
@@ -186,7 +186,7 @@ impl Auditor {
                 let s = status(&state);
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
                 // What `status --fail-on` gates on, counted the same.
-                let c = crate::report::status::counts(&s);
+                let c = crate::audit::verdict::Counts::of_status(&s);
                 let counts = (c.error, c.warning);
                 let row = row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, counts, verdict);
                 Outcome { row, report: Some(Report::Status(Box::new(s))) }
@@ -194,8 +194,8 @@ impl Auditor {
             Job::Check { request, fail_on } => {
                 let report = upgrade(request, state)?.check(*fail_on)?;
                 let verdict = match report.decision.verdict {
-                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
                 };
                 let counts = counts(report.findings.iter());
                 let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict);
@@ -205,9 +205,9 @@ impl Auditor {
                 let (plan, notes) = upgrade(request, state)?.plan()?;
                 let counts = counts(plan.steps.iter().flat_map(|s| s.preconditions.iter()));
                 // The same words as `check`; a plan is not a gate, so its exit code stays 0.
-                let verdict = match crate::report::plan::decision(&plan).verdict {
-                    crate::report::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::report::verdict::Verdict::Ready => Verdict::Ready,
+                let verdict = match plan.decision().verdict {
+                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
+                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
                 };
                 let row = Row { exit_code: 0, ..row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts, verdict) };
                 Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes }) }

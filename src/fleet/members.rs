@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use kube::config::Kubeconfig;
 
-use super::{FleetError, Member, Source};
+use super::{FleetError, Member};
+use crate::cluster::source::Source;
 
 /// More clusters than this in one run are refused (a directory of the wrong files, most likely).
 pub const MAX_MEMBERS: usize = 10_000;

@@ -10,25 +10,9 @@ pub mod members;
 pub mod read;
 pub mod spool;
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
-/// Where one cluster is read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// A snapshot file.
-    Snapshot { path: PathBuf },
-    /// A live cluster: a kubeconfig (None: `$KUBECONFIG`, `~/.kube/config`, or the in-cluster
-    /// configuration) and a context in it (None: its current context).
-    Live {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        kubeconfig: Option<PathBuf>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        context: Option<String>,
-    },
-}
+use crate::cluster::source::Source;
 
 /// One cluster of the fleet: the name reports use, and where it is read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -9,9 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{Member, Source};
-use crate::cluster::live::{read as read_live, LiveOptions};
-use crate::cluster::snapshot::read_file;
+use super::Member;
 use crate::cluster::ClusterState;
 
 /// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
@@ -50,17 +48,7 @@ where
 /// One cluster read as a single-cluster run reads it, with `kube_version` (already validated,
 /// `v1.33`) standing in for a server version the cluster does not record.
 pub fn read_member(member: &Member, kube_version: Option<&str>) -> Result<ClusterState, String> {
-    let mut state = match &member.source {
-        Source::Snapshot { path } => read_file(path).map_err(|e| e.to_string())?,
-        Source::Live { kubeconfig, context } => {
-            let options = LiveOptions { kubeconfig: kubeconfig.clone(), context: context.clone(), namespaces: Vec::new(), progress: false };
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            runtime.block_on(read_live(&options)).map_err(|e| e.to_string())?
-        }
-    };
+    let mut state = member.source.read(false).map_err(|e| e.to_string())?;
     if let Some(v) = kube_version {
         state.assume_kube_version(v).map_err(|e| e.to_string())?;
     }
@@ -70,6 +58,7 @@ pub fn read_member(member: &Member, kube_version: Option<&str>) -> Result<Cluste
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::source::Source;
     use std::path::PathBuf;
     use std::sync::Mutex;
     use std::time::Duration;

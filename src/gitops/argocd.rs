@@ -12,12 +12,13 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Engine, EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
+use super::model::{EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
 use super::tree::{normalize, Doc, Tree};
 use super::values::{Placement, Values};
 use super::yaml::Node;
 use super::{classify, is_trainer, Found};
-use crate::audit::gitops::{IGNORE_DIFFERENCES, PATH_SEPARATOR};
+use crate::engine::context::{IGNORE_DIFFERENCES, PATH_SEPARATOR};
+use crate::engine::Engine;
 
 pub const GROUP: &str = "argoproj.io";
 
@@ -275,7 +276,7 @@ fn options(doc: &Doc, helm: Option<&Node>) -> BTreeMap<String, EngineOption> {
 /// `spec.ignoreDifferences` (argo-cd v3.5.1 docs/user-guide/diffing.md, "Application Level
 /// Configuration"): the paths each entry leaves out of the diff, as option
 /// `ignoreDifferences.<group>/<kind>[/<name>]` whose value lists its `jqPathExpressions` and
-/// `jsonPointers` (then `managedFieldsManagers=<m>`), as [`crate::audit::gitops::EngineContext::ignored_paths`] reads
+/// `jsonPointers` (then `managedFieldsManagers=<m>`), as [`crate::engine::EngineContext::ignored_paths`] reads
 /// them. Nothing is listed when the Application has none.
 fn ignore_differences(doc: &Doc, out: &mut BTreeMap<String, EngineOption>) {
     let entries = doc.node.path(&["spec", "ignoreDifferences"]).map(|n| n.items()).unwrap_or(&[]);

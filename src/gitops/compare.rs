@@ -6,8 +6,9 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::model::{Engine, Location, ObjectKey, Reference, Scan};
+use super::model::{Location, ObjectKey, Reference, Scan};
 use super::values::flatten;
+use crate::engine::Engine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

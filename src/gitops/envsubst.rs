@@ -147,9 +147,13 @@ pub enum UseKind {
     Unsupported,
 }
 
+/// What a value taken from a Secret prints as (secrets are never printed): a values entry, or
+/// a single-line scalar a Secret's variable lands in.
+pub const REDACTED: &str = "(redacted: from a Secret)";
+
 /// What a Secret's variable becomes inside a multi-line scalar (embedded YAML): plain-scalar
 /// safe, so the text still parses. A single-line scalar it lands in becomes
-/// [`super::flux::REDACTED`] as a whole.
+/// [`REDACTED`] as a whole.
 pub const REDACTED_INLINE: &str = "(redacted from a Secret)";
 
 /// Substitutes every scalar of `node` in place and returns what it met.
@@ -158,7 +162,7 @@ pub fn substitute_node(node: &mut Node, vars: &BTreeMap<String, String>) -> Vec<
 }
 
 /// As [`substitute_node`], with the variables in `secret` (values from Secrets) redacted: a
-/// single-line scalar using one becomes [`super::flux::REDACTED`], and in a multi-line one
+/// single-line scalar using one becomes [`REDACTED`], and in a multi-line one
 /// each use becomes [`REDACTED_INLINE`].
 pub fn substitute_node_redacting(node: &mut Node, vars: &BTreeMap<String, String>, secret: &BTreeSet<String>) -> Vec<Use> {
     let mut uses = Vec::new();
@@ -184,7 +188,7 @@ fn walk(node: &mut Node, vars: &Vars, uses: &mut Vec<Use>) {
             let (mut out, found) = substitute(text, vars.plain);
             let secret_used = found.used.iter().any(|(name, _)| vars.secret.contains(name));
             if secret_used {
-                out = if text.contains('\n') { substitute(text, vars.masked).0 } else { super::flux::REDACTED.to_string() };
+                out = if text.contains('\n') { substitute(text, vars.masked).0 } else { REDACTED.to_string() };
             }
             // A single-line scalar's column is exact; a quoted one starts after its quote.
             let shift = if *plain { 0 } else { 1 };
@@ -278,7 +282,7 @@ mod tests {
         let mut docs = crate::gitops::yaml::read_documents("a: \"Bearer ${tok}\"\nb: |\n  k: ${tok}\n  v: ${ver}\nc: ${ver}\n").unwrap();
         let secret: BTreeSet<String> = ["tok".to_string()].into();
         let uses = substitute_node_redacting(&mut docs[0], &vars(&[("tok", "s3cret"), ("ver", "2.3.0")]), &secret);
-        assert_eq!(docs[0].str_at(&["a"]), Some(crate::gitops::flux::REDACTED), "a single-line scalar is redacted whole");
+        assert_eq!(docs[0].str_at(&["a"]), Some(REDACTED), "a single-line scalar is redacted whole");
         assert_eq!(docs[0].str_at(&["b"]), Some("k: (redacted from a Secret)\nv: 2.3.0\n"), "embedded YAML keeps parsing");
         assert_eq!(docs[0].str_at(&["c"]), Some("2.3.0"));
         assert_eq!(uses.iter().filter(|u| u.name == "tok").count(), 2, "uses are still reported");

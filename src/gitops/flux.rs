@@ -10,15 +10,15 @@
 
 use sha2::{Digest, Sha256};
 
-use super::model::{Engine, EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
+use super::model::{EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
 use super::postbuild::{data_of, Applied};
 use super::tree::{Doc, Tree};
 use super::values::{Placement, Values};
 use super::{classify, is_trainer, Found};
+use crate::engine::Engine;
 
 pub const GROUP: &str = "helm.toolkit.fluxcd.io";
-/// What a value taken from a Secret prints as (secrets are never printed).
-pub const REDACTED: &str = "(redacted: from a Secret)";
+pub use super::envsubst::REDACTED;
 const SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
 
 /// Where the chart comes from, as far as the tree tells.

@@ -9,10 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Engine, EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
+use super::model::{EngineOption, Ignored, Location, ObjectKey, Problem, Reference, VersionKind};
 use super::tree::{dir_of, join, Doc, Tree};
 use super::values::{Placement, Values};
 use super::{classify, is_trainer, Found};
+use crate::engine::Engine;
 
 const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 

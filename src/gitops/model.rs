@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-pub use crate::audit::gitops::Engine;
+use crate::engine::Engine;
 
 /// A place in the tree: a path relative to the tree root (with `/`), 1-based line and column.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

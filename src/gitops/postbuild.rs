@@ -306,7 +306,7 @@ mod tests {
         ]);
         apply(&mut t);
         let x = t.docs.iter().find(|d| d.kind == "X").unwrap();
-        assert_eq!(x.node.str_at(&["spec", "t"]), Some(crate::gitops::flux::REDACTED));
+        assert_eq!(x.node.str_at(&["spec", "t"]), Some(crate::gitops::envsubst::REDACTED));
         // `ver` comes from the Secret too, but the inline substitute wins and is not secret.
         assert_eq!(x.node.str_at(&["spec", "v"]), Some("2.3.0"));
     }

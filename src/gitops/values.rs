@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use super::model::Location;
 use super::yaml::{key_string, read_documents, Node, YamlError};
 use crate::helm::strvals;
-use crate::kube::{from_serde, to_serde};
+use crate::objects::{from_serde, to_serde};
 
 /// Why values embedded as text (a ConfigMap key, `helm.values`, a values file) could not be
 /// merged; the caller names where the text came from.

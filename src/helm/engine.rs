@@ -35,8 +35,8 @@ impl From<crate::helm::values::CoalesceError> for RenderError {
     }
 }
 
-impl From<crate::helm::schema::InvalidSchema> for RenderError {
-    fn from(e: crate::helm::schema::InvalidSchema) -> RenderError {
+impl From<crate::helm::values_schema::InvalidSchema> for RenderError {
+    fn from(e: crate::helm::values_schema::InvalidSchema) -> RenderError {
         RenderError(e.to_string())
     }
 }

@@ -8,6 +8,6 @@ pub mod json;
 pub mod manifest;
 pub mod objects;
 pub mod render;
-pub mod schema;
 pub mod strvals;
 pub mod values;
+pub mod values_schema;

@@ -145,9 +145,9 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
 }
 
 /// Helm's `ValidateAgainstSchema`: each chart's schema against its part of the values.
-fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), crate::helm::schema::InvalidSchema> {
+fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), crate::helm::values_schema::InvalidSchema> {
     if let Some(schema) = &chart.schema {
-        if let Some(lines) = crate::helm::schema::validate(schema, values)? {
+        if let Some(lines) = crate::helm::values_schema::validate(schema, values)? {
             report.push_str(&format!("{}:\n{lines}", chart.name()));
         }
     }

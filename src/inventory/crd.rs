@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::{str_at, Object, Origin};
+use crate::objects::{str_at, Object, Origin};
 
 /// The annotation budget of one object (`TotalAnnotationSizeLimitB`): client-side apply copies
 /// the whole object into `kubectl.kubernetes.io/last-applied-configuration`.

@@ -8,8 +8,8 @@ use serde_json::Value as Json;
 
 use super::rbac::{grants_for, Grant, Role};
 use crate::helm::manifest::Hook;
-use crate::kube::workload::{containers, pod_spec, Container};
-use crate::kube::{str_at, Identity, Object};
+use crate::objects::workload::{containers, pod_spec, Container};
+use crate::objects::{str_at, Identity, Object};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HookInfo {
@@ -103,7 +103,7 @@ impl HookInfo {
             .iter()
             .map(|c| {
                 let mut argv: Vec<String> = c.command.iter().chain(c.args.iter()).cloned().collect();
-                let repository = crate::kube::workload::ImageRef::parse(&c.image).repository;
+                let repository = crate::objects::workload::ImageRef::parse(&c.image).repository;
                 if c.command.is_empty() && repository.rsplit('/').next().is_some_and(|n| n.contains("kubectl")) {
                     argv.insert(0, "kubectl".into());
                 }

@@ -16,8 +16,8 @@ use serde_json::Value as Json;
 
 use crate::chart::Chart;
 use crate::helm::render::Rendered;
-use crate::kube::workload::{containers, ImageRef};
-use crate::kube::{objects_in, Object, Origin};
+use crate::objects::workload::{containers, ImageRef};
+use crate::objects::{objects_in, Object, Origin};
 use crd::Crd;
 use hook::HookInfo;
 use rbac::Role;
@@ -83,7 +83,7 @@ impl Inventory {
         let crds = everything.iter().filter_map(|o| Crd::from_object(o)).collect();
         let images = image_uses(&everything, &runtimes);
         let mut values = BTreeMap::new();
-        flatten_values(&crate::kube::to_serde(&chart.values), "", &mut values);
+        flatten_values(&crate::objects::to_serde(&chart.values), "", &mut values);
         let subcharts = chart.dependencies.iter().map(|d| (d.name().to_string(), d.metadata.version.clone())).collect();
         Inventory {
             chart: ChartSummary {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::{str_at, Object};
+use crate::objects::{str_at, Object};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Rule {

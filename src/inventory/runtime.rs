@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::workload::{containers, ImageRef};
-use crate::kube::{objects_in, Object, Origin};
+use crate::objects::workload::{containers, ImageRef};
+use crate::objects::{objects_in, Object, Origin};
 
 pub const RUNTIME_KINDS: &[&str] = &["ClusterTrainingRuntime", "TrainingRuntime"];
 

@@ -18,14 +18,14 @@ pub mod output;
 mod overrides;
 pub mod quantity;
 mod runtime;
-pub mod schema;
+pub mod target_crds;
 mod trainjob;
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube::str_at;
-pub use schema::{SchemaVerdict, TargetCrds, TargetSchema};
+use crate::objects::str_at;
+pub use target_crds::{SchemaVerdict, TargetCrds, TargetSchema};
 
 /// The Trainer API group and version every converted object uses.
 pub const TRAINER_API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
@@ -211,11 +211,11 @@ pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -
     // A stored object is rewritten in place: the List's apply is an update of the object as the
     // `--before-crds` patches left it. Files and legacy jobs are written anew.
     let in_place = options.source == Source::Cluster && !options.legacy;
-    let writes: Vec<schema::Write> = conversions
+    let writes: Vec<target_crds::Write> = conversions
         .iter()
         .filter_map(|c| {
             let object = c.converted.as_ref()?;
-            Some(schema::Write { object, stored: in_place.then_some(&c.original), patch: &c.before_crds })
+            Some(target_crds::Write { object, stored: in_place.then_some(&c.original), patch: &c.before_crds })
         })
         .collect();
     let mut verdicts = schema.check_all(&writes).into_iter();

@@ -26,7 +26,7 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// A copy of `o` without what the server sets.
 pub fn stripped(o: &Json) -> Json {
-    let mut o = crate::kube::without_status(o);
+    let mut o = crate::objects::without_status(o);
     if let Some(meta) = o.get_mut("metadata").and_then(Json::as_object_mut) {
         for k in SERVER_SET {
             meta.remove(*k);
@@ -62,7 +62,7 @@ pub enum OutputError {
 
 /// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
 pub fn yaml(value: &Json) -> Result<String, OutputError> {
-    Ok(crate::kube::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })?)
+    Ok(crate::objects::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })?)
 }
 
 pub fn json_text(value: &Json) -> Result<String, OutputError> {

@@ -1,13 +1,14 @@
 //! The upgrade path: from the installed version to the target through every stop the upgrade
 //! gates require (the latest release matching the gate's `via`, e.g. the newest 2.3.x), and for
-//! each step the commands for the detected deployment method, how to verify it, and what a
-//! rollback would do.
+//! each step the findings to settle first and the commands for the detected deployment method
+//! (`engine::commands`), how to verify it, and what a rollback would do.
 
 use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::rules::Rule;
-use crate::cluster::install::Method;
+use crate::audit::verdict::{Counts, Decision};
+use crate::engine::{commands, Method};
 
 /// The versions to upgrade through, ending with `to` (none when `to` is what is installed:
 /// there is nothing to plan). `available` are the repository's release versions; an empty list
@@ -74,6 +75,15 @@ pub struct Plan {
     pub pod_security: Option<String>,
 }
 
+impl Plan {
+    /// The plan's verdict: blocked while any step has an error to fix first (a plan is not a
+    /// gate: `plan` exits 0 either way; `check` is the gate).
+    pub fn decision(&self) -> Decision {
+        let counts = Counts::of(self.steps.iter().flat_map(|s| s.preconditions.iter()));
+        Decision::new(counts, Severity::Error, Some(&self.from), Some(&self.to))
+    }
+}
+
 /// The label a Pod Security relaxation changes.
 pub const PSA_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
 
@@ -84,7 +94,9 @@ pub struct StepContext<'a> {
     pub repository: &'a str,
     /// Flags that reach the repository (` --plain-http`), written after it in Helm commands.
     pub registry_flags: &'a str,
-    pub values: &'a crate::upgrade::values::UserValues,
+    /// The user's value flags as the shell takes them (` -f values.yaml --set a=b`), each with a
+    /// leading space.
+    pub value_flags: &'a str,
     /// The values the upgrade applies (the release's, then the flags): keys the target renamed
     /// are carried to their new names (`audit::renames`).
     pub user_values: &'a serde_json::Value,
@@ -92,54 +104,26 @@ pub struct StepContext<'a> {
 
 /// The step's commands for this deployment method.
 pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
-    let q = crate::shell::quote;
-    let (release, ns, version) = (q(ctx.release), q(ctx.namespace), q(&to.to_string()));
-    let repository = ctx.repository;
-    let repo = format!("{}{}", q(repository), ctx.registry_flags);
-    let adopt = findings.iter().any(|f| f.id.starts_with("TA-OWN"));
-    // Server-side apply conflicts with another field manager (TA-OWN-003): only forcing them
-    // gets through, --take-ownership does not (rehearsed: kustomize 2.2.0 → Helm 2.3.0).
-    let force = findings.iter().any(|f| f.id == "TA-OWN-003");
-    let take = match (adopt, force) {
-        (_, true) => " --take-ownership --force-conflicts",
-        (true, false) => " --take-ownership",
-        (false, false) => "",
-    };
-    let mut values = ctx.values.shell_flags();
+    let mut values = ctx.value_flags.to_string();
     let carried = crate::audit::renames::carried(ctx.user_values, from, to);
     for arg in &carried {
-        values.push_str(&format!(" --set-string {}", q(arg)));
+        values.push_str(&format!(" --set-string {}", crate::shell::quote(arg)));
     }
+    let s = commands::Step {
+        release: ctx.release,
+        namespace: ctx.namespace,
+        repository: ctx.repository,
+        registry_flags: ctx.registry_flags,
+        values: &values,
+        from,
+        to,
+    };
+    // What taking objects over needs, as the rules that found them declare.
+    let adoption = findings.iter().filter_map(|f| f.adopt).max();
     let templated = |v: &semver::Version| v.major > 2 || (v.major == 2 && v.minor >= 3);
     let down = to < from;
-    let (mut manual, mut upgrade) = match ctx.method {
-        Method::ArgoCd => (
-            vec![
-                format!("Set spec.source.targetRevision: {to} (chart kubeflow-trainer from {repository}) in the Argo CD Application, with syncOptions ServerSideApply=true (the runtime CRDs exceed the client-side apply annotation budget)"),
-                "Sync the Application and wait for Healthy".to_string(),
-            ],
-            Vec::new(),
-        ),
-        Method::FluxHelm => (
-            vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)", ctx.namespace, ctx.release)],
-            vec![format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
-        ),
-        // Helm 4 installs a missing release with server-side apply, and the objects kubectl or
-        // kustomize applied have fields other managers own: taking them over needs
-        // --force-conflicts (Helm ≥ 4.0.0; Helm 3 applies client-side and has no such flag).
-        Method::Kubectl | Method::FluxKustomize | Method::Unknown => (
-            vec![
-                "Remove Trainer from the kustomization that installed it, so it stops re-applying the objects Helm now owns".to_string(),
-                "The command is for Helm ≥ 4.0.0 (server-side apply; --force-conflicts takes the fields kubectl or kustomize own); with Helm 3 (≥ 3.17 for --take-ownership) leave --force-conflicts out".to_string(),
-            ],
-            vec![format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{values} --take-ownership --force-conflicts --wait --timeout 10m")],
-        ),
-        Method::Helm => (
-            Vec::new(),
-            vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
-        ),
-    };
-    if !carried.is_empty() && matches!(ctx.method, Method::ArgoCd | Method::FluxHelm) {
+    let (mut manual, mut upgrade) = ctx.method.upgrade(&s, adoption);
+    if !carried.is_empty() && ctx.method.hands_values_to_helm() {
         let renamed: Vec<String> = crate::audit::renames::crossed(from, to).iter().map(|r| format!("{} → {}", r.from, r.to)).collect();
         manual.push(format!("Rename in the values the engine hands to Helm: {} (the {to} chart ignores the old name)", renamed.join(", ")));
     }
@@ -154,15 +138,9 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
             upgrade = upgrade.into_iter().map(|c| if c.starts_with("helm ") { keep_guarded(&c) } else { c }).collect();
         }
     }
-    // The engine's own view of the change: an Argo CD install has no Helm release (Argo CD
-    // renders the chart itself), and Flux reports the HelmRelease's Ready condition.
-    let engine_status = match ctx.method {
-        Method::ArgoCd => "kubectl get applications.argoproj.io -A -o custom-columns=NAME:.metadata.name,REVISION:.spec.source.targetRevision,SYNC:.status.sync.status,HEALTH:.status.health.status".to_string(),
-        Method::FluxHelm => "flux get helmreleases -A".to_string(),
-        _ => format!("helm status {release} -n {ns}"),
-    };
+    let ns = crate::shell::quote(ctx.namespace);
     let mut verify = vec![
-        engine_status,
+        ctx.method.status(&s),
         format!("kubectl -n {ns} rollout status deployment/kubeflow-trainer-controller-manager --timeout=5m"),
         "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
             .to_string(),
@@ -173,19 +151,7 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
     }
     let crds_move = !templated(from) && templated(to);
-    // Helm reads the live object before deleting on upgrade and rollback (v4.2.3
-    // pkg/kube/client.go, Update): the live keep annotation protects those, not uninstall.
-    let (rollback, dangerous) = match ctx.method {
-        // Nothing of the old install is a Helm revision: the first Helm revision is the target.
-        Method::Kubectl | Method::FluxKustomize | Method::Unknown if crds_move => (format!("there is no {from} Helm revision to roll back to; helm uninstall {release} -n {ns} would DELETE the CRDs (release objects in {to}) and with them every TrainJob and runtime, whatever the live CRDs' keep annotation says (uninstall reads the stored manifest) — go back by re-applying the {from} manifests over the release's objects"), true),
-        Method::Kubectl | Method::FluxKustomize | Method::Unknown => (format!("there is no {from} Helm revision to roll back to: go back by re-applying the {from} manifests"), false),
-        Method::FluxHelm if crds_move => (format!("setting the HelmRelease version back to {from} makes helm-controller upgrade to it, which DELETES the CRDs (release objects in {to}, not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep"), true),
-        Method::FluxHelm => (format!("set the HelmRelease version back to {from}; helm-controller applies the older chart"), false),
-        Method::ArgoCd => (format!("set the Application's targetRevision back to {from} and sync; review what Argo CD would prune first (argocd app diff)"), false),
-        Method::Helm if crds_move => (format!("helm rollback {release} -n {ns} to the {from} revision would DELETE the CRDs (they are release objects in {to} and not in {from}) and with them every TrainJob and runtime, unless the live CRDs carry helm.sh/resource-policy: keep — annotate them before the upgrade, and use no --atomic/--rollback-on-failure until they carry it"), true),
-        Method::Helm if templated(from) => (format!("helm rollback {release} -n {ns} restores the previous revision's objects, its CRD templates (older schemas) included"), false),
-        Method::Helm => (format!("helm rollback {release} -n {ns} restores the previous revision's objects; CRDs from crds/ are not downgraded"), false),
-    };
+    let (rollback, dangerous) = ctx.method.rollback(&s, crds_move, templated(from));
     let mut preconditions: Vec<Finding> = findings.into_iter().filter(|f| f.severity <= Severity::Warning).collect();
     preconditions.sort_by(|a, b| (a.phase, a.severity, &a.id, &a.subject).cmp(&(b.phase, b.severity, &b.id, &b.subject)));
     Step {
@@ -239,14 +205,13 @@ mod tests {
         let rules = crate::audit::rules::load(None).unwrap();
         assert!(path(&rules, &v("2.3.0"), &v("2.3.0"), &[]).unwrap().is_empty());
         assert_eq!(path(&rules, &v("2.3.0"), &v("2.2.1"), &[v("2.2.1"), v("2.3.0")]).unwrap(), [v("2.2.1")]);
-        let values = crate::upgrade::values::UserValues::default();
         let ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Helm,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
         let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), Vec::new());
@@ -287,7 +252,6 @@ mod tests {
 
     #[test]
     fn a_renamed_value_is_carried_under_its_new_name() {
-        let values = crate::upgrade::values::UserValues::default();
         let user = serde_json::json!({"manager": {"annotations": {"prometheus.io/scrape": "true"}}});
         let ctx = StepContext {
             release: "kubeflow-trainer",
@@ -295,7 +259,7 @@ mod tests {
             method: Method::Helm,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &user,
         };
         let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), Vec::new());
@@ -306,14 +270,13 @@ mod tests {
 
     #[test]
     fn helm_commands_reach_the_repository_with_its_flags() {
-        let values = crate::upgrade::values::UserValues::default();
         let mut ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Helm,
             repository: "oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer",
             registry_flags: " --plain-http",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
@@ -327,16 +290,17 @@ mod tests {
 
     #[test]
     fn kubectl_installs_are_forced_helm_releases_only_on_a_conflict() {
-        let values = crate::upgrade::values::UserValues::default();
         let ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
             method: Method::Kubectl,
             repository: "oci://r/kubeflow-trainer",
             registry_flags: "",
-            values: &values,
+            value_flags: "",
             user_values: &serde_json::Value::Null,
         };
+        // Each finding takes over objects as its rule declares (`adopt:`).
+        let rules = crate::audit::rules::load(None).unwrap();
         let finding = |id: &str| Finding {
             id: id.into(),
             severity: Severity::Error,
@@ -348,6 +312,7 @@ mod tests {
             fix: String::new(),
             commands: Vec::new(),
             fix_lines: Vec::new(),
+            adopt: rules.iter().find(|r| r.id == id).and_then(|r| r.adopt),
             source: String::new(),
             expect: Vec::new(),
             phase: Default::default(),

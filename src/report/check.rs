@@ -1,39 +1,6 @@
-//! The `check` report: its data (JSON is its serde form) and its text and Markdown renderings.
+//! The `check` report ([`crate::upgrade::check::CheckReport`]) as text and Markdown.
 
-use serde::Serialize;
-
-use super::verdict::Decision;
-use crate::audit::finding::Finding;
-use crate::cluster::install::Method;
-
-/// The inputs a check's verdict rests on, as the run took them.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Inputs {
-    /// Where the installed version comes from (a Helm release, a controller image, `--from`).
-    pub installed: String,
-    /// The installed chart: `--from-chart`, or the repository version.
-    pub installed_chart: String,
-    /// The target chart: `--chart`, or the repository version.
-    pub target_chart: String,
-    /// The Kubernetes version every check used, and whether the cluster or `--kube-version` gave it.
-    pub kubernetes: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
-    #[serde(flatten)]
-    pub decision: Decision,
-    pub inputs: Inputs,
-    pub release: String,
-    pub namespace: String,
-    pub method: Method,
-    pub from: String,
-    pub to: String,
-    pub notes: Vec<String>,
-    pub warnings: Vec<String>,
-    pub findings: Vec<Finding>,
-}
+use crate::upgrade::check::CheckReport;
 
 pub fn text(r: &CheckReport) -> String {
     text_painted(r, super::style::Paint::PLAIN, super::findings::Detail::Short)

@@ -4,7 +4,7 @@
 use serde_json::Value as Json;
 
 use crate::diff::{ChartDiff, CrdChange, Status};
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 fn origin(o: Origin) -> &'static str {
     match o {

@@ -282,6 +282,7 @@ mod tests {
             fix: String::new(),
             commands: vec![],
             fix_lines: fix,
+            adopt: None,
             source: "https://example.org/source".into(),
             expect: vec![],
             phase: Default::default(),

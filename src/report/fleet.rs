@@ -13,8 +13,8 @@
 use serde::Serialize;
 
 use super::style::{Paint, Tone};
+use crate::cluster::source::Source;
 use crate::fleet::audit::{Report, Row, Verdict};
-use crate::fleet::Source;
 
 pub const SCHEMA: &str = "trainer-audit.dev/fleet/v1";
 
@@ -143,7 +143,7 @@ struct Document<'a> {
     cluster: &'a str,
     source: &'a Source,
     installed: Option<&'a str>,
-    method: Option<crate::cluster::install::Method>,
+    method: Option<crate::engine::Method>,
     target: Option<&'a str>,
     errors: usize,
     warnings: usize,
@@ -156,7 +156,7 @@ struct Document<'a> {
 /// One cluster's JSON Lines document, newline included.
 pub fn json_line(command: &str, source: &Source, row: &Row, report: Option<&Report>) -> Result<String, serde_json::Error> {
     let doc = Document {
-        schema_version: super::schema::SCHEMA_VERSION,
+        schema_version: super::json_schema::SCHEMA_VERSION,
         schema: SCHEMA,
         command,
         cluster: &row.cluster,
@@ -179,7 +179,7 @@ pub fn json_line(command: &str, source: &Source, row: &Row, report: Option<&Repo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::install::Method;
+    use crate::engine::Method;
 
     fn row(cluster: &str, verdict: Verdict, installed: Option<&str>) -> Row {
         Row {

@@ -8,11 +8,29 @@
 
 use std::fmt::Write as _;
 
-use super::check::CheckReport;
 use super::findings::cell;
 use crate::audit::finding::{Finding, Severity};
+use crate::gitops_review::GitopsReview;
 use crate::plan::Plan;
-use crate::review::GitopsReview;
+use crate::upgrade::check::CheckReport;
+
+/// The environment variable GitHub Actions names the job's step summary file in.
+pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+
+/// Appends `markdown` to the step summary when running in a GitHub Actions job. A summary that
+/// cannot be written is reported and does not change the run's outcome (the gate is the exit
+/// code, the summary only shows it).
+pub fn step_summary(markdown: impl FnOnce() -> String) {
+    let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else { return };
+    let written = std::fs::OpenOptions::new().append(true).create(true).open(&path).and_then(|mut f| {
+        let mut text = markdown();
+        text.push('\n');
+        std::io::Write::write_all(&mut f, text.as_bytes())
+    });
+    if let Err(e) = written {
+        eprintln!("warning: cannot append the summary to ${STEP_SUMMARY_ENV} ({}): {e}", std::path::Path::new(&path).display());
+    }
+}
 
 /// At most this many findings and commands are listed in a step summary; the rest are counted.
 const LISTED: usize = 10;
@@ -279,7 +297,7 @@ pub fn fleet_summary(command: &str, rows: &[crate::fleet::audit::Row]) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::install::Method;
+    use crate::engine::Method;
 
     fn finding(id: &str, severity: Severity, commands: &[&str]) -> Finding {
         Finding {
@@ -293,6 +311,7 @@ mod tests {
             fix: commands.join("\n"),
             commands: commands.iter().map(|s| s.to_string()).collect(),
             fix_lines: vec![],
+            adopt: None,
             source: "https://example.invalid".into(),
             expect: vec![],
             phase: Default::default(),
@@ -300,10 +319,10 @@ mod tests {
     }
 
     fn report(findings: Vec<Finding>) -> CheckReport {
-        let counts = crate::report::verdict::Counts::of(&findings);
+        let counts = crate::audit::verdict::Counts::of(&findings);
         CheckReport {
-            decision: crate::report::verdict::Decision::new(counts, Severity::Error, Some("2.2.1"), Some("2.3.0")),
-            inputs: crate::report::check::Inputs {
+            decision: crate::audit::verdict::Decision::new(counts, Severity::Error, Some("2.2.1"), Some("2.3.0")),
+            inputs: crate::upgrade::check::Inputs {
                 installed: String::new(),
                 installed_chart: String::new(),
                 target_chart: String::new(),

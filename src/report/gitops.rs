@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::findings::{cell, count, fix_markdown, Detail};
 use crate::audit::finding::{FixLine, Severity};
-use crate::review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
+use crate::gitops_review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
 
 fn change(r: &ReferenceReview) -> String {
     let to = r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?");
@@ -48,9 +48,9 @@ fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
     if r.verdict == Verdict::NotAudited {
         return Verdict::NotAudited.as_str().to_string();
     }
-    let c = crate::report::verdict::Counts { error: r.counts.error, warning: r.counts.warning, info: r.counts.info };
-    let mut d = crate::report::verdict::Decision::new(c, fail_on, None, None);
-    d.verdict = if r.verdict == Verdict::Fail { crate::report::verdict::Verdict::Blocked } else { crate::report::verdict::Verdict::Ready };
+    let c = crate::audit::verdict::Counts { error: r.counts.error, warning: r.counts.warning, info: r.counts.info };
+    let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
+    d.verdict = if r.verdict == Verdict::Fail { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
     d.line()
 }
 

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::audit::finding::Severity;
 use crate::audit::rules::Rule;
 use crate::gitops::Location;
-use crate::review::{GitopsReview, LocatedFinding};
+use crate::gitops_review::{GitopsReview, LocatedFinding};
 
 pub const BASE_ID: &str = "%SRCROOT%";
 

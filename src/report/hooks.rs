@@ -1,8 +1,9 @@
 //! The hook review as text: each hook with its lifecycle under every engine, the CRD sizes,
 //! then the findings.
 
-use crate::audit::gitops::{behaviour, Engine};
 use crate::audit::hooks::HooksReport;
+use crate::engine::hooks::behaviour;
+use crate::engine::Engine;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 
 pub fn text(report: &HooksReport) -> String {
@@ -63,7 +64,7 @@ pub fn text_detailed(report: &HooksReport, detail: super::findings::Detail) -> S
         out.push_str(&format!("CRDs (size as compact JSON; client-side apply budget {ANNOTATION_BUDGET} bytes)\n"));
         for c in &report.crds {
             let origin = match c.origin {
-                crate::kube::Origin::CrdsDir => "crds/",
+                crate::objects::Origin::CrdsDir => "crds/",
                 _ => "templates",
             };
             out.push_str(&format!(

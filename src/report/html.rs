@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::check::CheckReport;
 use crate::audit::finding::{Finding, FixLine, Severity};
+use crate::upgrade::check::CheckReport;
 
 /// Escapes text for an HTML element or a quoted attribute.
 pub fn escape(text: &str) -> String {

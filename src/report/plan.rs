@@ -1,18 +1,13 @@
 //! `plan` as text and Markdown.
 
-use super::verdict::{Counts, Decision};
-use crate::audit::finding::Severity;
 use crate::plan::Plan;
 
-/// The plan's verdict: blocked while any step has an error to fix first (a plan is not a gate:
-/// `plan` exits 0 either way; `check` is the gate).
-pub fn decision(p: &Plan) -> Decision {
-    let counts = Counts::of(p.steps.iter().flat_map(|s| s.preconditions.iter()));
-    Decision::new(counts, Severity::Error, Some(&p.from), Some(&p.to))
+fn decision(p: &Plan) -> crate::audit::verdict::Decision {
+    p.decision()
 }
 
 /// The JSON document: the verdict and what decided it at the top, then the plan and notes.
-pub fn json(p: &Plan, notes: &[String], inputs: &super::check::Inputs) -> serde_json::Value {
+pub fn json(p: &Plan, notes: &[String], inputs: &crate::upgrade::check::Inputs) -> serde_json::Value {
     let mut doc = serde_json::to_value(decision(p)).unwrap_or_default();
     doc["inputs"] = serde_json::to_value(inputs).unwrap_or_default();
     doc["plan"] = serde_json::to_value(p).unwrap_or_default();

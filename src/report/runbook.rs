@@ -4,7 +4,6 @@
 //! kubeconfig context the runbook was made from, and none waits for a person.
 
 use crate::audit::finding::{Finding, FixLine, Phase, Severity};
-use crate::cluster::install::Method;
 use crate::plan::Plan;
 use crate::shell::quote;
 
@@ -259,7 +258,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     ));
     // Only a Helm release has values and history to save: `helm get values` of an install that
     // is not one fails ("Error: release: not found") and stops the block (rehearsed).
-    if matches!(p.method, Method::Helm | Method::FluxHelm) {
+    if p.method.has_helm_release() {
         out.push_str(&format!(
             "helm get values {qrelease} -n {qns} -o yaml > \"$BACKUP_DIR\"/{values_file}\nhelm history {qrelease} -n {qns} > \"$BACKUP_DIR\"/history.txt\n"
         ));

@@ -80,7 +80,7 @@ pub fn log(rules: Vec<serde_json::Value>, results: Vec<serde_json::Value>, base_
 }
 
 /// `check` as SARIF: every result located (see [`locate`]), the verdict in the invocation.
-pub fn check_sarif(report: &crate::report::check::CheckReport, rules: &[Rule], files: &locate::Files) -> serde_json::Value {
+pub fn check_sarif(report: &crate::upgrade::check::CheckReport, rules: &[Rule], files: &locate::Files) -> serde_json::Value {
     let mut doc = sarif(&report.findings, rules);
     let results = doc["runs"][0]["results"].as_array_mut().map(std::mem::take).unwrap_or_default();
     let located: Vec<serde_json::Value> = results
@@ -96,7 +96,7 @@ pub fn check_sarif(report: &crate::report::check::CheckReport, rules: &[Rule], f
     run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": files.root_uri()}});
     run["invocations"] = json!([{
         "executionSuccessful": true,
-        "exitCode": if report.decision.verdict == crate::report::verdict::Verdict::Blocked { 1 } else { 0 },
+        "exitCode": if report.decision.verdict == crate::audit::verdict::Verdict::Blocked { 1 } else { 0 },
         "properties": {
             "verdict": report.decision.verdict,
             "summary": report.decision.line(),

@@ -2,18 +2,12 @@
 //! or a pull request).
 
 use crate::audit::finding::Severity;
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::status::Status;
-use crate::report::verdict::{Counts, Decision};
 
-/// What `status --fail-on` gates on, counted as `check` counts findings: errors are Helm releases
-/// that could not be read or are stuck (pending, failed: nothing upgrades them) and objects the
-/// CRDs reject; warnings are what could not be read and objects that lose fields on their next
-/// write.
+/// What `status --fail-on` gates on ([`Counts::of_status`]).
 pub fn counts(s: &Status) -> Counts {
-    let stuck = s.releases.iter().filter(|r| r.stuck).count();
-    let rejected: usize = s.validation.kinds.iter().map(|k| k.rejected).sum();
-    let pruned: usize = s.validation.kinds.iter().map(|k| k.pruned).sum();
-    Counts { error: s.release_errors.len() + stuck + rejected, warning: s.warnings.len() + pruned, info: 0 }
+    Counts::of_status(s)
 }
 
 /// The verdict of `status --fail-on LEVEL`, in `check`'s words.

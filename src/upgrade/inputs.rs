@@ -116,7 +116,7 @@ pub fn check_kube_version(state: &ClusterState) -> Result<(), UpgradeError> {
     if !state.info.version_given {
         return Ok(());
     }
-    let trainer = state.crds().filter(|c| crate::kube::str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP);
+    let trainer = state.crds().filter(|c| crate::objects::str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP);
     let set = CrdSet::new(trainer, kube);
     let refused: Vec<String> = set
         .crd_issues()

@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod check;
 pub mod crds;
 pub mod inputs;
 pub mod store;
@@ -15,23 +16,23 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use crate::audit::engine::run as run_rules;
 use crate::audit::finding::Finding;
 use crate::audit::finding::Severity;
-use crate::audit::gitops::EngineContext;
 use crate::audit::input::CheckInput;
 use crate::audit::rules::{load, Rule};
+use crate::audit::run::run as run_rules;
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::install::{installed_version, overall, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::EngineContext;
 use crate::gotmpl::{Map, Value};
-use crate::kube::str_at;
+use crate::objects::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::report::check::{CheckReport, Inputs};
-use crate::report::verdict::{Counts, Decision};
 use crate::source::oci::{ClientOptions, RegistryError};
 use crate::source::pull::PullError;
 use crate::source::reference::{OciRef, ReferenceError};
+use check::{CheckReport, Inputs};
 use store::{ChartSource, ChartStore, RenderFor};
 use values::{UserValues, ValuesError};
 
@@ -130,7 +131,7 @@ fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, Upg
 }
 
 fn json_to_map(v: &Json) -> Map {
-    match crate::kube::from_serde(v) {
+    match crate::objects::from_serde(v) {
         Value::Map(m) => m.entries.borrow().clone(),
         _ => Map::new(),
     }
@@ -268,7 +269,7 @@ impl Upgrade {
     }
 
     pub fn user_values_json(&self) -> Json {
-        crate::kube::to_serde(&Value::map(self.user_values.clone()))
+        crate::objects::to_serde(&Value::map(self.user_values.clone()))
     }
 
     /// The repository the upgrade pulls from (None with a local target chart).
@@ -427,13 +428,14 @@ impl Upgrade {
         let repository = self.repository_text();
         let registry_flags = self.registry_flags();
         let user_values = self.user_values_json();
+        let value_flags = self.flags.shell_flags();
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
             method: self.install.method,
             repository: &repository,
             registry_flags: &registry_flags,
-            values: &self.flags,
+            value_flags: &value_flags,
             user_values: &user_values,
         };
         let mut notes = self.notes.clone();
@@ -524,7 +526,7 @@ mod tests {
     use super::*;
 
     fn values(json: serde_json::Value) -> Map {
-        crate::helm::values::to_map(&crate::kube::from_serde(&json)).unwrap_or_default()
+        crate::helm::values::to_map(&crate::objects::from_serde(&json)).unwrap_or_default()
     }
 
     #[test]
@@ -532,8 +534,8 @@ mod tests {
         assert!(crds_switched_on(&values(serde_json::json!({"a": 1}))).is_none());
         assert!(crds_switched_on(&values(serde_json::json!({"crds": {"enabled": true}}))).is_none());
         let off = values(serde_json::json!({"crds": {"enabled": false, "keep": "x"}, "a": 1}));
-        let on = crds_switched_on(&off).map(|m| crate::kube::to_serde(&Value::map(m)));
+        let on = crds_switched_on(&off).map(|m| crate::objects::to_serde(&Value::map(m)));
         assert_eq!(on, Some(serde_json::json!({"crds": {"enabled": true, "keep": "x"}, "a": 1})));
-        assert_eq!(crate::kube::to_serde(&Value::map(off))["crds"]["enabled"], false, "the user's values are left as they were");
+        assert_eq!(crate::objects::to_serde(&Value::map(off))["crds"]["enabled"], false, "the user's values are left as they were");
     }
 }

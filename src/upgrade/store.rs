@@ -42,7 +42,7 @@ impl RenderFor {
     /// Equal for renders that give the same output (values are sorted maps, so equal values
     /// give equal JSON text).
     fn key(&self) -> String {
-        let values = crate::kube::to_serde(&crate::gotmpl::Value::map(self.values.clone()));
+        let values = crate::objects::to_serde(&crate::gotmpl::Value::map(self.values.clone()));
         format!("{}\n{}\n{values}", self.release, self.namespace)
     }
 }

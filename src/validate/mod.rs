@@ -301,7 +301,7 @@ impl Validator {
     }
 
     fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
-        let copy = |v: &Value| if no_status { crate::kube::without_status(v) } else { v.clone() };
+        let copy = |v: &Value| if no_status { crate::objects::without_status(v) } else { v.clone() };
         let as_new = self.validate_owned(copy(stored), None);
         if self.transitions_reflexive && as_new.errors.is_empty() && as_new.unevaluated.is_empty() {
             return Outlook { as_new, on_any_update: Vec::new(), when_field_changes: Vec::new() };

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value as Json};
 
-use trainer_audit::kube::{is_namespaced, str_at};
+use trainer_audit::objects::{is_namespaced, str_at};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct ApiResource {

@@ -7,6 +7,7 @@ pub mod dockerfile;
 pub mod fake_api;
 pub mod fuzz;
 pub mod krew;
+pub mod layers;
 pub mod openmetrics;
 pub mod release;
 pub mod scenario;

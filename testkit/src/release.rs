@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use serde_json::Value as Json;
-use trainer_audit::kube::str_at;
+use trainer_audit::objects::str_at;
 
 /// Encodes a release JSON as a Secret record with Helm's layout exactly.
 pub fn encode_secret(release: &Json, gzip: bool) -> Json {

@@ -186,7 +186,7 @@ fn manifest(objects: &[&Json]) -> String {
     objects
         .iter()
         .map(|o| {
-            let yaml = trainer_audit::kube::yaml_of(o).unwrap_or_default();
+            let yaml = trainer_audit::objects::yaml_of(o).unwrap_or_default();
             // Each document ends its own line: a `---` glued to the last line would merge two
             // documents into one.
             format!(
@@ -417,7 +417,7 @@ fn neighbours_2_1_0() -> Vec<Json> {
 /// A list of objects as `kubectl get -o yaml` writes a List.
 pub fn list_yaml(items: Vec<Json>) -> String {
     let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-    trainer_audit::kube::yaml_of(&list).unwrap_or_default()
+    trainer_audit::objects::yaml_of(&list).unwrap_or_default()
 }
 
 /// The text of `snapshots/<name>.yaml`.

@@ -239,7 +239,8 @@ fn download(wanted: &BTreeSet<(String, String)>) -> Result<BTreeMap<(String, Str
     let mut out = BTreeMap::new();
     // A module already extracted in the cache is read from there without asking Go (which would
     // re-verify every zip): a warm rerun costs milliseconds per module.
-    let cache = Command::new("go").args(["env", "GOMODCACHE"]).output().ok().map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let cache =
+        Command::new("go").args(["env", "GOMODCACHE"]).output().ok().map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     let mut missing = Vec::new();
     for (module, version) in wanted {
         let dir = cache.as_ref().map(|c| c.join(format!("{}@{version}", escape_module(module))));

@@ -32,6 +32,7 @@ fn main() -> Result<()> {
         "kueue-compat" => kueue_compat::run(rest),
         "kube-minimum" => kube_minimum::run(rest),
         "snapshots" => snapshots(),
+        "layers" => layers(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -74,6 +75,9 @@ const USAGE: &str = "usage: cargo xtask <task>
                       k8s.io/kubernetes, start each with etcd and create the Trainer
                       2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
                       Kubernetes minimums in rules/compat.yaml
+  layers              print the import graph between the top-level modules of src/ by
+                      layer, and its loops; fails on an edge against the declared order
+                      (testkit/src/layers.rs, docs/design.md; tests/layers.rs checks the same)
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]
@@ -212,6 +216,18 @@ fn snapshots() -> Result<()> {
         let path = dir.join(format!("{name}.yaml"));
         std::fs::write(&path, text)?;
         println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The module graph of `src/` and what breaks its layer order.
+fn layers() -> Result<()> {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../src");
+    let graph = testkit::layers::scan(&src).with_context(|| format!("reading {}", src.display()))?;
+    print!("{}", graph.render());
+    let violations = graph.violations();
+    if !violations.is_empty() {
+        bail!("{} violations of the layer order:\n{}", violations.len(), violations.join("\n"));
     }
     Ok(())
 }

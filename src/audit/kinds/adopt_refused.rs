@@ -10,9 +10,9 @@
 use serde::Deserialize;
 
 use super::{Check, Hit};
-use crate::audit::gitops::Engine;
 use crate::audit::input::CheckInput;
-use crate::kube::Origin;
+use crate::engine::Engine;
+use crate::objects::Origin;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,7 +22,7 @@ use serde_json::Value as Json;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube::{str_at, Object, Origin};
+use crate::objects::{str_at, Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,7 +62,7 @@ fn applied_part(o: &Json) -> Json {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        if input.engine() != crate::audit::gitops::Engine::Helm {
+        if input.engine() != crate::engine::Engine::Helm {
             return Vec::new();
         }
         let install = input.release.is_none();

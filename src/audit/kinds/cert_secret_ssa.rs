@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube::{Object, Origin};
+use crate::objects::{Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,7 +44,7 @@ impl Params {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        if input.engine() != crate::audit::gitops::Engine::Helm {
+        if input.engine() != crate::engine::Engine::Helm {
             return Vec::new();
         }
         let Some(release) = input.release else { return Vec::new() };

@@ -15,7 +15,7 @@ use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::cluster::legacy::trainjob_finished;
 use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 /// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
 const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";

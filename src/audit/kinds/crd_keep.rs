@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{Check, Hit};
 use crate::audit::input::{ChartInput, CheckInput};
 use crate::inventory::crd::Crd;
-use crate::kube::{str_at, Origin};
+use crate::objects::{str_at, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -8,10 +8,10 @@
 use serde::Deserialize;
 
 use super::{ChartKind, Hit};
-use crate::audit::gitops::Engine;
 use crate::audit::input::ChartInput;
+use crate::engine::Engine;
 use crate::inventory::crd::ANNOTATION_BUDGET;
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

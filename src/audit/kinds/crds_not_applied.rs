@@ -20,13 +20,13 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::{Check, Hit};
-use crate::audit::gitops::{Engine, EngineContext};
 use crate::audit::input::CheckInput;
+use crate::engine::{Engine, EngineContext};
 use crate::inventory::crd::Crd;
 use crate::inventory::paths::collapse;
 use crate::inventory::schema_compare::compare;
 use crate::inventory::Inventory;
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -13,7 +13,7 @@ use super::{Check, Hit};
 use crate::audit::compat::{self, Table};
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours;
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 pub const LWS_CRD: &str = "leaderworkersets.leaderworkerset.x-k8s.io";
 

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::{Check, Hit};
 use crate::audit::finding::Severity;
 use crate::audit::input::CheckInput;
-use crate::kube::{str_at, Origin};
+use crate::objects::{str_at, Origin};
 use crate::shell::quote;
 
 #[derive(Debug, Deserialize)]
@@ -147,7 +147,7 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     hit.var("crds", crds.join(", "))
 }
 
-fn release_objects(objects: &[crate::kube::Object]) -> Vec<Id> {
+fn release_objects(objects: &[crate::objects::Object]) -> Vec<Id> {
     objects
         .iter()
         .filter(|o| o.origin == Origin::Template)

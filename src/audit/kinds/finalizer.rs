@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::support::{name_of, trainjobs_using};
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

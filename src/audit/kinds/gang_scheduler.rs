@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 /// `podGroupPolicy` key → (component id, PodGroup CRD).
 pub const SCHEDULERS: &[(&str, &str, &str)] = &[

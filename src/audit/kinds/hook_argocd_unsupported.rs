@@ -4,8 +4,9 @@ use serde::Deserialize;
 
 use super::support::hook_hit;
 use super::{ChartKind, Hit};
-use crate::audit::gitops::{argocd_phase, Engine};
 use crate::audit::input::ChartInput;
+use crate::engine::hooks::argocd_phase;
+use crate::engine::Engine;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

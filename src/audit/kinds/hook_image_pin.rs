@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::support::hook_hit;
 use super::{ChartKind, Hit};
 use crate::audit::input::ChartInput;
-use crate::kube::workload::{ImageRef, Pin};
+use crate::objects::workload::{ImageRef, Pin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -12,7 +12,7 @@ use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::hook::HookInfo;
 use crate::inventory::runtime::Delivery;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::support::hook_hit;
 use super::{Check, Hit};
 use crate::audit::input::{ChartInput, CheckInput};
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use super::support::hook_hit;
 use super::{Check, Hit};
-use crate::audit::gitops::Engine;
 use crate::audit::input::CheckInput;
+use crate::engine::Engine;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -14,7 +14,7 @@ use super::{Check, Hit};
 use crate::audit::compat::{self, KueueBuild, KueueRow, Path, Table};
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours::{self, Neighbour};
-use crate::kube::Origin;
+use crate::objects::Origin;
 
 const TRAINJOB_CRD: &str = "trainjobs.trainer.kubeflow.org";
 

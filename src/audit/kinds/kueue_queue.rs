@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 

@@ -12,8 +12,8 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube::Origin;
 use crate::migrate::{Conversion, FIELD_MANAGER};
+use crate::objects::Origin;
 use crate::shell::quote;
 
 /// Where the runbook's steps keep what they write (the runbook's backups go there too).

@@ -5,8 +5,7 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::cluster::install::Method;
-use crate::kube::{str_at, Object, Origin};
+use crate::objects::{str_at, Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,10 +37,8 @@ fn adopt_commands(o: &Object, release: &str, namespace: &str) -> String {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Argo CD applies the rendered objects itself and Flux helm-controller takes ownership
-        // by default from v1.1.0 (internal/action/upgrade.go sets TakeOwnership): Helm's
-        // adoption check only stops plain Helm.
-        if matches!(input.install.method, Method::ArgoCd | Method::FluxHelm | Method::FluxKustomize) {
+        // Helm's adoption check stops only an engine that does not adopt by itself.
+        if input.install.method.adopts_by_itself() {
             return Vec::new();
         }
         let (kinds, except) = (&self.kinds, &self.except);

@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours::is_trainer_deployment;
-use crate::kube::str_at;
-use crate::kube::workload::{containers, Container, ImageRef};
+use crate::objects::str_at;
+use crate::objects::workload::{containers, Container, ImageRef};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

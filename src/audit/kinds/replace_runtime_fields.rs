@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::{ChartKind, Hit};
-use crate::audit::gitops::Engine;
 use crate::audit::input::ChartInput;
-use crate::kube::{Object, Origin};
+use crate::engine::Engine;
+use crate::objects::{Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,7 +83,7 @@ impl ChartKind for Params {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::Identity;
+    use crate::objects::Identity;
 
     fn object(kind: &str, body: Json) -> Object {
         Object {

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, Runtime};
-use crate::kube::str_at;
+use crate::objects::str_at;
 use crate::validate::{prune, KubeVersion, Validator};
 
 #[derive(Debug, Deserialize)]

@@ -12,7 +12,7 @@ use super::{Check, Hit};
 use crate::audit::finding::Severity;
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, RUNTIME_KINDS};
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

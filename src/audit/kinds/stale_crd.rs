@@ -15,7 +15,7 @@ use crate::audit::input::{json_paths, CheckInput};
 use crate::inventory::crd::Crd;
 use crate::inventory::paths::collapse;
 use crate::inventory::schema_compare::compare;
-use crate::kube::{Identity, Object, Origin};
+use crate::objects::{Identity, Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

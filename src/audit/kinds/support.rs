@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use super::Hit;
 use crate::audit::input::CheckInput;
 use crate::inventory::hook::HookInfo;
-use crate::kube::str_at;
+use crate::objects::str_at;
 
 /// `Kind/name`, or `Kind/namespace/name` when namespaced: how every finding names an object.
 pub fn name_of(o: &Json) -> String {

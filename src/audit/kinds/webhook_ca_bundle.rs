@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::{ChartKind, Hit};
-use crate::audit::gitops::Engine;
 use crate::audit::input::ChartInput;
-use crate::kube::{Object, Origin};
+use crate::engine::Engine;
+use crate::objects::{Object, Origin};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,7 +107,7 @@ impl ChartKind for Params {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::Identity;
+    use crate::objects::Identity;
 
     fn webhook(kind: &str, hooks: Json) -> Object {
         Object {

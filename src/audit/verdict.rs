@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::audit::finding::{Finding, Severity};
+use super::finding::{Finding, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -23,6 +23,20 @@ impl Verdict {
             Verdict::Blocked => "blocked",
         }
     }
+
+    /// The exit code of a run with this verdict: 1 when blocked.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Ready => 0,
+            Verdict::Blocked => 1,
+        }
+    }
+}
+
+/// Whether `findings` fail the gate at `fail_on` (None: the run is no gate): the one fail
+/// decision, which [`Decision::new`] and every command's exit code share.
+pub fn fails(findings: &[Finding], fail_on: Option<Severity>) -> bool {
+    fail_on.is_some_and(|level| Counts::of(findings).at_or_above(level) > 0)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -42,6 +56,17 @@ impl Counts {
             }
             c
         })
+    }
+
+    /// What `status --fail-on` gates on, counted as `check` counts findings: errors are Helm
+    /// releases that could not be read or are stuck (pending, failed: nothing upgrades them) and
+    /// objects the CRDs reject; warnings are what could not be read and objects that lose fields
+    /// on their next write.
+    pub fn of_status(s: &crate::cluster::status::Status) -> Counts {
+        let stuck = s.releases.iter().filter(|r| r.stuck).count();
+        let rejected: usize = s.validation.kinds.iter().map(|k| k.rejected).sum();
+        let pruned: usize = s.validation.kinds.iter().map(|k| k.pruned).sum();
+        Counts { error: s.release_errors.len() + stuck + rejected, warning: s.warnings.len() + pruned, info: 0 }
     }
 
     /// How many are at or above `level`.

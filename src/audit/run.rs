@@ -1,7 +1,7 @@
 //! Running rules: each rule that applies runs its kind, and every hit becomes a finding carrying
 //! the rule's id, severity, title, source and filled-in fix (or those of the variant the hit
 //! selects). `check`, `plan` and `runbook` run the upgrade rules; `hooks` runs the review rules
-//! over one chart: one engine for both.
+//! over one chart: one runner for both.
 
 use std::collections::BTreeMap;
 
@@ -89,6 +89,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
         commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
         fix_lines,
+        adopt: rule.adopt,
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
         phase: rule.phase,
         expect: rule

@@ -6,7 +6,7 @@
 
 use std::cell::OnceCell;
 
-use super::input::CheckInput;
+use super::CheckInput;
 use crate::migrate::{self, Migration, Options, Source};
 use crate::validate::stored::{kube_version, CrdSet, Survey, ASSUMED_KUBE};
 use crate::validate::KubeVersion;

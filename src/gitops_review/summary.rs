@@ -78,11 +78,11 @@ pub fn summarise(d: &ChartDiff) -> DiffSummary {
     }
 }
 
-fn origin(o: &crate::kube::Origin) -> &'static str {
+fn origin(o: &crate::objects::Origin) -> &'static str {
     match o {
-        crate::kube::Origin::Template => "templates/",
-        crate::kube::Origin::Hook => "a hook",
-        crate::kube::Origin::CrdsDir => "crds/",
+        crate::objects::Origin::Template => "templates/",
+        crate::objects::Origin::Hook => "a hook",
+        crate::objects::Origin::CrdsDir => "crds/",
     }
 }
 

@@ -18,13 +18,13 @@ use serde::Serialize;
 pub use locate::{LocatedFinding, Related};
 pub use summary::DiffSummary;
 
-use crate::audit::engine::review as review_rules;
 use crate::audit::finding::{sort_findings, Finding, Severity};
-use crate::audit::gitops::{Engine, EngineContext};
 use crate::audit::input::ChartInput;
 use crate::audit::rules::{load, Rule, Scope};
+use crate::audit::run::review as review_rules;
 use crate::cluster::install::installed_version;
 use crate::cluster::ClusterState;
+use crate::engine::{Engine, EngineContext};
 use crate::gitops::compare::{Change, Comparison, Status};
 use crate::gitops::{Location, ObjectKey, Problem, Reference, Scan, VersionKind};
 use crate::source::oci::ClientOptions;
@@ -162,11 +162,11 @@ impl GitopsReview {
     }
 
     /// The verdict in the words `check` uses: blocked when the run exits 1.
-    pub fn decision(&self) -> crate::report::verdict::Decision {
-        let counts = crate::report::verdict::Counts::of(self.findings().map(|f| &f.finding));
-        let mut d = crate::report::verdict::Decision::new(counts, self.fail_on, None, None);
+    pub fn decision(&self) -> crate::audit::verdict::Decision {
+        let counts = crate::audit::verdict::Counts::of(self.findings().map(|f| &f.finding));
+        let mut d = crate::audit::verdict::Decision::new(counts, self.fail_on, None, None);
         if self.fails() {
-            d.verdict = crate::report::verdict::Verdict::Blocked;
+            d.verdict = crate::audit::verdict::Verdict::Blocked;
         }
         d
     }
@@ -360,7 +360,7 @@ fn audit_chart(
     let mut applied = (*target).clone();
     if skips_hooks {
         applied.hooks.clear();
-        applied.objects.retain(|o| o.origin != crate::kube::Origin::Hook);
+        applied.objects.retain(|o| o.origin != crate::objects::Origin::Hook);
         notes.push("skipHooks: true: the chart's hooks are not rendered, so the hook review has none to read".into());
     }
     let vars = [("release", &upgrade.release_name), ("namespace", &upgrade.namespace)];
@@ -444,6 +444,7 @@ mod tests {
             fix: String::new(),
             commands: vec![],
             fix_lines: vec![],
+            adopt: None,
             source: String::new(),
             expect: vec![],
             phase: Default::default(),

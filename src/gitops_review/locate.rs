@@ -7,8 +7,8 @@
 use serde::Serialize;
 
 use crate::audit::finding::Finding;
-use crate::audit::gitops::Engine;
 use crate::audit::rules::Rule;
+use crate::engine::Engine;
 use crate::gitops::compare::Change;
 use crate::gitops::{Location, Reference, Scan};
 
