@@ -275,7 +275,13 @@ pub fn real_manager_serves_the_2_3_webhooks() {
         "stand-in after the upgrade: {:?}",
         lab.standin_records()
             .iter()
-            .filter(|r| matches!(r, Record::ControllerStarted { .. } | Record::ControllerStopped { .. } | Record::ControllerExited { .. } | Record::ControllerRestarted { .. }))
+            .filter(|r| matches!(
+                r,
+                Record::ControllerStarted { .. }
+                    | Record::ControllerStopped { .. }
+                    | Record::ControllerExited { .. }
+                    | Record::ControllerRestarted { .. }
+            ))
             .collect::<Vec<_>>()
     ));
 }
