@@ -7,6 +7,7 @@
 //! models only what the webhook servers add. Each check lives in its own module, with the file and
 //! lines it follows.
 
+mod decode;
 mod initializers;
 mod ml_policy;
 mod replicated_jobs;
@@ -20,6 +21,8 @@ use crate::objects::str_at;
 
 /// The TrainJob webhook's name in the 2.3.0 chart's ValidatingWebhookConfiguration.
 pub const TRAINJOB_WEBHOOK: &str = "validator.trainjob.trainer.kubeflow.org";
+/// The TrainJob defaulting (mutating) webhook, called before the API server's schema validation.
+pub const DEFAULTING_WEBHOOK: &str = "defaulter.trainjob.trainer.kubeflow.org";
 pub const CLUSTER_RUNTIME_WEBHOOK: &str = "validator.clustertrainingruntime.trainer.kubeflow.org";
 pub const RUNTIME_WEBHOOK: &str = "validator.trainingruntime.trainer.kubeflow.org";
 /// The runtime webhooks' objectSelector skips objects carrying this label with this value
@@ -87,6 +90,13 @@ impl<'a> Runtimes<'a> {
                 && (kind == "ClusterTrainingRuntime" || str_at(r, &["metadata", "namespace"]) == namespace)
         })
     }
+}
+
+/// What the TrainJob defaulting webhook refuses before the API server validates the object:
+/// a TrainJob that does not decode into Trainer's Go types. `schema_errors` are the CRD schema's
+/// errors for the same object ([`crate::validate::Validator::validate`]).
+pub fn trainjob_undecodable(job: &Value, schema_errors: &[crate::validate::FieldError]) -> Option<Refusal> {
+    decode::refusal(job, schema_errors)
 }
 
 /// What the TrainJob webhook refuses for a TrainJob (after the API server's defaults: the

@@ -86,3 +86,19 @@ fn runtime_replicated_jobs_and_the_bypass_label() {
     rt["metadata"]["labels"] = json!({"trainer.kubeflow.org/webhook-validation": "disabled"});
     assert!(runtime(&rt, Operation::Create).is_empty());
 }
+
+#[test]
+fn a_wrongly_typed_trainjob_is_refused_by_the_defaulter() {
+    use crate::validate::{BadValue, ErrorKind, FieldError};
+    let e = FieldError::new(
+        ErrorKind::TypeInvalid,
+        "spec.trainer.numNodes",
+        BadValue::Str("string".into()),
+        "spec.trainer.numNodes in body must be of type integer: \"string\"",
+    );
+    let r = trainjob_undecodable(&json!({}), &[e]).unwrap();
+    assert_eq!(r.webhook, DEFAULTING_WEBHOOK);
+    assert_eq!(r.to_string(), "spec.trainer.numNodes: json: cannot unmarshal string into Go struct field");
+    let null = FieldError::new(ErrorKind::TypeInvalid, "spec.x", BadValue::Str("null".into()), "spec.x in body must be of type integer: \"null\"");
+    assert!(trainjob_undecodable(&json!({}), &[null]).is_none());
+}
