@@ -12,12 +12,14 @@
 
 use serde_json::{json, Value};
 
-/// One object to send as a dry-run create.
+/// One object to send as a dry-run create (or, with `update`, a dry-run update of the stored
+/// object of that name).
 #[derive(Debug, Clone)]
 pub struct Case {
     /// `<runtime>/<mutation>`, unique.
     pub name: String,
     pub object: Value,
+    pub update: bool,
 }
 
 pub const NAMESPACE: &str = "team-a";
@@ -39,6 +41,7 @@ pub fn trainjob(case: &str, namespace: &str, runtime_ref: Value, extra: Value) -
     Case {
         name: case.to_string(),
         object: json!({"apiVersion": GROUP_VERSION, "kind": "TrainJob", "metadata": {"name": object_name(case), "namespace": namespace}, "spec": spec}),
+        update: false,
     }
 }
 
@@ -90,6 +93,7 @@ pub fn trainjobs_on(runtime: &str, kind: &str) -> Vec<Case> {
         c("patch-manager-bad-host", patch("Team_A.example.com/x", "node", "node", false)),
         c("tune-run", json!({"trainer": {"command": ["tune", "run"]}})),
         c("tune-run-2-nodes", json!({"trainer": {"command": ["tune", "run"], "numNodes": 2}})),
+        c("tune-run-qlora", json!({"trainer": {"command": ["tune", "run"], "args": ["model.quantize_base=True"]}})),
         c("flux-zero-procs", json!({"trainer": {"numProcPerNode": 0}})),
     ]
 }
@@ -116,6 +120,18 @@ pub fn dangling_references(cluster_runtime: &str, namespaced_runtime: &str) -> V
     ]
 }
 
+/// A stored, running TrainJob given a runtime patch: the 2.3.0 webhook lets runtimePatches change
+/// only while the TrainJob is suspended (before or after the update).
+pub fn patched_while_running(stored: &Value) -> Case {
+    let mut object = stored.clone();
+    object["spec"]["runtimePatches"] =
+        json!([{"manager": "example.com/team-a", "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"team": "a"}}}}}]);
+    if let Some(m) = object["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    Case { name: "update/runtime-patches-while-running".into(), object, update: true }
+}
+
 /// A runtime the CRD's CEL refuses (two ML policies), as each runtime kind: the API server's
 /// refusal, the runtime webhooks being validating ones that run after it.
 pub fn schema_runtimes(spec: &Value) -> Vec<Case> {
@@ -135,7 +151,7 @@ fn runtime_copy(case: &str, kind: &str, spec: &Value, labels: Value) -> Case {
     if kind == "TrainingRuntime" {
         metadata["namespace"] = json!(NAMESPACE);
     }
-    Case { name: case.to_string(), object: json!({"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "spec": spec}) }
+    Case { name: case.to_string(), object: json!({"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "spec": spec}), update: false }
 }
 
 /// Copies of one runtime's spec, valid and mutated, as both runtime kinds.
@@ -169,10 +185,25 @@ pub fn runtimes_from(name: &str, spec: &Value) -> Vec<Case> {
     out
 }
 
+/// A torch runtime gang-scheduled by Volcano, with these template annotations and the trainer
+/// pod's priority class.
+fn volcano(name: &str, annotations: Value, priority: Option<&str>) -> Value {
+    let mut pod = json!({"containers": [{"name": "node", "image": "registry.example.com/team-a/train:1.4"}]});
+    if let Some(p) = priority {
+        pod["priorityClassName"] = json!(p);
+    }
+    json!({"apiVersion": GROUP_VERSION, "kind": "ClusterTrainingRuntime", "metadata": {"name": name},
+        "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "podGroupPolicy": {"volcano": {}},
+            "template": {"metadata": {"annotations": annotations}, "spec": {"replicatedJobs": [
+                {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                    "spec": {"template": {"spec": pod}}}}]}}}})
+}
+
 /// Runtimes a user might write, created for real before the corpus runs, so that TrainJobs can
 /// name them: a TrainingRuntime copy of torch-distributed, an MPI runtime that runs its launcher
 /// as a node without a `launcher` job, a torch runtime injecting PET_* envs into a container it
-/// does not have, and a Flux runtime with a reserved init container.
+/// does not have, a Flux runtime with a reserved init container, and two Volcano runtimes: an
+/// empty queue annotation, and a priority class that does not exist.
 pub fn fixture_runtimes(torch_spec: &Value) -> Vec<Value> {
     let node = |containers: Value, init: Value| {
         json!({"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
@@ -196,5 +227,7 @@ pub fn fixture_runtimes(torch_spec: &Value) -> Vec<Value> {
             json!({"numNodes": 1, "flux": {"numProcPerNode": 1}}),
             json!([node(image.clone(), json!([{"name": "flux-installer", "image": "registry.example.com/flux:1"}]))]),
         ),
+        volcano("wd-volcano-empty-queue", json!({"scheduling.volcano.sh/queue-name": ""}), None),
+        volcano("wd-volcano-priority", json!({}), Some("no-such-priority-class")),
     ]
 }

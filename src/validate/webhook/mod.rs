@@ -14,6 +14,7 @@ mod replicated_jobs;
 mod runtime_patches;
 mod runtime_ref;
 mod torchtune;
+mod volcano;
 
 use serde_json::Value;
 
@@ -100,9 +101,8 @@ pub fn trainjob_undecodable(job: &Value, schema_errors: &[crate::validate::Field
 }
 
 /// What the TrainJob webhook refuses for a TrainJob (after the API server's defaults: the
-/// runtimeRef's kind and apiGroup are filled in when absent). Creates and updates run the same
-/// checks except the runtimePatches immutability on update, which needs the old object and the
-/// JobSet's status and is not modelled.
+/// runtimeRef's kind and apiGroup are filled in when absent) on a create; an update runs the same
+/// checks and [`trainjob_update`]'s.
 pub fn trainjob(job: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
     let webhook = TRAINJOB_WEBHOOK;
     let wrap = |v: Vec<(String, String)>| v.into_iter().map(|(field, detail)| Refusal { webhook, field, detail }).collect::<Vec<_>>();
@@ -116,7 +116,18 @@ pub fn trainjob(job: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
     out.extend(initializers::refusals(&template, runtime, job));
     out.extend(runtime_patches::refusals(&template, job));
     out.extend(torchtune::refusals(runtime, job));
+    out.extend(volcano::refusals(runtime, job));
     wrap(out)
+}
+
+/// What the TrainJob webhook refuses on an update of `old` to `new`: the checks of a create, and
+/// the runtimePatches immutability.
+pub fn trainjob_update(old: &Value, new: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
+    let mut out = trainjob(new, runtimes);
+    out.extend(
+        runtime_patches::update_refusals(old, new).into_iter().map(|(field, detail)| Refusal { webhook: TRAINJOB_WEBHOOK, field, detail }),
+    );
+    out
 }
 
 /// The replicatedJobs of a runtime's JobSet template after the TrainJob's runtimePatches are

@@ -115,3 +115,31 @@ fn dns1123_subdomain(s: &str) -> bool {
                 && b[b.len() - 1] != b'-'
         })
 }
+
+/// On an update: `checkRuntimePatchesImmutability` (jobset.go L214-L250) refuses a change of
+/// `runtimePatches` unless the TrainJob is suspended before or after it. The patches are compared
+/// without their `time`, which the defaulting webhook copies from the old patch of the same
+/// manager when nothing else changed (trainjob_webhook.go L73-L90). The second refusal there,
+/// while the TrainJob's JobSet still has active replicated jobs, needs the JobSet's status and is
+/// not modelled.
+pub fn update_refusals(old: &Value, new: &Value) -> Vec<(String, String)> {
+    let without_time = |v: &Value| -> Vec<Value> {
+        items(v, &["spec", "runtimePatches"])
+            .map(|p| {
+                let mut p = p.clone();
+                if let Some(m) = p.as_object_mut() {
+                    m.remove("time");
+                }
+                p
+            })
+            .collect()
+    };
+    let suspended = |v: &Value| v.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
+    if without_time(old) != without_time(new) && !suspended(old) && !suspended(new) {
+        return vec![(
+            "spec.runtimePatches".into(),
+            "Forbidden: RuntimePatches can only be modified when the TrainJob is suspended before or after the update".into(),
+        )];
+    }
+    Vec::new()
+}

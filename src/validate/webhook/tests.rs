@@ -102,3 +102,40 @@ fn a_wrongly_typed_trainjob_is_refused_by_the_defaulter() {
     let null = FieldError::new(ErrorKind::TypeInvalid, "spec.x", BadValue::Str("null".into()), "spec.x in body must be of type integer: \"null\"");
     assert!(trainjob_undecodable(&json!({}), &[null]).is_none());
 }
+
+#[test]
+fn runtime_patches_change_only_while_suspended() {
+    let rt = torch_runtime();
+    let rts = Runtimes(vec![&rt]);
+    let old = job(json!({"runtimeRef": {"name": "torch-distributed"}}));
+    let mut new = old.clone();
+    new["spec"]["runtimePatches"] = json!([{"manager": "example.com/x", "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"a": "b"}}}}}]);
+    assert_eq!(trainjob_update(&old, &new, &rts).len(), 1);
+    new["spec"]["suspend"] = json!(true);
+    assert!(trainjob_update(&old, &new, &rts).is_empty());
+    let mut timed = new.clone();
+    timed["spec"]["runtimePatches"][0]["time"] = json!("2026-12-03T00:00:00Z");
+    timed["spec"]["suspend"] = json!(false);
+    let mut same = new.clone();
+    same["spec"]["suspend"] = json!(false);
+    assert!(trainjob_update(&timed, &same, &rts).is_empty(), "only the time differs");
+}
+
+#[test]
+fn qlora_on_torchtune_runtimes() {
+    let mut rt = torch_runtime();
+    rt["metadata"]["name"] = json!("torchtune-qwen2.5-1.5b");
+    let qwen = Runtimes(vec![&rt]);
+    let tune = |name: &str| {
+        job(json!({"runtimeRef": {"name": name}, "trainer": {"command": ["tune", "run"], "args": ["model.quantize_base=True"]}}))
+    };
+    assert_eq!(details(&trainjob(&tune("torchtune-qwen2.5-1.5b"), &qwen)), ["spec.runtimeRef.name: QLoRA is not supported for qwen2_5/1.5B model"]);
+    rt["metadata"]["name"] = json!("torchtune-llama3.2-1b");
+    rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"nvidia.com/gpu": 2}});
+    let llama = Runtimes(vec![&rt]);
+    assert_eq!(trainjob(&tune("torchtune-llama3.2-1b"), &llama).len(), 2);
+    let mut one = tune("torchtune-llama3.2-1b");
+    one["spec"]["trainer"]["numProcPerNode"] = json!(1);
+    assert!(trainjob(&one, &llama).is_empty(), "one process per node is the single-device recipe");
+}
