@@ -12,7 +12,9 @@
 //!    `N of M webhook rejections predicted`; fails on any disagreement not listed in
 //!    [`UNPREDICTED`] with its reason, and on a listed one that no longer happens;
 //! 3. a TrainJob naming a runtime that does not exist is refused with the text rule TA-RT-001
-//!    expects.
+//!    expects;
+//! 4. `check` (to the relabelled 2.3.1) reports TA-WH-001 on a live TrainJob whose runtime was
+//!    deleted, and the real webhook refuses an update of it with the words `check` printed.
 
 use std::collections::BTreeMap;
 
@@ -158,7 +160,7 @@ fn predict(validators: &BTreeMap<String, Validator>, runtimes: &Runtimes, obj: &
 }
 
 pub fn webhook_differential() {
-    let Some(mut lab) = Lab::start_with("webhook-differential", &["2.3.0"], Webhooks::On) else { return };
+    let Some(mut lab) = Lab::start_with("webhook-differential", &["2.3.0", "2.3.1"], Webhooks::On) else { return };
     lab.standin_start();
     jobset_crd(&lab);
     let values = values(&lab, "runtimes-all.yaml");
@@ -314,5 +316,22 @@ pub fn webhook_differential() {
     let matched: Vec<&&str> = texts.iter().filter(|t| refused.stderr.contains(**t)).collect();
     assert!(!matched.is_empty(), "the refusal has none of TA-RT-001's expected texts {texts:?}:\n{refused}");
     lab.note(&format!("OBSERVED TA-RT-001 (a TrainJob naming a deleted runtime): {} — expected text {matched:?}", refused.stderr.trim()));
+
+    // 4. The same prediction from `check` on a live object (rule TA-WH-001): a TrainJob whose
+    //    TrainingRuntime is deleted after it was admitted. `check` names it; a metadata-only
+    //    update of it is then refused by the real webhook with the words check printed.
+    let orphan = corpus::trainjob("orphan", corpus::NAMESPACE, json!({"name": "team-torch", "kind": "TrainingRuntime"}), json!({}));
+    lab.shell_ok(&format!("kubectl create -f - <<'EOF'\n{}\nEOF", orphan.object));
+    lab.shell_ok(&format!("kubectl delete trainingruntime -n {} team-torch", corpus::NAMESPACE));
+    let check = crate::printed::check(&lab, "2.3.1");
+    let found = check.findings.iter().find(|f| f.id == "TA-WH-001" && f.subject == format!("TrainJob/{}/orphan", corpus::NAMESPACE));
+    let found = found.unwrap_or_else(|| panic!("check reports no TA-WH-001 on the orphaned TrainJob: {:?}", check.summary()));
+    lab.note(&format!("check --to 2.3.1: TA-WH-001 {}: {}", found.subject, found.message));
+    let update = lab.shell(&format!("kubectl label trainjob -n {} orphan team=a", corpus::NAMESPACE));
+    lab.note(&format!("a label on it: exit {:?}: {}", update.code, update.stderr.trim()));
+    assert!(!update.ok(), "{update}");
+    let predicted = found.message.rsplit(": ").next().unwrap_or_default();
+    assert!(update.stderr.contains(predicted), "the refusal does not say {predicted:?}:\n{update}");
+    lab.note("OBSERVED TA-WH-001: the update of the TrainJob check named is refused with the words check printed");
     lab.standin_stop();
 }
