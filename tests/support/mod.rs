@@ -35,6 +35,17 @@ pub fn run_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output
     child.wait_with_output().unwrap()
 }
 
+/// `trainer-audit pull oci://BASE/charts/tiny --version 1.0.0 --plain-http --output-dir HOME/out`
+/// followed by `extra`, the pull most registry tests make; returns what it printed and where it
+/// was told to write.
+pub fn pull_tiny(home: &Path, base: &str, extra: &[&str], stdin: Option<&str>) -> (Output, PathBuf) {
+    let dir = home.join("out");
+    let repo = format!("oci://{base}/charts/tiny");
+    let mut args = vec!["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    (run_with_stdin(home, &args, stdin), dir)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
