@@ -151,7 +151,11 @@ fn runtime_copy(case: &str, kind: &str, spec: &Value, labels: Value) -> Case {
     if kind == "TrainingRuntime" {
         metadata["namespace"] = json!(NAMESPACE);
     }
-    Case { name: case.to_string(), object: json!({"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "spec": spec}), update: false }
+    Case {
+        name: case.to_string(),
+        object: json!({"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "spec": spec}),
+        update: false,
+    }
 }
 
 /// Copies of one runtime's spec, valid and mutated, as both runtime kinds.
@@ -165,7 +169,10 @@ pub fn runtimes_from(name: &str, spec: &Value) -> Vec<Case> {
         replicas["template"]["spec"]["replicatedJobs"][i]["replicas"] = json!(2);
         variants.push(("replicas-2", replicas));
         let mut renamed = spec.clone();
-        if let Some(cs) = renamed.pointer_mut(&format!("/template/spec/replicatedJobs/{i}/template/spec/template/spec/containers")).and_then(Value::as_array_mut) {
+        if let Some(cs) = renamed
+            .pointer_mut(&format!("/template/spec/replicatedJobs/{i}/template/spec/template/spec/containers"))
+            .and_then(Value::as_array_mut)
+        {
             for c in cs {
                 let n = c["name"].as_str().unwrap_or_default().to_string();
                 c["name"] = json!(format!("{n}-renamed"));
@@ -216,7 +223,11 @@ pub fn fixture_runtimes(torch_spec: &Value) -> Vec<Value> {
     };
     vec![
         json!({"apiVersion": GROUP_VERSION, "kind": "TrainingRuntime", "metadata": {"name": "team-torch", "namespace": NAMESPACE}, "spec": torch_spec}),
-        ctr("wd-mpi-no-launcher", json!({"numNodes": 1, "mpi": {"runLauncherAsNode": true, "mpiImplementation": "OpenMPI"}}), json!([node(image.clone(), json!([]))])),
+        ctr(
+            "wd-mpi-no-launcher",
+            json!({"numNodes": 1, "mpi": {"runLauncherAsNode": true, "mpiImplementation": "OpenMPI"}}),
+            json!([node(image.clone(), json!([]))]),
+        ),
         ctr(
             "wd-torch-env-injection",
             json!({"numNodes": 1, "torch": {"envInjection": {"targets": [{"jobName": "node", "containerNames": ["preflight"]}]}}}),

@@ -111,10 +111,8 @@ fn jobset_crd(lab: &Lab) {
 /// The chart's built-in runtime names (`files/runtimes/*.yaml`).
 fn chart_runtimes(lab: &Lab) -> Vec<String> {
     let dir = lab.dir.path().join("chart-2.3.0/kubeflow-trainer/files/runtimes");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".yaml").map(String::from))
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".yaml").map(String::from)).collect();
     names.sort();
     names
 }
@@ -193,7 +191,11 @@ pub fn webhook_differential() {
         assert!(created.ok(), "a TrainJob on the built-in {name} was not admitted:\n{created}");
         let jname = job.object["metadata"]["name"].as_str().unwrap().to_string();
         let got = poll(90, || lab.shell(&format!("kubectl get jobset -n {} {jname}", corpus::NAMESPACE)).ok());
-        assert!(got, "no JobSet for the TrainJob on {name} within 90 s:\n{}", lab.shell(&format!("kubectl get trainjob -n {} {jname} -o yaml", corpus::NAMESPACE)).stdout);
+        assert!(
+            got,
+            "no JobSet for the TrainJob on {name} within 90 s:\n{}",
+            lab.shell(&format!("kubectl get trainjob -n {} {jname} -o yaml", corpus::NAMESPACE)).stdout
+        );
         lab.note(&format!("built-in {name}: TrainJob {jname} admitted by the real webhooks, JobSet created"));
     }
 
@@ -241,7 +243,11 @@ pub fn webhook_differential() {
         .map(|c| match c.update {
             true => Call::new(
                 "PUT",
-                format!("{}/{}?dryRun=All&fieldValidation=Strict", collection(&c.object), c.object["metadata"]["name"].as_str().unwrap_or_default()),
+                format!(
+                    "{}/{}?dryRun=All&fieldValidation=Strict",
+                    collection(&c.object),
+                    c.object["metadata"]["name"].as_str().unwrap_or_default()
+                ),
                 Some(c.object.clone()),
             ),
             false => Call::new("POST", format!("{}?dryRun=All&fieldValidation=Strict", collection(&c.object)), Some(c.object.clone())),
@@ -297,7 +303,7 @@ pub fn webhook_differential() {
     assert!(refused_by_webhooks > 0, "no object of the corpus was refused by a webhook: is the manager serving them?");
     // Why the Volcano PriorityClass lookup hangs: the manager's own log.
     let log = lab.shell(&format!("grep -h -i 'priorityclass' {}/standin-*/*/manager.log | tail -n 3", lab.cp.dir.display()));
-    let error = log.stdout.lines().filter_map(|l| l.split_once("\"error\":\"").map(|(_, e)| e.split('"').next().unwrap_or(e))).last();
+    let error = log.stdout.lines().filter_map(|l| l.split_once("\"error\":\"").map(|(_, e)| e.split('"').next().unwrap_or(e))).next_back();
     lab.note(&format!("manager log on PriorityClasses: {}", error.unwrap_or(log.stdout.trim())));
     assert!(log.stdout.contains("forbidden"), "the manager's log shows no forbidden PriorityClass list:\n{log}");
 

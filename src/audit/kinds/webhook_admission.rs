@@ -31,7 +31,9 @@ impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let is_target = |o: &serde_json::Value| {
             input.target.runtimes.iter().any(|r| {
-                r.kind == str_at(o, &["kind"]) && r.name == str_at(o, &["metadata", "name"]) && r.namespace == str_at(o, &["metadata", "namespace"])
+                r.kind == str_at(o, &["kind"])
+                    && r.name == str_at(o, &["metadata", "name"])
+                    && r.namespace == str_at(o, &["metadata", "namespace"])
             })
         };
         let mut known: Vec<&serde_json::Value> = input.target.runtimes.iter().map(|r| &r.body).collect();

@@ -33,6 +33,10 @@ pub fn refusal(_job: &Value, schema_errors: &[FieldError]) -> Option<Refusal> {
             return None;
         }
         let go = go_json_type(found)?;
-        Some(Refusal { webhook: DEFAULTING_WEBHOOK, field: e.field.clone(), detail: format!("json: cannot unmarshal {go} into Go struct field") })
+        Some(Refusal {
+            webhook: DEFAULTING_WEBHOOK,
+            field: e.field.clone(),
+            detail: format!("json: cannot unmarshal {go} into Go struct field"),
+        })
     })
 }

@@ -25,7 +25,8 @@ fn reserved(job: &Value, names: &[&str]) -> Option<(String, String)> {
     let mut hit: Vec<&str> = env_names(job).into_iter().filter(|n| names.contains(n)).collect();
     hit.sort_unstable();
     hit.dedup();
-    (!hit.is_empty()).then(|| ("spec.trainer.env".into(), format!("must not have reserved envs, invalid envs configured: [{}]", hit.join(" "))))
+    (!hit.is_empty())
+        .then(|| ("spec.trainer.env".into(), format!("must not have reserved envs, invalid envs configured: [{}]", hit.join(" "))))
 }
 
 pub fn refusals(runtime: &Value, template: &Template, job: &Value) -> Vec<(String, String)> {
@@ -69,7 +70,10 @@ pub fn refusals(runtime: &Value, template: &Template, job: &Value) -> Vec<(Strin
         }
     }
     if let Some(flux) = policy.get("flux").filter(|t| !t.is_null()) {
-        let n = job.pointer("/spec/trainer/numProcPerNode").and_then(Value::as_i64).or_else(|| flux.get("numProcPerNode").and_then(Value::as_i64));
+        let n = job
+            .pointer("/spec/trainer/numProcPerNode")
+            .and_then(Value::as_i64)
+            .or_else(|| flux.get("numProcPerNode").and_then(Value::as_i64));
         if n.is_some_and(|n| n < 1) {
             out.push(("spec.trainer.numProcPerNode".into(), "must be greater than or equal to 1 for Flux TrainJob".into()));
         }

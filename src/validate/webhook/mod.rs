@@ -124,9 +124,11 @@ pub fn trainjob(job: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
 /// the runtimePatches immutability.
 pub fn trainjob_update(old: &Value, new: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
     let mut out = trainjob(new, runtimes);
-    out.extend(
-        runtime_patches::update_refusals(old, new).into_iter().map(|(field, detail)| Refusal { webhook: TRAINJOB_WEBHOOK, field, detail }),
-    );
+    out.extend(runtime_patches::update_refusals(old, new).into_iter().map(|(field, detail)| Refusal {
+        webhook: TRAINJOB_WEBHOOK,
+        field,
+        detail,
+    }));
     out
 }
 

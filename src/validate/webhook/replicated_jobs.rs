@@ -23,7 +23,8 @@ fn required_container(ancestor: &str) -> Option<&'static str> {
 pub fn refusals(runtime: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (i, job) in items(runtime, &["spec", "template", "spec", "replicatedJobs"]).enumerate() {
-        let Some(ancestor) = job.pointer(&format!("/template/metadata/labels/{}", ANCESTOR_LABEL.replace('/', "~1"))).and_then(Value::as_str)
+        let Some(ancestor) =
+            job.pointer(&format!("/template/metadata/labels/{}", ANCESTOR_LABEL.replace('/', "~1"))).and_then(Value::as_str)
         else {
             continue;
         };
@@ -34,7 +35,9 @@ pub fn refusals(runtime: &Value) -> Vec<(String, String)> {
         if replicas != 1 {
             out.push((format!("{path}.replicas"), "always must be 1".to_string()));
         }
-        if !items(job, &["template", "spec", "template", "spec", "containers"]).any(|c| c.get("name").and_then(Value::as_str) == Some(container)) {
+        if !items(job, &["template", "spec", "template", "spec", "containers"])
+            .any(|c| c.get("name").and_then(Value::as_str) == Some(container))
+        {
             out.push((
                 format!("{path}.template.spec.template.spec.containers"),
                 format!("must contain the required container for the ancestor: {ancestor}"),

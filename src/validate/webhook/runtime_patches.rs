@@ -30,7 +30,8 @@ pub fn merged_containers(runtime: &Value, job: &Value) -> Template {
         let j = &mut t.jobs[at];
         for c in items(rjob, &[pod.as_slice(), &["containers"]].concat()) {
             let name = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-            let mounts: Vec<String> = items(c, &["volumeMounts"]).filter_map(|m| m.get("name").and_then(Value::as_str)).map(String::from).collect();
+            let mounts: Vec<String> =
+                items(c, &["volumeMounts"]).filter_map(|m| m.get("name").and_then(Value::as_str)).map(String::from).collect();
             match j.containers.iter_mut().find(|x| x.name == name) {
                 Some(x) => x.volume_mounts.extend(mounts),
                 None => j.containers.push(Container { name, volume_mounts: mounts }),
@@ -62,19 +63,28 @@ pub fn refusals(template: &Template, job: &Value) -> Vec<(String, String)> {
         for rjob in items(patch, &["trainingRuntimeSpec", "template", "spec", "replicatedJobs"]) {
             let name = rjob.get("name").and_then(Value::as_str).unwrap_or_default();
             let Some(have) = template.job(name) else {
-                out.push(("spec.runtimePatches".into(), "must not have replicated job that doesn't exist in the runtime job template".into()));
+                out.push((
+                    "spec.runtimePatches".into(),
+                    "must not have replicated job that doesn't exist in the runtime job template".into(),
+                ));
                 continue;
             };
             let pod = ["template", "spec", "template", "spec"];
             for c in items(rjob, &[pod.as_slice(), &["initContainers"]].concat()) {
                 if !have.has_container(c.get("name").and_then(Value::as_str).unwrap_or_default()) {
-                    out.push(("spec.runtimePatches".into(), format!("must not have initContainer that doesn't exist in the runtime job {name}")));
+                    out.push((
+                        "spec.runtimePatches".into(),
+                        format!("must not have initContainer that doesn't exist in the runtime job {name}"),
+                    ));
                 }
             }
             for c in items(rjob, &[pod.as_slice(), &["containers"]].concat()) {
                 let cname = c.get("name").and_then(Value::as_str).unwrap_or_default();
                 if !have.has_container(cname) {
-                    out.push(("spec.runtimePatches".into(), format!("must not have container that doesn't exist in the runtime job {name}")));
+                    out.push((
+                        "spec.runtimePatches".into(),
+                        format!("must not have container that doesn't exist in the runtime job {name}"),
+                    ));
                 } else if items(c, &["env"]).next().is_some() && RESERVED_ENV_CONTAINERS.contains(&cname) {
                     out.push((
                         "spec.runtimePatches".into(),

@@ -30,9 +30,6 @@ pub fn resolve<'a>(job: &Value, runtimes: &Runtimes<'a>) -> Result<&'a Value, (S
     };
     let ns = if kind == "TrainingRuntime" { namespace } else { "" };
     runtimes.get(kind, ns, name).ok_or_else(|| {
-        (
-            field.to_string(),
-            format!("{kind}.{GROUP} {name:?} not found: specified {what} must be created before the TrainJob is created"),
-        )
+        (field.to_string(), format!("{kind}.{GROUP} {name:?} not found: specified {what} must be created before the TrainJob is created"))
     })
 }

@@ -40,11 +40,16 @@ fn a_missing_runtime_is_refused_with_the_webhooks_words() {
 fn reserved_envs_and_patches() {
     let rt = torch_runtime();
     let rts = Runtimes(vec![&rt]);
-    let r = trainjob(&job(json!({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"env": [{"name": "PET_NODE_RANK"}, {"name": "PET_NNODES"}]}})), &rts);
+    let r = trainjob(
+        &job(json!({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"env": [{"name": "PET_NODE_RANK"}, {"name": "PET_NNODES"}]}})),
+        &rts,
+    );
     assert_eq!(details(&r), ["spec.trainer.env: must not have reserved envs, invalid envs configured: [PET_NNODES PET_NODE_RANK]"]);
     let patch = |manager: &str, container: &str| {
-        job(json!({"runtimeRef": {"name": "torch-distributed"}, "runtimePatches": [{"manager": manager, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
-            {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [{"name": "A", "value": "1"}]}]}}}}}]}}}}]}))
+        job(
+            json!({"runtimeRef": {"name": "torch-distributed"}, "runtimePatches": [{"manager": manager, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+            {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [{"name": "A", "value": "1"}]}]}}}}}]}}}}]}),
+        )
     };
     assert!(trainjob(&patch("example.com/me", "sidecar"), &rts).is_empty(), "a new container is merged in, not refused");
     assert_eq!(details(&trainjob(&patch("example.com/me", "node"), &rts)).len(), 1);
@@ -58,12 +63,17 @@ fn reserved_envs_and_patches() {
 fn initializers_and_torchtune() {
     let rt = torch_runtime();
     let rts = Runtimes(vec![&rt]);
-    let r = trainjob(&job(json!({"runtimeRef": {"name": "torch-distributed"}, "initializer": {"dataset": {"storageUri": "hf://x"}}})), &rts);
+    let r =
+        trainjob(&job(json!({"runtimeRef": {"name": "torch-distributed"}, "initializer": {"dataset": {"storageUri": "hf://x"}}})), &rts);
     assert_eq!(details(&r), ["spec.runtimeRef: must have dataset-initializer job when trainJob is configured with input datasetConfig"]);
-    let r = trainjob(&job(json!({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"command": ["tune", "run"], "numNodes": 2}})), &rts);
+    let r =
+        trainjob(&job(json!({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"command": ["tune", "run"], "numNodes": 2}})), &rts);
     assert_eq!(
         details(&r),
-        ["spec.runtimeRef.name: must have a supported pretrained model, invalid model configured: ", "spec.trainer.numNodes: must be 1 for  model"]
+        [
+            "spec.runtimeRef.name: must have a supported pretrained model, invalid model configured: ",
+            "spec.trainer.numNodes: must be 1 for  model"
+        ]
     );
 }
 
@@ -99,7 +109,8 @@ fn a_wrongly_typed_trainjob_is_refused_by_the_defaulter() {
     let r = trainjob_undecodable(&json!({}), &[e]).unwrap();
     assert_eq!(r.webhook, DEFAULTING_WEBHOOK);
     assert_eq!(r.to_string(), "spec.trainer.numNodes: json: cannot unmarshal string into Go struct field");
-    let null = FieldError::new(ErrorKind::TypeInvalid, "spec.x", BadValue::Str("null".into()), "spec.x in body must be of type integer: \"null\"");
+    let null =
+        FieldError::new(ErrorKind::TypeInvalid, "spec.x", BadValue::Str("null".into()), "spec.x in body must be of type integer: \"null\"");
     assert!(trainjob_undecodable(&json!({}), &[null]).is_none());
 }
 
@@ -109,7 +120,8 @@ fn runtime_patches_change_only_while_suspended() {
     let rts = Runtimes(vec![&rt]);
     let old = job(json!({"runtimeRef": {"name": "torch-distributed"}}));
     let mut new = old.clone();
-    new["spec"]["runtimePatches"] = json!([{"manager": "example.com/x", "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"a": "b"}}}}}]);
+    new["spec"]["runtimePatches"] =
+        json!([{"manager": "example.com/x", "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"a": "b"}}}}}]);
     assert_eq!(trainjob_update(&old, &new, &rts).len(), 1);
     new["spec"]["suspend"] = json!(true);
     assert!(trainjob_update(&old, &new, &rts).is_empty());
@@ -129,7 +141,10 @@ fn qlora_on_torchtune_runtimes() {
     let tune = |name: &str| {
         job(json!({"runtimeRef": {"name": name}, "trainer": {"command": ["tune", "run"], "args": ["model.quantize_base=True"]}}))
     };
-    assert_eq!(details(&trainjob(&tune("torchtune-qwen2.5-1.5b"), &qwen)), ["spec.runtimeRef.name: QLoRA is not supported for qwen2_5/1.5B model"]);
+    assert_eq!(
+        details(&trainjob(&tune("torchtune-qwen2.5-1.5b"), &qwen)),
+        ["spec.runtimeRef.name: QLoRA is not supported for qwen2_5/1.5B model"]
+    );
     rt["metadata"]["name"] = json!("torchtune-llama3.2-1b");
     rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] =
         json!({"limits": {"nvidia.com/gpu": 2}});

@@ -51,7 +51,10 @@ pub fn refusals(runtime: &Value, job: &Value) -> Vec<(String, String)> {
         }
         if !single_device && (model == "llama3_2/1B" || model == "llama3_2/3B") {
             out.push(("spec.trainer.numProcPerNode".into(), format!("must be auto or 1 for {model} model when using QLoRA")));
-            out.push(("spec.trainer.resourcesPerNode".into(), format!("must have gpu resource with value 1 for {model} model when using QLoRA")));
+            out.push((
+                "spec.trainer.resourcesPerNode".into(),
+                format!("must have gpu resource with value 1 for {model} model when using QLoRA"),
+            ));
         }
     }
     out
@@ -70,7 +73,8 @@ fn gpus_per_node(runtime: &Value, job: &Value) -> i64 {
     let resources = job.pointer("/spec/trainer/resourcesPerNode").filter(|r| !r.is_null()).cloned().or_else(|| {
         runtime.pointer("/spec/template/spec/replicatedJobs").and_then(Value::as_array)?.iter().find_map(|j| {
             let trainer = j.get("name").and_then(Value::as_str) == Some("node")
-                || j.pointer("/template/metadata/labels/trainer.kubeflow.org~1trainjob-ancestor-step").and_then(Value::as_str) == Some("trainer");
+                || j.pointer("/template/metadata/labels/trainer.kubeflow.org~1trainjob-ancestor-step").and_then(Value::as_str)
+                    == Some("trainer");
             if !trainer {
                 return None;
             }

@@ -18,7 +18,8 @@ pub fn refusals(runtime: &Value, job: &Value) -> Vec<(String, String)> {
     // The propagated annotations: the runtime template's, then each patch's over them.
     let mut queue = runtime.pointer("/spec/template/metadata/annotations").and_then(|a| a.get(QUEUE)).and_then(Value::as_str);
     for p in items(job, &["spec", "runtimePatches"]) {
-        if let Some(q) = p.pointer("/trainingRuntimeSpec/template/metadata/annotations").and_then(|a| a.get(QUEUE)).and_then(Value::as_str) {
+        if let Some(q) = p.pointer("/trainingRuntimeSpec/template/metadata/annotations").and_then(|a| a.get(QUEUE)).and_then(Value::as_str)
+        {
             queue = Some(q);
         }
     }
