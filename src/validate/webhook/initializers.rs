@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::Template;
 
-pub fn refusals(template: &Template, _runtime: &Value, job: &Value) -> Vec<(String, String)> {
+pub fn refusals(template: &Template, job: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (key, name, config) in [("dataset", "dataset-initializer", "datasetConfig"), ("model", "model-initializer", "modelConfig")] {
         if job.pointer(&format!("/spec/initializer/{key}")).is_none_or(Value::is_null) {

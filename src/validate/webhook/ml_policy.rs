@@ -1,9 +1,9 @@
 //! The ML-policy plugins' checks of a TrainJob against its runtime's `mlPolicy` (kubeflow/trainer
 //! v2.3.0 `pkg/runtime/framework/plugins/`): torch (`torch/torch.go` L56-L107: no torchrun
 //! reserved env in `spec.trainer.env`; every `envInjection` target container exists), MPI
-//! (`mpi/mpi.go` L82-L107: its reserved envs; more than one node with `runLauncherAsNode` needs
-//! both a `launcher` and a `node` job), XGBoost (`xgboost/xgboost.go` L53-L70: its reserved envs)
-//! and Flux (`flux/flux.go` L103-L126: `numProcPerNode` at least 1, no `flux-installer`
+//! (`mpi/mpi.go` L82-L109: its reserved envs; more than one node with `runLauncherAsNode` needs
+//! both a `launcher` and a `node` job), XGBoost (`xgboost/xgboost.go` L53-L71: its reserved envs)
+//! and Flux (`flux/flux.go` L103-L131: `numProcPerNode` at least 1, no `flux-installer`
 //! initContainer in the `node` job). The reserved names are `pkg/constants/constants.go`
 //! L175-L203, L269-L278, L299-L306.
 

@@ -113,7 +113,7 @@ pub fn trainjob(job: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
     let template = runtime_patches::merged_containers(runtime, job);
     let mut out = Vec::new();
     out.extend(ml_policy::refusals(runtime, &template, job));
-    out.extend(initializers::refusals(&template, runtime, job));
+    out.extend(initializers::refusals(&template, job));
     out.extend(runtime_patches::refusals(&template, job));
     out.extend(torchtune::refusals(runtime, job));
     out.extend(volcano::refusals(runtime, job));
