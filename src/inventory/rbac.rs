@@ -116,3 +116,10 @@ pub fn grants_for(objects: &[&Object], roles: &[Role], namespace: &str, account:
     out.dedup();
     out
 }
+
+/// Whether `grants` allow `verb` on `resource` of API `group` (`*` matches any group, resource
+/// or verb, as the RBAC authorizer reads it).
+pub fn allows(grants: &[Grant], group: &str, resource: &str, verb: &str) -> bool {
+    let has = |list: &[String], want: &str| list.iter().any(|x| x == "*" || x == want);
+    grants.iter().any(|g| has(&g.rule.api_groups, group) && has(&g.rule.resources, resource) && has(&g.rule.verbs, verb))
+}
