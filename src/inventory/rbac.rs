@@ -123,3 +123,26 @@ pub fn allows(grants: &[Grant], group: &str, resource: &str, verb: &str) -> bool
     let has = |list: &[String], want: &str| list.iter().any(|x| x == "*" || x == want);
     grants.iter().any(|g| has(&g.rule.api_groups, group) && has(&g.rule.resources, resource) && has(&g.rule.verbs, verb))
 }
+
+/// The namespace and ServiceAccount of the Deployment running Trainer's controller manager image
+/// among `objects` (`default` when it names none).
+pub fn manager_account(objects: &[&Object]) -> Option<(String, String)> {
+    let manager = objects.iter().find(|o| {
+        o.identity.kind == "Deployment"
+            && o.body
+                .pointer("/spec/template/spec/containers")
+                .and_then(Json::as_array)
+                .is_some_and(|cs| cs.iter().any(|c| str_at(c, &["image"]).contains("trainer-controller-manager")))
+    })?;
+    let account = match str_at(&manager.body, &["spec", "template", "spec", "serviceAccountName"]) {
+        "" => "default",
+        a => a,
+    };
+    Some((manager.identity.namespace.clone(), account.to_string()))
+}
+
+/// Whether `grants` let a client list and watch PriorityClasses: what an informer needs, and so
+/// what the manager's cached lookup of one needs.
+pub fn reads_priority_classes(grants: &[Grant]) -> bool {
+    ["list", "watch"].iter().all(|verb| allows(grants, "scheduling.k8s.io", "priorityclasses", verb))
+}

@@ -16,8 +16,7 @@ use serde_json::Value as Json;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::inventory::rbac::{allows, grants_for, Grant};
-use crate::inventory::Inventory;
+use crate::inventory::rbac::{grants_for, manager_account, reads_priority_classes};
 use crate::objects::{str_at, Object};
 use crate::validate::webhook;
 
@@ -25,33 +24,10 @@ use crate::validate::webhook;
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-/// The manager Deployment's namespace and ServiceAccount in a render: the Deployment running
-/// Trainer's controller manager image (`default` when it names none).
-pub fn manager_account(render: &Inventory) -> Option<(String, String)> {
-    let manager = render.objects.iter().find(|o| {
-        o.identity.kind == "Deployment"
-            && o.body
-                .pointer("/spec/template/spec/containers")
-                .and_then(Json::as_array)
-                .is_some_and(|cs| cs.iter().any(|c| str_at(c, &["image"]).contains("trainer-controller-manager")))
-    })?;
-    let account = match str_at(&manager.body, &["spec", "template", "spec", "serviceAccountName"]) {
-        "" => "default",
-        a => a,
-    };
-    Some((manager.identity.namespace.clone(), account.to_string()))
-}
-
-/// Whether the rendered RBAC lets `namespace/account` list and watch PriorityClasses (what the
-/// informer behind the cached lookup needs).
-pub fn reads_priority_classes(grants: &[Grant]) -> bool {
-    ["list", "watch"].iter().all(|verb| allows(grants, "scheduling.k8s.io", "priorityclasses", verb))
-}
-
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let Some((namespace, account)) = manager_account(input.target) else { return Vec::new() };
         let objects: Vec<&Object> = input.target.objects.iter().collect();
+        let Some((namespace, account)) = manager_account(&objects) else { return Vec::new() };
         let grants = grants_for(&objects, &input.target.roles, &namespace, &account);
         if reads_priority_classes(&grants) {
             return Vec::new();
@@ -59,7 +35,7 @@ impl Check for Params {
         let mut seen = BTreeSet::new();
         let mut runtimes: Vec<(String, &str, String, &Json, &str)> = Vec::new();
         for r in &input.target.runtimes {
-            runtimes.push((r.kind.clone(), "", r.name.clone(), &r.body, "target chart"));
+            runtimes.push((r.kind.clone(), r.namespace.as_str(), r.name.clone(), &r.body, "target chart"));
         }
         for r in input.state.runtimes() {
             let (kind, ns, name) = (str_at(r, &["kind"]), str_at(r, &["metadata", "namespace"]), str_at(r, &["metadata", "name"]));
