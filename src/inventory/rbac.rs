@@ -146,3 +146,31 @@ pub fn manager_account(objects: &[&Object]) -> Option<(String, String)> {
 pub fn reads_priority_classes(grants: &[Grant]) -> bool {
     ["list", "watch"].iter().all(|verb| allows(grants, "scheduling.k8s.io", "priorityclasses", verb))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{objects_in, Origin};
+
+    const RENDER: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m, namespace: ns}\nspec:\n  template:\n    spec:\n      serviceAccountName: mgr\n      containers: [{name: manager, image: ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0}]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules:\n- {apiGroups: [scheduling.volcano.sh], resources: [podgroups], verbs: [get, list, watch]}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: r}\nsubjects: [{kind: ServiceAccount, name: mgr, namespace: ns}]\n";
+
+    fn reads(extra_rule: &str) -> bool {
+        let text = RENDER.replace("verbs: [get, list, watch]}\n", &format!("verbs: [get, list, watch]}}\n{extra_rule}"));
+        let objects = objects_in(&text, "t", Origin::Template, "ns");
+        let refs: Vec<&Object> = objects.iter().collect();
+        let (ns, sa) = manager_account(&refs).unwrap();
+        assert_eq!((ns.as_str(), sa.as_str()), ("ns", "mgr"));
+        reads_priority_classes(&grants_for(&refs, &roles(&refs), &ns, &sa))
+    }
+
+    #[test]
+    fn the_manager_reads_priority_classes_only_with_list_and_watch() {
+        assert!(!reads(""), "podgroups of Volcano's group are not PriorityClasses");
+        assert!(reads("- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [get, list, watch]}\n"));
+        assert!(
+            !reads("- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [get]}\n"),
+            "get alone: the informer cannot list"
+        );
+        assert!(reads("- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n"));
+    }
+}

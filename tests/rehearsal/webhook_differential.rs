@@ -390,7 +390,8 @@ pub fn webhook_differential() {
     let exists = json!({"apiVersion": format!("{GROUP}/{VERSION}"), "kind": "ClusterTrainingRuntime",
         "metadata": {"name": "wd-volcano-priority-exists"}, "spec": exists});
     lab.shell_ok(&format!("kubectl create -f - <<'EOF'\n{exists}\nEOF"));
-    let on_exists = corpus::trainjob("wd-volcano-priority-exists/valid", corpus::NAMESPACE, json!({"name": "wd-volcano-priority-exists"}), json!({}));
+    let on_exists =
+        corpus::trainjob("wd-volcano-priority-exists/valid", corpus::NAMESPACE, json!({"name": "wd-volcano-priority-exists"}), json!({}));
     let on_missing = cases.iter().find(|c| c.name == "wd-volcano-priority/valid").unwrap();
     let send = |obj: &Json| {
         let call = Call::new("POST", format!("{}?dryRun=All&fieldValidation=Strict", collection(obj)), Some(obj.clone()));
