@@ -143,11 +143,21 @@ fn retired_spellings_still_work_and_say_so() {
     let status = run(home.path(), &["status", "--snapshot", &snapshot, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&status)).unwrap();
     assert_eq!(doc["install"]["method"], "argocd", "{doc}");
-    // `hooks -q` prints the count line only.
+    // `hooks -q` prints the verdict line only, as `check -q` words it (was the count line).
     let quiet = run_with_stdin(home.path(), &["hooks", &chart, "--engine", "argocd", "-q"], None);
     let text = stdout(&quiet);
     assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.contains(" findings: ") && text.contains(" warnings, "), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&new)).unwrap();
+    let count = |level: &str| json["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == level).count();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let counts = format!("{}, {}", plural(count("error"), "error"), plural(count("warning"), "warning"));
+    let verdict = if count("error") > 0 { "blocked" } else { "ready" };
+    assert_eq!(text, format!("{verdict}: {counts}\n"), "at error, check's default");
+    assert_eq!(quiet.status.code(), Some(0), "no --fail-on: no gate");
+    let gated = run_with_stdin(home.path(), &["hooks", &chart, "--engine", "argocd", "-q", "--fail-on", "warning"], None);
+    let blocked = count("error") + count("warning") > 0;
+    assert_eq!(stdout(&gated), format!("{}: {counts}\n", if blocked { "blocked" } else { "ready" }));
+    assert_eq!(gated.status.code(), Some(i32::from(blocked)), "the line and the exit code agree");
 }
 
 #[test]

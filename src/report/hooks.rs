@@ -6,6 +6,13 @@ use crate::engine::hooks::behaviour;
 use crate::engine::Engine;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 
+/// The verdict of the review in `check`'s words (`blocked: 1 error, 2 warnings`, `ready`), at
+/// `--fail-on`, or at `error` (check's default) for a review run without one.
+pub fn verdict(report: &HooksReport, fail_on: Option<crate::audit::finding::Severity>) -> crate::audit::verdict::Decision {
+    let counts = crate::audit::verdict::Counts::of(&report.findings);
+    crate::audit::verdict::Decision::new(counts, fail_on.unwrap_or(crate::audit::finding::Severity::Error), None, None)
+}
+
 pub fn text(report: &HooksReport) -> String {
     text_detailed(report, super::findings::Detail::Short)
 }
