@@ -93,12 +93,14 @@ pub fn text_detailed(report: &HooksReport, detail: super::findings::Detail) -> S
 /// The review as Markdown: what was reviewed, then the findings table.
 pub fn markdown(report: &HooksReport) -> String {
     let mut out = format!(
-        "## Hooks in `{}` {} (findings for: {})\n\n{} hook(s), {} CRD(s).\n\n",
+        "## Hooks in `{}` {} (findings for: {})\n\n{} hook{}, {} CRD{}.\n\n",
         report.chart,
         report.version,
         report.engine.as_str(),
         report.hooks.len(),
-        report.crds.len()
+        if report.hooks.len() == 1 { "" } else { "s" },
+        report.crds.len(),
+        if report.crds.len() == 1 { "" } else { "s" }
     );
     super::findings::markdown(&report.findings, &mut out);
     out
