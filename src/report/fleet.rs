@@ -156,7 +156,7 @@ struct Document<'a> {
 /// One cluster's JSON Lines document, newline included.
 pub fn json_line(command: &str, source: &Source, row: &Row, report: Option<&Report>) -> Result<String, serde_json::Error> {
     let doc = Document {
-        schema_version: super::json_schema::SCHEMA_VERSION,
+        schema_version: super::json_schema::Report::Fleet.version().unwrap_or_default(),
         schema: SCHEMA,
         command,
         cluster: &row.cluster,
