@@ -289,3 +289,62 @@ fn plan_runs_over_a_fleet_and_a_broken_member_fails_alone() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().filter(|l| l.contains(": blocked: ")).count(), 2, "{}", stdout(&out));
 }
+
+/// One run: a single cluster is a fleet of one through the same auditor, so its own report is the
+/// fleet line's `report`, its exit code the line's `exit_code` (one fail decision), and an
+/// unreadable single cluster is the run's error, named once, with nothing on standard output.
+#[test]
+fn one_cluster_is_a_fleet_of_one() {
+    let home = tempfile::tempdir().unwrap();
+    let (to, from) = charts();
+    let snapshot = Path::new(ROOT).join("tests/rules/TA-HOOK-101/cluster.yaml").to_string_lossy().into_owned();
+    let unstamped = |out: &std::process::Output| {
+        let mut doc: Json = serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(out)));
+        doc.as_object_mut().unwrap().remove("schemaVersion");
+        doc
+    };
+    for (command, gate) in [("check", &[][..]), ("plan", &["--fail-on", "warning"][..]), ("status", &["--fail-on", "warning"][..])] {
+        let mut args = vec![command, "--snapshot", &snapshot];
+        if command != "status" {
+            args.extend(["--chart", &to, "--from-chart", &from]);
+        }
+        let single = run(home.path(), &[&args[..], gate, &["--format", "json"]].concat());
+        let line = run(home.path(), &[&args[..], &["--format", "jsonl"]].concat());
+        let (doc, line) = (unstamped(&single), &lines(&line)[0]);
+        let report = &line["report"];
+        match command {
+            // A plan's line carries `{plan, notes}`; its verdict is the row's.
+            "plan" => {
+                assert_eq!((&doc["plan"], &doc["notes"]), (&report["plan"], &report["notes"]), "{command}");
+                assert_eq!(doc["verdict"], line["verdict"], "{command}");
+            }
+            // `--fail-on` adds the verdict to the status document, and only that.
+            "status" => {
+                let mut doc = doc.clone();
+                for key in ["verdict", "counts", "failOn"] {
+                    assert!(doc.as_object_mut().unwrap().remove(key).is_some(), "{command}: {key}");
+                }
+                assert_eq!(&doc, report, "{command}");
+            }
+            _ => assert_eq!(&doc, report, "{command}"),
+        }
+        let blocked = doc["verdict"] == "blocked";
+        assert_eq!(single.status.code(), Some(i32::from(blocked)), "{command}: the exit code is the verdict's: {}", stderr(&single));
+        assert!(command == "status" || blocked, "{command}: the case has findings to gate on: {doc}");
+    }
+    let check = run(home.path(), &["check", "--snapshot", &snapshot, "--chart", &to, "--format", "jsonl"]);
+    assert_eq!((check.status.code(), lines(&check)[0]["exit_code"].as_u64()), (Some(1), Some(1)));
+    // A single cluster that cannot be read: the run's error, exit 2, no report.
+    let missing = home.path().join("missing.yaml").to_string_lossy().into_owned();
+    for command in ["check", "plan", "status"] {
+        let mut args = vec![command, "--snapshot", &missing];
+        if command != "status" {
+            args.extend(["--chart", &to]);
+        }
+        let out = run(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(stdout(&out).is_empty(), "{command}: {}", stdout(&out));
+        assert_eq!(stderr(&out).matches("missing.yaml").count(), 1, "{command}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("error: "), "{command}: {}", stderr(&out));
+    }
+}

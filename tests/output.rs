@@ -138,8 +138,14 @@ fn quiet_prints_only_the_verdict_line() {
 /// line): it ends quietly, killed by SIGPIPE as `cat` is, and never panics on the broken pipe.
 #[cfg(unix)]
 fn into_a_closed_pipe(home: &Path, args: &[&str]) -> std::process::Output {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills both descriptors; each is owned once, and the reader is closed here.
+    let writer = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        drop(OwnedFd::from_raw_fd(fds[0]));
+        OwnedFd::from_raw_fd(fds[1])
+    };
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_trainer-audit"));
     cmd.args(args).env("HOME", home).env("TRAINER_AUDIT_CACHE_DIR", home.join("cache")).stdin(Stdio::null()).stdout(writer);
     cmd.output().unwrap()
@@ -181,8 +187,7 @@ fn a_closed_stdout_ends_the_run_quietly() {
     assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{:?}", out.status);
 }
 
-/// SIGPIPE's number on the platforms the tool runs on (Linux and macOS alike).
 #[cfg(unix)]
 fn libc_sigpipe() -> i32 {
-    13
+    libc::SIGPIPE
 }

@@ -273,14 +273,18 @@ impl TargetArgs {
 
     /// The target chart's CRDs (`--to`, `--chart`, else the repository's newest release).
     pub fn crds(&self, command: &str) -> Result<crate::upgrade::crds::ChartCrds, CliError> {
+        Ok(crate::upgrade::crds::chart_crds(&self.request(command)?)?)
+    }
+
+    /// The request for the target chart ([`crate::upgrade::crds::chart_crds`] reads it).
+    pub fn request(&self, command: &str) -> Result<Request, CliError> {
         let repository = if self.chart.is_some() { None } else { Some(oci_reference(self.repo.as_deref(), command)?.repository_ref()) };
-        let request = Request {
+        Ok(Request {
             to: self.to.clone(),
             repository,
             chart: self.chart.clone(),
             registry: self.registry.client_options()?,
             ..Request::default()
-        };
-        Ok(crate::upgrade::crds::chart_crds(&request)?)
+        })
     }
 }

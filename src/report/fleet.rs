@@ -128,7 +128,7 @@ pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
     match report {
         Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short)),
         Some(Report::Status(s)) => out.push_str(&super::status::text(s)),
-        Some(Report::Plan { plan, notes }) => out.push_str(&super::plan::text(plan, notes)),
+        Some(Report::Plan { plan, notes, .. }) => out.push_str(&super::plan::text(plan, notes)),
         None => out.push_str(&format!("{}: {}\n", paint.tone(Tone::Broken, "failed"), dash(row.failure.as_deref()))),
     }
     out
