@@ -347,4 +347,9 @@ fn one_cluster_is_a_fleet_of_one() {
         assert_eq!(stderr(&out).matches("missing.yaml").count(), 1, "{command}: {}", stderr(&out));
         assert!(stderr(&out).starts_with("error: "), "{command}: {}", stderr(&out));
     }
+    // The commands of one cluster choose it as these do, and refuse a directory (a fleet) by name.
+    let snapshots = Path::new(ROOT).join("snapshots").to_string_lossy().into_owned();
+    let out = run(home.path(), &["runbook", "--snapshot", &snapshots, "--chart", &to]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(&format!("{snapshots} is a directory, and this command reads one cluster")), "{}", stderr(&out));
 }
