@@ -167,11 +167,6 @@ impl Choice {
     pub fn reads_as_fleet(&self) -> bool {
         !matches!(self.shape, Shape::Single(_) | Shape::QuietGated)
     }
-
-    /// Whether the single-cluster output needs the rules (SARIF describes them).
-    pub fn needs_rules(&self) -> bool {
-        self.shape == Shape::Single(Format::Sarif)
-    }
 }
 
 /// The name one cluster goes by on a page, in metrics and on `status`'s gated quiet line: its
