@@ -168,10 +168,16 @@ fn bad_members_fail_alone_and_bad_flags_fail_the_run() {
     let out = run(home.path(), &["check", "--snapshot", &d, "--chart", &to, "--format", "sarif"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("a fleet prints text, json or jsonl"), "{}", stderr(&out));
-    // status --to/--chart validates one cluster: refused for a fleet before any read.
-    let out = run(home.path(), &["status", "--snapshot", &d, "--chart", &to]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).is_empty() && stderr(&out).contains("drop --to/--chart"), "{}", stderr(&out));
+    // status --to/--chart over a fleet: every readable cluster validated against the chart's
+    // CRDs (resolved once; refused for a fleet before the run went through one auditor).
+    let out = run(home.path(), &["status", "--snapshot", &d, "--chart", &to, "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "b.yaml fails alone: {}", stderr(&out));
+    let docs = lines(&out);
+    assert!(docs[0]["report"]["validation"]["against"].as_str().unwrap().starts_with(&format!("the CRDs of {to}")), "{docs:?}");
+    assert_eq!(docs[1]["verdict"], "failed");
+    let bad = run(home.path(), &["status", "--snapshot", &d, "--chart", &home.path().join("no-chart").to_string_lossy()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stdout(&bad).is_empty(), "a target that cannot be read fails the run before any cluster: {}", stdout(&bad));
 
     // One snapshot: the single-cluster report, unchanged; jsonl gives it the fleet document.
     let single = run(home.path(), &["status", "--snapshot", &a]);

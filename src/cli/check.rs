@@ -84,7 +84,6 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
         output: args.output.clone(),
         verbose: args.verbose,
         fleet: args.clusters.is_fleet(),
-        target: false,
     })?;
     let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
     let sarif = SarifInputs { values: args.upgrade.values.files.clone(), chart: args.upgrade.chart.as_ref().map(std::path::PathBuf::from) };

@@ -61,7 +61,6 @@ pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
         output: None,
         verbose: false,
         fleet: args.clusters.is_fleet(),
-        target: false,
     })?;
     let job = Job::Plan { request: args.upgrade.request()?, fail_on: args.fail_on };
     super::fleet::run(job, &args.clusters, &choice, SarifInputs::default(), paint)

@@ -1,6 +1,5 @@
 //! `trainer-audit status`: what is installed, on one cluster or every cluster of a fleet, and how
-//! the live objects fare under the installed CRDs (or, with `--to`/`--chart`, a target chart's;
-//! one cluster only for now).
+//! the live objects fare under the installed CRDs (or, with `--to`/`--chart`, a target chart's).
 
 use std::process::ExitCode;
 
@@ -63,7 +62,6 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
         output: None,
         verbose: false,
         fleet: args.clusters.is_fleet(),
-        target: args.target.given(),
     })?;
     let target = if args.target.given() { Some(args.target.request("status")?) } else { None };
     let job = Job::Status { target, fail_on: args.fail_on };

@@ -66,8 +66,6 @@ pub struct Flags {
     pub verbose: bool,
     /// The cluster flags may name several clusters (`FleetArgs::is_fleet`).
     pub fleet: bool,
-    /// `status --to/--chart` was given.
-    pub target: bool,
 }
 
 /// What a `check --format sarif` result points at: the files the user gave.
@@ -153,11 +151,6 @@ impl Choice {
                     "status --fail-on gates one cluster (text, json, markdown or --quiet); for a fleet (or --format jsonl) gate with check",
                 )),
             }
-        }
-        if fleet_shape && flags.target {
-            return Err(usage(
-                "status --to/--chart validates one cluster; with --quiet, --format jsonl or several clusters, drop --to/--chart",
-            ));
         }
         Ok(Choice { flags, shape })
     }
@@ -472,7 +465,7 @@ mod tests {
     use super::*;
 
     fn flags(command: Command, format: Format) -> Flags {
-        Flags { command, format, quiet: false, fail_on: None, output: None, verbose: false, fleet: false, target: false }
+        Flags { command, format, quiet: false, fail_on: None, output: None, verbose: false, fleet: false }
     }
 
     #[test]
@@ -488,9 +481,6 @@ mod tests {
         assert!(shape(Flags { fleet: true, ..quiet }).unwrap_err().contains("gate with check"));
         let out = Flags { output: Some("x".into()), ..flags(Command::Check, Format::Json) };
         assert!(shape(out).unwrap_err().starts_with("-o/--output writes --format html or openmetrics"));
-        assert!(shape(Flags { quiet: true, target: true, ..flags(Command::Status, Format::Text) })
-            .unwrap_err()
-            .contains("drop --to/--chart"));
         let single = Choice::new(flags(Command::Check, Format::Text)).unwrap();
         assert!(
             !single.reads_as_fleet() && Choice::new(Flags { quiet: true, ..flags(Command::Check, Format::Text) }).unwrap().reads_as_fleet()
