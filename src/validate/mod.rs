@@ -15,6 +15,7 @@ pub mod prune;
 pub mod ratchet;
 pub mod stored;
 pub mod structural;
+pub mod webhook;
 
 use std::fmt;
 
