@@ -294,6 +294,21 @@ fn plan_runs_over_a_fleet_and_a_broken_member_fails_alone() {
     let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().filter(|l| l.contains(": blocked: ")).count(), 2, "{}", stdout(&out));
+
+    // `plan --fail-on` gates a fleet's lines as check's do (it was refused: "gate with check"):
+    // the same verdict lines, now with the gate's exit code, for a fleet and for one cluster.
+    let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--quiet", "--fail-on", "error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().filter(|l| l.contains(": blocked: ")).count(), 2, "{}", stdout(&out));
+    let one = dir.join("helm-2.2.1.yaml").to_string_lossy().into_owned();
+    let out = run(home.path(), &["plan", "--snapshot", &one, "--chart", &to, "-q", "--fail-on", "error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains(": blocked: "), "{}", stdout(&out));
+    // At --fail-on warning the verdict is decided at that level too, not only the exit code.
+    let out = run(home.path(), &["plan", "--snapshot", &one, "--chart", &to, "--format", "json", "--fail-on", "warning"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["verdict"].as_str(), doc["failOn"].as_str()), (Some("blocked"), Some("warning")), "{doc}");
 }
 
 /// One run: a single cluster is a fleet of one through the same auditor, so its own report is the

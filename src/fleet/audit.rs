@@ -351,7 +351,8 @@ impl Auditor {
             }
             Job::Plan { request, fail_on } => {
                 let upgrade = upgrade(request, state)?;
-                let (plan, notes) = upgrade.plan()?;
+                let (mut plan, notes) = upgrade.plan()?;
+                plan.fail_on = *fail_on;
                 let inputs = Box::new(upgrade.inputs());
                 self.done_with(upgrade);
                 let findings: Vec<Finding> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();

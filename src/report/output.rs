@@ -143,10 +143,8 @@ impl Choice {
         let fleet_shape = matches!(shape, Shape::Quiet | Shape::JsonLines | Shape::FleetText);
         if fleet_shape && flags.fail_on.is_some() {
             match flags.command {
-                Command::Check => {}
-                Command::Plan => return Err(usage(
-                    "plan --fail-on gates one cluster's text, json or markdown; for a fleet (or --quiet, --format jsonl) gate with check",
-                )),
+                // A plan's rows are decided at its --fail-on, as check's are.
+                Command::Check | Command::Plan => {}
                 Command::Status => return Err(usage(
                     "status --fail-on gates one cluster (text, json, markdown or --quiet); for a fleet (or --format jsonl) gate with check",
                 )),
@@ -479,6 +477,9 @@ mod tests {
         let quiet = Flags { quiet: true, fail_on: Some(Severity::Error), ..flags(Command::Status, Format::Text) };
         assert_eq!(shape(quiet.clone()), Ok(Shape::QuietGated));
         assert!(shape(Flags { fleet: true, ..quiet }).unwrap_err().contains("gate with check"));
+        let plan_quiet = Flags { quiet: true, fail_on: Some(Severity::Error), ..flags(Command::Plan, Format::Text) };
+        assert_eq!(shape(Flags { fleet: true, ..plan_quiet.clone() }), Ok(Shape::Quiet), "a plan gates a fleet's lines");
+        assert_eq!(shape(plan_quiet), Ok(Shape::Quiet));
         let out = Flags { output: Some("x".into()), ..flags(Command::Check, Format::Json) };
         assert!(shape(out).unwrap_err().starts_with("-o/--output writes --format html or openmetrics"));
         let single = Choice::new(flags(Command::Check, Format::Text)).unwrap();
