@@ -38,6 +38,8 @@ mod swap;
 mod users;
 #[path = "rehearsal/verdict.rs"]
 mod verdict;
+#[path = "rehearsal/webhook_differential.rs"]
+mod webhook_differential;
 #[path = "rehearsal/webhooks.rs"]
 mod webhooks;
 
@@ -389,6 +391,15 @@ fn rehearse_real_manager_serves_the_2_3_webhooks() {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
     swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0();
+}
+
+/// The webhook differential: a TrainJob on each built-in 2.3.0 runtime admitted with its JobSet,
+/// then a corpus of TrainJobs and runtimes through the real 2.3.0 webhooks (dry-run creates)
+/// against trainer-audit's prediction for each, and TA-RT-001's expected text on a refusal.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_webhook_differential() {
+    webhook_differential::webhook_differential();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and
