@@ -41,6 +41,37 @@ fn sandbox_or_skip(test: &str) -> bool {
     false
 }
 
+/// Each controller binary the rehearsals run starts and parses its flags: `--help` (Go's `flag`
+/// package prints the flags and exits 0) lists the `--config` and `--zap-log-level` the charts'
+/// Deployments pass; Trainer 2.2.1's still defines `--enable-http2`, 2.3.0's no longer does
+/// (TA-NB-006's premise).
+#[test]
+fn controller_binaries_start_and_parse_their_flags() {
+    let bin = match controlplane::bin_dir() {
+        Ok(bin) => bin,
+        Err(e) => {
+            assert!(!controlplane::in_ci(), "{e}");
+            return controlplane::skipped("controller_binaries_start_and_parse_their_flags", &e.to_string());
+        }
+    };
+    for name in controlplane::CONTROLLER_BINARIES {
+        let path = bin.join(name);
+        assert!(path.is_file(), "{} has no {name}; run `cargo xtask controlplane`", bin.display());
+        let out = std::process::Command::new(&path).arg("--help").output().unwrap();
+        let help = text(&out);
+        assert!(out.status.success(), "{name} --help exited {:?}:\n{help}", out.status);
+        for flag in ["-config", "-zap-log-level"] {
+            assert!(help.contains(flag), "{name} --help does not list {flag}:\n{help}");
+        }
+        let http2 = help.contains("-enable-http2");
+        match name {
+            "trainer-controller-manager-v2.2.1" => assert!(http2, "{name} lacks -enable-http2:\n{help}"),
+            "trainer-controller-manager-v2.3.0" => assert!(!http2, "{name} still defines -enable-http2"),
+            _ => {}
+        }
+    }
+}
+
 #[test]
 fn control_plane_authenticates_authorizes_and_issues_tokens() {
     let Some(cp) = controlplane::shared_or_skip("control_plane_authenticates_authorizes_and_issues_tokens") else { return };

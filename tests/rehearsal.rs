@@ -11,7 +11,7 @@
 //!
 //! Admission webhooks are off and no Trainer or JobSet controller runs, except in
 //! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
-//! as the chart's Pod, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
@@ -28,8 +28,12 @@ mod lab;
 mod observe;
 #[path = "rehearsal/printed.rs"]
 mod printed;
+#[path = "rehearsal/running.rs"]
+mod running;
 #[path = "rehearsal/starts.rs"]
 mod starts;
+#[path = "rehearsal/swap.rs"]
+mod swap;
 #[path = "rehearsal/users.rs"]
 mod users;
 #[path = "rehearsal/verdict.rs"]
@@ -366,15 +370,35 @@ fn rehearse_removed_flag_stops_the_2_3_manager() {
     controllers::removed_flag_stops_the_2_3_manager();
 }
 
-/// Admission webhooks on: the real Trainer 2.3.0 manager runs as the chart's Pod, its cert
-/// rotator writes the webhook Secret and caBundle, a new TrainJob on a built-in runtime is
-/// admitted by the real webhooks and gets its JobSet, the webhooks refuse a TrainJob naming a
-/// missing runtime and an invalid runtime (admitted with the TA-RT-004 bypass label), and the
-/// upgrade to the relabelled 2.3.1 does not conflict with the rotator (TA-NB-007).
+/// Admission webhooks on: the real Trainer 2.3.0 manager and JobSet 0.12.0 controller run as the
+/// chart's Pods (JobSet's in a network namespace of its own), their cert rotators write the
+/// webhook Secrets and caBundles, a TrainJob runs through TrainJob → JobSet → Jobs → Pods to
+/// Complete, the webhooks refuse a TrainJob naming a missing runtime and an invalid runtime
+/// (admitted with the TA-RT-004 bypass label), and the upgrade to the relabelled 2.3.1 conflicts
+/// with JobSet's rotator on its Secret's declared keys (TA-NB-007), not with Trainer's.
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_real_manager_serves_the_2_3_webhooks() {
     webhooks::real_manager_serves_the_2_3_webhooks();
+}
+
+/// Admission webhooks on: a healthy Trainer 2.2.1 (its 2.2.1 manager and JobSet 0.11.0 controller
+/// running as their Pods) with TrainJobs run and waiting, then the runbook to 2.3.0 verbatim; the
+/// controllers restart at 2.3.0 / JobSet 0.12.0 as their Deployments roll out, and no TrainJob is
+/// lost or failed, the waiting ones complete under the new controllers with their runtime
+/// snapshots, and the 2.2 `resource-in-use` finalizer is gone.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
+    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0(swap::Applied::ClientSide);
+}
+
+/// The same with the release last applied server-side (the runtimes enabled with
+/// `--force-conflicts`, as a Helm 4 user gets past TA-NB-007).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_healthy_2_2_1_server_side_with_running_trainjobs_to_2_3_0() {
+    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0(swap::Applied::ServerSide);
 }
 
 /// The webhook differential: a TrainJob on each built-in 2.3.0 runtime admitted with its JobSet,

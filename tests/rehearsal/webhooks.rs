@@ -1,12 +1,12 @@
-//! The real Trainer 2.3.0 controller manager as the chart's Pod, with admission webhooks on
-//! (`testkit::controlplane::Webhooks::On`): the stand-in runs the built binary for the
-//! Deployment's Pod — the chart's `--config`, the Deployment's command and arguments, a token of
-//! the chart's ServiceAccount — in the control plane's network namespace, and the API server calls
-//! its webhooks at the Pod IP kube-controller-manager's endpointslice-controller publishes.
-//!
-//! JobSet is installed as its CRD only (`--set jobset.install=false`, the chart's setting for a
-//! JobSet installed separately): no JobSet controller is built here, and the JobSet subchart's
-//! webhooks (failurePolicy Fail) would refuse every JobSet the Trainer controller creates.
+//! The real Trainer 2.3.0 controller manager and the real JobSet 0.12.0 controller as the chart's
+//! Pods, with admission webhooks on (`testkit::controlplane::Webhooks::On`): the stand-in runs
+//! each built binary for its Deployment's Pod — the chart's `--config`, the Deployment's command
+//! and arguments, a token of the chart's ServiceAccount — Trainer's in the control plane's
+//! network namespace, JobSet's (which binds the same ports) in one of its own joined to it by a
+//! veth pair, and the API server calls their webhooks at the Pod IPs kube-controller-manager's
+//! endpointslice-controller publishes. A TrainJob then runs the whole chain: the Trainer manager
+//! makes its JobSet, the JobSet controller the Jobs, the job controller the Pods, the team
+//! namespace's stand-in runs them, and the TrainJob completes.
 
 use serde_json::Value as Json;
 use testkit::controlplane::Webhooks;
@@ -14,6 +14,7 @@ use testkit::standin::Record;
 
 use crate::controllers::MANAGER_2_3_0;
 use crate::lab::{Lab, NAMESPACE, RELEASE};
+use crate::running::{self, poll, JOBSET_0_12_0, JOBSET_MUTATING, JOBSET_SECRET, JOBSET_SERVICE, JOBSET_VALIDATING};
 use crate::users::{self, TEAM};
 use crate::{printed, values};
 
@@ -28,34 +29,10 @@ const SECRET_KEYS: [&str; 4] = ["ca.crt", "ca.key", "tls.crt", "tls.key"];
 fn diagnose(lab: &Lab) -> String {
     let cluster = lab.shell(&format!(
         "kubectl get pods,endpointslices,jobs -n {NAMESPACE} -o wide 2>&1; kubectl get events -A 2>&1 | tail -n 30; \
-         tail -n 80 {dir}/standin-*/*/manager.log 2>&1; grep -i webhook {dir}/kube-apiserver.log | tail -n 20",
+         tail -n 80 {dir}/standin-*/*/manager.log {dir}/standin-*/*/controller.log 2>&1; grep -i webhook {dir}/kube-apiserver.log | tail -n 20",
         dir = lab.cp.dir.display()
     ));
     format!("stand-in: {:#?}\n{}{}", lab.standin_records(), cluster.stdout, cluster.stderr)
-}
-
-/// Polls `probe` every second for up to `secs`; the last value.
-fn poll<T>(secs: u64, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-    for _ in 0..secs {
-        if let Some(v) = probe() {
-            return Some(v);
-        }
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-    probe()
-}
-
-/// Applies the JobSet CRD of the chart's own subchart, as a separately installed JobSet would
-/// have it.
-fn jobset_crd(lab: &Lab, version: &str) {
-    let work = lab.dir.path().join(format!("chart-{version}"));
-    std::fs::create_dir_all(&work).unwrap();
-    let archive = lab.corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"));
-    lab.shell_ok(&format!("tar -xzf {} -C {}", archive.display(), work.display()));
-    lab.shell_ok(&format!(
-        "kubectl apply --server-side -f {}",
-        work.join("kubeflow-trainer/charts/jobset/crds/jobset.x-k8s.io_jobsets.yaml").display()
-    ));
 }
 
 fn field_managers(object: &Json, path: &str) -> Vec<String> {
@@ -97,49 +74,48 @@ spec:
     )
 }
 
-/// Helm 2.3.0 installed with admission webhooks on, the real 2.3.0 manager serving them; then
-/// the upgrade to the relabelled 2.3.1 (same manager image) as `plan` would run it.
+/// Helm 2.3.0 installed with admission webhooks on, the real 2.3.0 manager and JobSet 0.12.0
+/// controller serving them, a TrainJob run to completion through both; then the upgrade to the
+/// relabelled 2.3.1 (same images) as `plan` would run it.
 pub fn real_manager_serves_the_2_3_webhooks() {
     let Some(mut lab) = Lab::start_with("webhooks-2.3.0", &["2.3.0", "2.3.1"], Webhooks::On) else { return };
-    assert!(lab.cp.bin.join(MANAGER_2_3_0).is_file());
+    for binary in [MANAGER_2_3_0, JOBSET_0_12_0] {
+        assert!(lab.cp.bin.join(binary).is_file(), "{binary} not built: run `cargo xtask controlplane`");
+    }
     lab.standin_start();
-    jobset_crd(&lab, "2.3.0");
     let values = values(&lab, "runtimes-all.yaml");
     let install = lab.shell(&format!(
-        "helm install {RELEASE} {} --version 2.3.0 -n {NAMESPACE} --create-namespace --plain-http -f {values} --set jobset.install=false --wait --timeout 3m",
+        "helm install {RELEASE} {} --version 2.3.0 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 4m",
         lab.repo()
     ));
     if !install.ok() {
         panic!("install failed:\n{install}\n{}", diagnose(&lab));
     }
 
-    // 1. The manager runs as the Pod, with the Pod's own command line, and became Ready.
+    // 1. Both controllers run as their Pods, with the Pods' own command lines, and are Ready
+    //    (exits a cluster sees too are allowed, see `running::healthy`).
     let records = lab.standin_records();
     let started: Vec<&Record> = records.iter().filter(|r| matches!(r, Record::ControllerStarted { .. })).collect();
     lab.note(&format!("controller records: {started:?}"));
-    let Some(Record::ControllerStarted { binary, argv, .. }) = started.first() else { panic!("no controller started: {records:#?}") };
-    assert_eq!(binary, MANAGER_2_3_0);
-    assert_eq!(argv, &["/manager".to_string(), "--config=/controller_manager_config.yaml".to_string()]);
-    assert!(records.iter().any(|r| matches!(r, Record::ControllerReady { .. })), "{records:#?}");
-    // It does not crash once it runs. Two exits are what a cluster sees too, and the stand-in
-    // restarts the process after them as a kubelet does: before its first Ready, a start that
-    // finds the CRDs Helm applied in the same release not yet served (seen in CI: "Could not
-    // initialize runtimes … setting index on runtimeClass"), a crash loop that ends once they
-    // are; after it, only controller-runtime's "leader election lost" on a loaded machine. The
-    // last word is Ready.
-    let mut ready = false;
-    for r in &records {
-        match r {
-            Record::ControllerReady { .. } => ready = true,
-            Record::ControllerExited { output, .. } if ready => {
-                assert!(output.contains("leader election lost"), "the manager exited after it was Ready: {records:#?}");
-                ready = false;
-            }
-            Record::ControllerExited { .. } => ready = false,
-            _ => {}
+    let argv_of = |binary: &str| {
+        started.iter().find_map(|r| match r {
+            Record::ControllerStarted { binary: b, argv, .. } if b == binary => Some(argv.clone()),
+            _ => None,
+        })
+    };
+    assert_eq!(
+        argv_of(MANAGER_2_3_0).unwrap_or_else(|| panic!("{MANAGER_2_3_0} not started: {records:#?}")),
+        ["/manager", "--config=/controller_manager_config.yaml"]
+    );
+    assert_eq!(
+        argv_of(JOBSET_0_12_0).unwrap_or_else(|| panic!("{JOBSET_0_12_0} not started: {records:#?}")),
+        ["/manager", "--zap-log-level=2", "--config=/controller_manager_config.yaml"]
+    );
+    for binary in [MANAGER_2_3_0, JOBSET_0_12_0] {
+        for pod in running::pods_of(&records, binary) {
+            running::healthy(&records, &pod).unwrap_or_else(|e| panic!("{e}\n{}", diagnose(&lab)));
         }
     }
-    assert!(ready, "the manager is not Ready after its last exit: {records:#?}");
 
     // 2. Its cert rotator wrote the Secret's keys and the webhook configurations' caBundle
     //    (TA-NB-007's mechanism): who owns what, read from managedFields.
@@ -160,13 +136,59 @@ pub fn real_manager_serves_the_2_3_webhooks() {
         lab.note(&format!("{kind} {name}: {} webhooks, caBundle = the Secret's ca.crt", bundles.len()));
     }
 
-    // 3. The endpoint the API server calls: the Pod IP, published by the real endpointslice
-    //    controller for the webhook Service.
-    let slices = lab.shell_ok(&format!(
-        "kubectl get endpointslices -n {NAMESPACE} -l kubernetes.io/service-name={RELEASE}-controller-manager -o jsonpath='{{.items[*].endpoints[*].addresses[*]}}'"
-    ));
-    lab.note(&format!("webhook Service endpoints: {}", slices.stdout));
-    assert_eq!(slices.stdout.trim(), testkit::controlplane::netns::POD_IP);
+    // JobSet's rotator did the same for its Secret, which the 2.3.0 chart's JobSet subchart
+    // declares with the four keys empty (TA-NB-007's premise).
+    let jobset_secret = lab.get_json(&format!("secret -n {NAMESPACE} {JOBSET_SECRET} --show-managed-fields"));
+    for key in SECRET_KEYS {
+        assert!(jobset_secret["data"][key].as_str().is_some_and(|v| !v.is_empty()), "{JOBSET_SECRET}: {key} not written: {jobset_secret}");
+    }
+    let jobset_managers = field_managers(&jobset_secret, "/fieldsV1/f:data");
+    lab.note(&format!("Secret {JOBSET_SECRET}: data keys written; data managed by {jobset_managers:?}"));
+    let jobset_ca = jobset_secret["data"]["ca.crt"].as_str().unwrap().to_string();
+    for (kind, name) in [("validatingwebhookconfiguration", JOBSET_VALIDATING), ("mutatingwebhookconfiguration", JOBSET_MUTATING)] {
+        let config = lab.get_json(&format!("{kind} {name}"));
+        let bundles: Vec<&str> =
+            config["webhooks"].as_array().into_iter().flatten().filter_map(|w| w["clientConfig"]["caBundle"].as_str()).collect();
+        assert!(!bundles.is_empty() && bundles.iter().all(|b| *b == jobset_ca), "{kind} {name}: caBundle not JobSet's CA: {config}");
+        lab.note(&format!("{kind} {name}: {} webhooks, caBundle = {JOBSET_SECRET}'s ca.crt", bundles.len()));
+    }
+
+    // 3. The endpoints the API server calls: each controller's Pod IP, published by the real
+    //    endpointslice controller for its webhook Service — Trainer's in the control plane's
+    //    namespace, JobSet's in its own, reached over the veth pair.
+    let endpoints = |service: &str| {
+        lab.shell_ok(&format!(
+            "kubectl get endpointslices -n {NAMESPACE} -l kubernetes.io/service-name={service} -o jsonpath='{{.items[*].endpoints[*].addresses[*]}}'"
+        ))
+        .stdout
+        .trim()
+        .to_string()
+    };
+    let (trainer_ip, jobset_ip) = (endpoints(&format!("{RELEASE}-controller-manager")), endpoints(JOBSET_SERVICE));
+    lab.note(&format!("webhook Service endpoints: Trainer {trainer_ip}, JobSet {jobset_ip}"));
+    assert_eq!(trainer_ip, testkit::controlplane::netns::POD_IP);
+    assert_eq!(jobset_ip, "10.244.0.3");
+
+    // The whole chain for a TrainJob whose trainer command runs here: admitted by Trainer's
+    // webhooks, its JobSet admitted by JobSet's, the Jobs made by the JobSet controller, the Pods
+    // by the job controller, run by the team namespace's stand-in; the TrainJob completes.
+    let team = running::team_namespace(&lab);
+    users::apply(&lab, &running::runnable_trainjob("smoke", "torch-distributed", 2, "echo training on $(hostname); exit 0"));
+    let conditions = running::wait_condition(&lab, &team, "smoke", "Complete", 180);
+    let (jobs, pods) = running::owned_chain(&lab, "smoke");
+    let ran: Vec<(String, i32)> = team
+        .records()
+        .iter()
+        .filter_map(|r| match r {
+            Record::ContainerRan { pod, exit_code, .. } => Some((pod.clone(), *exit_code)),
+            _ => None,
+        })
+        .collect();
+    lab.note(&format!("TrainJob {TEAM}/smoke: conditions {conditions:?}; Jobs {jobs:?}; Pods {pods:?}; containers run {ran:?}"));
+    assert!(!jobs.is_empty(), "no Job owned by the JobSet smoke\n{}", running::chain(&lab, "smoke"));
+    assert_eq!(pods.len(), 2, "two nodes, two Pods: {pods:?}\n{}", running::chain(&lab, "smoke"));
+    assert!(pods.iter().all(|p| ran.iter().any(|(q, code)| q == p && *code == 0)), "{ran:?} vs {pods:?}");
+    lab.note("TrainJob → JobSet → Jobs → Pods → Complete through the real Trainer, JobSet and job controllers");
 
     // 4. The installer hook's runtimes went through the real runtime webhook; a new TrainJob on a
     //    built-in runtime is admitted by the real TrainJob webhooks and gets its JobSet.
@@ -258,19 +280,45 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     lab.note(&format!("OBSERVED TA-RT-004 {}: admitted with the label, refused without it", bypass.unwrap().subject));
     let nb007: Vec<&printed::Finding> = check.findings.iter().filter(|f| f.id == "TA-NB-007").collect();
     lab.note(&format!("TA-NB-007 findings: {nb007:?}"));
-    let upgrade = lab.shell(&format!(
+    let upgrade_command = format!(
         "helm upgrade {RELEASE} {} --version 2.3.1 -n {NAMESPACE} --plain-http --reset-then-reuse-values --set image.tag=v2.3.0 --wait --timeout 4m",
         lab.repo()
-    ));
+    );
+    let upgrade = lab.shell(&upgrade_command);
     lab.note(&format!("upgrade to 2.3.1: {upgrade}"));
-    assert!(!upgrade.stderr.contains("conflict occurred while applying object"), "{upgrade}");
-    assert!(upgrade.ok(), "{upgrade}");
+    // Trainer's own Secret declares no keys in 2.3: never the object of a conflict.
+    let trainer_conflict = format!("conflict occurred while applying object {NAMESPACE}/{CERT_SECRET}");
+    assert!(!upgrade.stderr.contains(&trainer_conflict), "{upgrade}");
+    // JobSet's Secret does declare them, and JobSet's rotator rewrote them: TA-NB-007's conflict.
+    let jobset_conflict = format!("conflict occurred while applying object {NAMESPACE}/{JOBSET_SECRET}");
+    if upgrade.stderr.contains(&jobset_conflict) {
+        assert!(!upgrade.ok());
+        let predicted = nb007.iter().any(|f| f.subject.contains(JOBSET_SECRET) || f.message.contains(JOBSET_SECRET));
+        lab.note(&format!(
+            "OBSERVED TA-NB-007 (the conflict, on the 2.3 chart's JobSet subchart Secret {JOBSET_SECRET}; predicted by check: {predicted})"
+        ));
+        // The way through the rule names: force the apply (Helm writes the empty keys back over
+        // the certificate; JobSet's rotator, which watches its Secret, writes a new one).
+        let forced = lab.shell(&format!("{upgrade_command} --force-conflicts"));
+        lab.note(&format!("the same upgrade with --force-conflicts: {forced}"));
+        assert!(forced.ok(), "{forced}\n{}", diagnose(&lab));
+    } else {
+        assert!(upgrade.ok(), "{upgrade}\n{}", diagnose(&lab));
+        lab.note(&format!("no conflict on {JOBSET_SECRET} either"));
+    }
     let after = lab.get_json(&format!("secret -n {NAMESPACE} {CERT_SECRET}"));
     assert_eq!(after["data"]["ca.crt"].as_str(), Some(ca.as_str()), "the upgrade changed the certificate");
-    lab.note("TA-NB-007 (2.3 → 2.3.1, Helm 4 server-side): no conflict; the rotator's keys kept");
-    // Still served after the upgrade.
-    users::apply(&lab, &users::trainjob_2_2("after-upgrade", "deepspeed-distributed"));
-    assert!(poll(90, || lab.shell(&format!("kubectl get jobset -n {TEAM} after-upgrade")).ok().then_some(())).is_some());
+    lab.note("TA-NB-007 on Trainer's own Secret (2.3 → 2.3.1, Helm 4 server-side): no conflict; the rotator's keys kept");
+    // Still served after the upgrade: a TrainJob through both controllers' webhooks (JobSet's
+    // with whatever certificate its rotator serves now) runs to completion again.
+    users::apply(&lab, &running::runnable_trainjob("after-upgrade", "torch-distributed", 1, "echo after the upgrade"));
+    let conditions = running::wait_condition(&lab, &team, "after-upgrade", "Complete", 240);
+    lab.note(&format!("TrainJob {TEAM}/after-upgrade: {conditions:?}"));
+    let jobset_after = lab.get_json(&format!("secret -n {NAMESPACE} {JOBSET_SECRET}"));
+    lab.note(&format!(
+        "{JOBSET_SECRET} after the upgrade: ca.crt {}",
+        if jobset_after["data"]["ca.crt"].as_str() == Some(jobset_ca.as_str()) { "unchanged" } else { "rewritten" }
+    ));
     lab.note(&format!(
         "stand-in after the upgrade: {:?}",
         lab.standin_records()

@@ -34,8 +34,9 @@ struct Binary {
 /// `k8s.io/kubernetes` module as kube-apiserver, so it shares nearly all compiled packages with it
 /// (one module build per Kubernetes minor). The Trainer controller manager is built in a module
 /// of its own per version (its `k8s.io/*` and controller-runtime pins must not move the control
-/// plane's), with plain `-s -w`.
-const BINARIES: [Binary; 6] = [
+/// plane's), with plain `-s -w`; so is the JobSet controller at each version a chart pins (0.12.0
+/// in Trainer 2.3.0's chart, 0.11.0 in 2.2.1's). Only the versions a scenario runs are built.
+const BINARIES: [Binary; 9] = [
     Binary { name: "etcd", module: "", package: "./cmd/etcd" },
     Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
     Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
@@ -46,6 +47,16 @@ const BINARIES: [Binary; 6] = [
         module: "trainer-v2.3.0",
         package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
     },
+    Binary {
+        name: "trainer-controller-manager-v2.2.1",
+        module: "trainer-v2.2.1",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
+    // JobSet's manager is its module's root package (`main.go`). The charts' JobSet image tag is
+    // `main`, so the stand-in names the binary by the chart's `app.kubernetes.io/version` label:
+    // `jobset-v<version>` (see testkit::standin's controller part).
+    Binary { name: "jobset-v0.12.0", module: "jobset-v0.12.0", package: "sigs.k8s.io/jobset" },
+    Binary { name: "jobset-v0.11.0", module: "jobset-v0.11.0", package: "sigs.k8s.io/jobset" },
 ];
 
 const KUBE_VERSION: (&str, &str, &str) = ("v1.36.1", "1", "36");
@@ -114,6 +125,7 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial).with_context(|| format!("creating {}", partial.display()))?;
     let started = Instant::now();
+    let mut timings = Vec::new();
     for Binary { name, module: subdir, package } in BINARIES {
         let step = Instant::now();
         let (dir, flags) = if subdir.is_empty() { (module.clone(), flags.as_str()) } else { (module.join(subdir), "-s -w") };
@@ -131,10 +143,14 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
             let tail: Vec<&str> = stderr.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
             bail!("building {name} from {package} in {} failed ({}):\n{}", dir.display(), output.status, tail.join("\n"));
         }
-        eprintln!("xtask: built {name} in {:.1} s", step.elapsed().as_secs_f64());
+        let line = format!("built {name} in {:.1} s", step.elapsed().as_secs_f64());
+        eprintln!("xtask: {line}");
+        timings.push(line);
     }
     check_versions(&partial)?;
     std::fs::write(partial.join(".complete"), format!("{key}\n{flags}\n{}", go_version.trim()))?;
+    // Each binary's build time, kept beside them (docs/rehearsals.md "Build cost").
+    std::fs::write(partial.join(".timings"), format!("{}\n", timings.join("\n")))?;
     let _ = std::fs::remove_dir_all(&bin);
     std::fs::rename(&partial, &bin).with_context(|| format!("moving {} to {}", partial.display(), bin.display()))?;
     eprintln!("xtask: control plane built in {:.1} s ({})", started.elapsed().as_secs_f64(), bin.display());

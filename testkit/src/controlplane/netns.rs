@@ -18,8 +18,17 @@
 //!   names the API server both on the host (kubectl, Helm, `trainer-audit`, the stand-in and its
 //!   hook Pods) and inside the namespace (kube-controller-manager, the controllers).
 //!
+//! - [`Netns::pod_network`]: a controller that binds the same ports as another (JobSet's manager
+//!   and Trainer's both serve `:9443`, `:8081`, `:8443`) gets a network namespace of its own
+//!   ([`PodNetwork`]) with its own Pod IP (`10.244.0.3`, …) on an `eth0`, joined to the control
+//!   plane's namespace by a veth pair whose both ends live in harness namespaces, with a /32
+//!   route each way; the API server reaches its webhook server over that pair. Its loopback
+//!   carries a proxy of the API server's port, so the in-cluster address `127.0.0.1:PORT` the
+//!   stand-in gives every Pod is right there too.
+//!
 //! None of this changes what a client sees: the same API server, certificate and port.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -32,40 +41,135 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The Pod IP of every controller Pod the stand-in runs (on the namespace's `lo`).
+/// The Pod IP of the controller Pods the stand-in runs in the control plane's own namespace (on
+/// its `lo`): Trainer's manager ([`CONTROL_PLANE_SLOT`]).
 pub const POD_IP: &str = "10.244.0.2";
+/// The controller that runs in the control plane's namespace at [`POD_IP`]; every other one gets
+/// a [`PodNetwork`] of its own.
+pub const CONTROL_PLANE_SLOT: &str = "trainer-controller-manager";
 
-type Dial = (SocketAddr, Duration, mpsc::Sender<std::io::Result<TcpStream>>);
+/// What the namespace's thread does on request: sockets made there live in the namespace.
+enum Request {
+    Dial(SocketAddr, Duration, mpsc::Sender<std::io::Result<TcpStream>>),
+    Bind(SocketAddr, mpsc::Sender<std::io::Result<TcpListener>>),
+}
 
 /// A network namespace made by the harness; gone when this handle and every process in it are.
 #[derive(Debug)]
 pub struct Netns {
     handle: File,
-    dialer: Mutex<mpsc::Sender<Dial>>,
+    /// The thread that unshared it (its id names the namespace to `ip link … netns`).
+    tid: i32,
+    requests: Mutex<mpsc::Sender<Request>>,
+    /// Namespaces of their own for controllers, by slot ([`Netns::pod_network`]).
+    pods: Mutex<BTreeMap<String, Arc<PodNetwork>>>,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Request::Dial(addr, ..) => write!(f, "Dial({addr})"),
+            Request::Bind(addr, _) => write!(f, "Bind({addr})"),
+        }
+    }
+}
+
+/// A controller's network: a namespace of its own with `ip` on `eth0`, joined to the control
+/// plane's by a veth pair, and the API server's port proxied onto its loopback.
+#[derive(Debug)]
+pub struct PodNetwork {
+    pub netns: Arc<Netns>,
+    pub ip: String,
+    _api: Proxy,
 }
 
 impl Netns {
     /// Makes the namespace, with `lo` up and carrying [`POD_IP`].
     pub fn create() -> std::io::Result<Netns> {
-        let (ready_tx, ready_rx) = mpsc::channel::<std::io::Result<File>>();
-        let (dial_tx, dial_rx) = mpsc::channel::<Dial>();
+        let netns = Self::unshare()?;
+        netns.run(Command::new("ip").args(["addr", "add", &format!("{POD_IP}/32"), "dev", "lo"]))?;
+        Ok(netns)
+    }
+
+    /// A new namespace with `lo` up.
+    fn unshare() -> std::io::Result<Netns> {
+        let (ready_tx, ready_rx) = mpsc::channel::<std::io::Result<(File, i32)>>();
+        let (request_tx, request_rx) = mpsc::channel::<Request>();
         std::thread::Builder::new().name("testkit-netns".into()).spawn(move || {
             // SAFETY: unshare affects this thread only (CLONE_NEWNET is per task).
             if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
                 let _ = ready_tx.send(Err(std::io::Error::last_os_error()));
                 return;
             }
-            let _ = ready_tx.send(File::open("/proc/thread-self/ns/net"));
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
+            let _ = ready_tx.send(File::open("/proc/thread-self/ns/net").map(|f| (f, tid)));
             // Sockets created on this thread live in the namespace.
-            for (addr, timeout, reply) in dial_rx {
-                let _ = reply.send(TcpStream::connect_timeout(&addr, timeout));
+            for request in request_rx {
+                match request {
+                    Request::Dial(addr, timeout, reply) => {
+                        let _ = reply.send(TcpStream::connect_timeout(&addr, timeout));
+                    }
+                    Request::Bind(addr, reply) => {
+                        let _ = reply.send(TcpListener::bind(addr));
+                    }
+                }
             }
         })?;
-        let handle = ready_rx.recv().map_err(|_| std::io::Error::other("the netns thread died"))??;
-        let netns = Netns { handle, dialer: Mutex::new(dial_tx) };
+        let (handle, tid) = ready_rx.recv().map_err(|_| std::io::Error::other("the netns thread died"))??;
+        let netns = Netns { handle, tid, requests: Mutex::new(request_tx), pods: Mutex::new(BTreeMap::new()) };
         netns.run(Command::new("ip").args(["link", "set", "lo", "up"]))?;
-        netns.run(Command::new("ip").args(["addr", "add", &format!("{POD_IP}/32"), "dev", "lo"]))?;
         Ok(netns)
+    }
+
+    /// The network of the controller `slot` (a binary's name without its version): `None` for
+    /// [`CONTROL_PLANE_SLOT`], which runs in this namespace at [`POD_IP`]; else its own namespace,
+    /// made on first use with the next Pod IP (`10.244.0.3`, `10.244.0.4`, …) and kept for later
+    /// Pods of the same slot (a rollout's new Pod gets the same IP, as the old one is stopped
+    /// first). `api_port` is the API server's port, proxied onto the new namespace's loopback.
+    pub fn pod_network(&self, slot: &str, api_port: u16) -> std::io::Result<Option<Arc<PodNetwork>>> {
+        if slot == CONTROL_PLANE_SLOT {
+            return Ok(None);
+        }
+        let mut pods = self.pods.lock().map_err(|_| std::io::Error::other("the pod network lock is poisoned"))?;
+        if let Some(network) = pods.get(slot) {
+            return Ok(Some(network.clone()));
+        }
+        let index = pods.len() + 1;
+        let ip = format!("10.244.0.{}", 2 + index);
+        let pod = Arc::new(Self::unshare()?);
+        let veth = format!("vpod{index}");
+        // Both ends made here, the peer moved into the Pod's namespace as its eth0.
+        self.run(Command::new("ip").args(["link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &pod.tid.to_string()]))?;
+        self.run(Command::new("ip").args(["link", "set", &veth, "up"]))?;
+        self.run(Command::new("ip").args(["route", "add", &format!("{ip}/32"), "dev", &veth, "src", POD_IP]))?;
+        pod.run(Command::new("ip").args(["addr", "add", &format!("{ip}/32"), "dev", "eth0"]))?;
+        pod.run(Command::new("ip").args(["link", "set", "eth0", "up"]))?;
+        pod.run(Command::new("ip").args(["route", "add", &format!("{POD_IP}/32"), "dev", "eth0", "src", &ip]))?;
+        let listener = pod.bind(SocketAddr::from(([127, 0, 0, 1], api_port)))?;
+        let dialer = self.dialer()?;
+        let api = Proxy::serve(listener, api_port, dialer)?;
+        let network = Arc::new(PodNetwork { netns: pod, ip, _api: api });
+        pods.insert(slot.to_string(), network.clone());
+        Ok(Some(network))
+    }
+
+    /// A function dialing from inside this namespace, for a proxy (holds the request channel,
+    /// not the namespace).
+    fn dialer(&self) -> std::io::Result<Dialer> {
+        let sender = self.requests.lock().map_err(|_| std::io::Error::other("the netns request lock is poisoned"))?.clone();
+        Ok(Dialer(Mutex::new(sender)))
+    }
+
+    /// A listener bound inside the namespace.
+    fn bind(&self, addr: SocketAddr) -> std::io::Result<TcpListener> {
+        let (tx, rx) = mpsc::channel();
+        self.requests
+            .lock()
+            .map_err(|_| std::io::Error::other("the netns request lock is poisoned"))?
+            .send(Request::Bind(addr, tx))
+            .map_err(|_| std::io::Error::other("the netns thread is gone"))?;
+        rx.recv().map_err(|_| std::io::Error::other("the netns thread is gone"))?
     }
 
     /// Makes `command` join this namespace before it execs.
@@ -96,10 +200,10 @@ impl Netns {
     /// A TCP connection made from inside the namespace.
     pub fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
         let (tx, rx) = mpsc::channel();
-        self.dialer
+        self.requests
             .lock()
-            .map_err(|_| std::io::Error::other("the netns dialer lock is poisoned"))?
-            .send((addr, timeout, tx))
+            .map_err(|_| std::io::Error::other("the netns request lock is poisoned"))?
+            .send(Request::Dial(addr, timeout, tx))
             .map_err(|_| std::io::Error::other("the netns thread is gone"))?;
         rx.recv().map_err(|_| std::io::Error::other("the netns thread is gone"))?
     }
@@ -111,7 +215,24 @@ impl Netns {
     }
 }
 
-/// Host `127.0.0.1:PORT` → the namespace's `127.0.0.1:PORT`; stops accepting when dropped.
+/// Dials from inside one namespace (a clone of its request channel).
+#[derive(Debug)]
+struct Dialer(Mutex<mpsc::Sender<Request>>);
+
+impl Dialer {
+    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+        let (tx, rx) = mpsc::channel();
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("the dialer lock is poisoned"))?
+            .send(Request::Dial(addr, timeout, tx))
+            .map_err(|_| std::io::Error::other("the netns thread is gone"))?;
+        rx.recv().map_err(|_| std::io::Error::other("the netns thread is gone"))?
+    }
+}
+
+/// A listener's `127.0.0.1:PORT` (on the host, or in a Pod's namespace) → the control plane
+/// namespace's `127.0.0.1:PORT`; stops accepting when dropped.
 #[derive(Debug)]
 pub struct Proxy {
     pub port: u16,
@@ -127,26 +248,37 @@ impl Proxy {
         for _ in 0..super::ports::START_ATTEMPTS {
             let port = super::ports::pick()?;
             match TcpListener::bind(("127.0.0.1", port)) {
-                Ok(listener) => return Self::serve(listener, port, netns),
+                Ok(listener) => return Self::serve(listener, port, netns.dialer()?),
                 Err(e) => last = Some(e),
             }
         }
         Err(last.unwrap_or_else(|| std::io::Error::other("no port")))
     }
 
-    fn serve(listener: TcpListener, port: u16, netns: Arc<Netns>) -> std::io::Result<Proxy> {
+    /// Accepts without blocking (polled every 50 ms), so that dropping the proxy stops it
+    /// whichever namespace its listener is in.
+    fn serve(listener: TcpListener, port: u16, dialer: Dialer) -> std::io::Result<Proxy> {
+        listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let target = SocketAddr::from(([127, 0, 0, 1], port));
+        let dialer = Arc::new(dialer);
         let thread = std::thread::Builder::new().name(format!("testkit-proxy-{port}")).spawn(move || {
-            for client in listener.incoming() {
-                if flag.load(Ordering::SeqCst) {
-                    break;
+            while !flag.load(Ordering::SeqCst) {
+                let client = match listener.accept() {
+                    Ok((client, _)) => client,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                if client.set_nonblocking(false).is_err() {
+                    continue;
                 }
-                let Ok(client) = client else { continue };
-                let netns = netns.clone();
+                let dialer = dialer.clone();
                 let _ = std::thread::Builder::new().name("testkit-proxy-conn".into()).spawn(move || {
-                    match netns.connect(target, Duration::from_secs(5)) {
+                    match dialer.connect(target, Duration::from_secs(5)) {
                         Ok(upstream) => pipe(client, upstream),
                         Err(_) => {
                             let _ = client.shutdown(Shutdown::Both);
@@ -189,8 +321,6 @@ fn copy(from: &mut TcpStream, to: &mut TcpStream) {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop.
-        let _ = TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], self.port)), Duration::from_secs(1));
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

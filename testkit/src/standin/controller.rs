@@ -5,7 +5,15 @@
 //! volumes (the chart's `--config` ConfigMap, the webhook certificate Secret), a TokenRequest
 //! token of the Pod's ServiceAccount, the in-cluster environment — in the sandbox (a private
 //! `/tmp`, where Trainer's cert rotator writes) inside the control plane's network namespace,
-//! whose `lo` carries the Pod IP [`POD_IP`].
+//! whose `lo` carries the Pod IP [`POD_IP`] — or, for a controller binding the same ports as
+//! Trainer's (JobSet's), in a network namespace of its own joined to the control plane's by a
+//! veth pair, with a Pod IP of its own (`crate::controlplane::netns::Netns::pod_network`).
+//!
+//! Which binary: `<image repository's last segment>-<tag>` when built
+//! (`…/trainer-controller-manager:v2.2.1` → `trainer-controller-manager-v2.2.1`), else, for an
+//! image tagged as no release is (the Trainer charts' JobSet subchart ships `…/jobset/jobset:main`),
+//! `<segment>-v<the Pod's app.kubernetes.io/version label>` (`jobset-v0.12.0`, the subchart's
+//! version, which is the JobSet release it packages).
 //!
 //! As a kubelet does, the stand-in keeps the Secret volumes in step with their Secrets (the
 //! rotator writes the certificate into the Secret and waits to see it in the mounted
@@ -24,7 +32,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Child;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Container, Pod, Secret};
@@ -34,7 +42,7 @@ use kube::Api;
 use super::pod::{self, Prepare};
 use super::sandbox::{self, Mount};
 use super::{kube_err, now, push, Context, Record, StandInError};
-use crate::controlplane::netns::POD_IP;
+use crate::controlplane::netns::{Netns, POD_IP};
 use crate::controlplane::process;
 
 /// The binary built for a container image: `<repository's last segment>-<tag>` in the bin dir.
@@ -46,11 +54,30 @@ pub fn binary_for(bin: &Path, container: &Container) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// [`binary_for`], else `<segment>-v<version>` from the Pod's `app.kubernetes.io/version` label
+/// when the image's tag names no built binary (a chart shipping a `main` tag).
+pub fn binary_for_pod(bin: &Path, pod: &Pod, container: &Container) -> Option<PathBuf> {
+    if let Some(path) = binary_for(bin, container) {
+        return Some(path);
+    }
+    let version = pod.metadata.labels.as_ref()?.get("app.kubernetes.io/version")?;
+    let (repository, _) = container.image.as_deref()?.rsplit_once(':')?;
+    let name = repository.rsplit('/').next()?;
+    let path = bin.join(format!("{name}-v{}", version.trim_start_matches('v')));
+    path.is_file().then_some(path)
+}
+
+/// The controller a binary is a version of (`trainer-controller-manager-v2.2.1` →
+/// `trainer-controller-manager`): one process per slot at a time, on the slot's Pod IP.
+pub fn slot_of(binary: &str) -> &str {
+    binary.rsplit_once("-v").map(|(slot, _)| slot).unwrap_or(binary)
+}
+
 /// A Pod whose container this module runs, if any: the first container with a built binary.
 pub fn runnable(context: &Context, pod: &Pod) -> Option<(Container, PathBuf)> {
     context.netns.as_ref()?;
     let spec = pod.spec.as_ref()?;
-    spec.containers.iter().find_map(|c| binary_for(&context.bin, c).map(|b| (c.clone(), b)))
+    spec.containers.iter().find_map(|c| binary_for_pod(&context.bin, pod, c).map(|b| (c.clone(), b)))
 }
 
 /// A controller process the stand-in started.
@@ -58,6 +85,11 @@ struct Running {
     pod: String,
     container: String,
     binary: String,
+    /// [`slot_of`] the binary.
+    slot: String,
+    /// The network namespace it runs in and its Pod IP there.
+    netns: Arc<Netns>,
+    ip: String,
     child: Child,
     /// The sandbox's arguments, to start the process again after it exits.
     args: Vec<String>,
@@ -134,15 +166,27 @@ impl Controllers {
         let Some(entry) = run.argv.first().cloned() else { return Ok(Some("no command".into())) };
         run.mounts.push(Mount { source: binary.to_path_buf(), target: entry, read_only: true });
         run.env.retain(|(k, _)| k != "POD_IP");
-        // Same ports in the one namespace: the previous Pod's process goes first.
+        // Same ports on the slot's Pod IP: the previous Pod's process goes first (another version
+        // of the same controller after a rollout, too).
         let binary_name = binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let previous: Vec<String> = self.running.iter().filter(|(_, r)| r.binary == binary_name).map(|(k, _)| k.clone()).collect();
+        let slot = slot_of(&binary_name).to_string();
+        let previous: Vec<String> = self.running.iter().filter(|(_, r)| r.slot == slot).map(|(k, _)| k.clone()).collect();
         for key in previous {
             if let Some(mut old) = self.running.remove(&key) {
                 process::stop(&mut old.child, Duration::from_secs(10));
-                push(records, Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same binary started") });
+                push(
+                    records,
+                    Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same controller started") },
+                );
             }
         }
+        let (netns, ip) = match netns
+            .pod_network(&slot, context.port)
+            .map_err(|e| StandInError::Io(format!("making the network namespace of {slot}"), e))?
+        {
+            Some(network) => (network.netns.clone(), network.ip.clone()),
+            None => (netns, POD_IP.to_string()),
+        };
         let secrets: Vec<(String, PathBuf)> = pod
             .spec
             .iter()
@@ -163,7 +207,7 @@ impl Controllers {
         push(records, Record::ControllerStarted { pod: name.clone(), binary: binary_name.clone(), argv: run.argv.clone() });
         let started = now();
         let patch = serde_json::json!({"status": {"phase": "Running", "startTime": started, "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
-            "podIP": POD_IP, "podIPs": [{"ip": POD_IP}],
+            "podIP": ip, "podIPs": [{"ip": ip}],
             "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
                 {"type": "Initialized", "status": "True", "lastTransitionTime": started},
                 {"type": "Ready", "status": "False", "lastTransitionTime": started},
@@ -180,6 +224,9 @@ impl Controllers {
                 pod: name,
                 container: container.name.clone(),
                 binary: binary_name,
+                slot,
+                netns,
+                ip,
                 child,
                 args,
                 dir: dir.clone(),
@@ -205,7 +252,9 @@ impl Controllers {
     /// Each poll: an exited process is recorded and started again when its back-off is over;
     /// Secret volumes follow their Secrets; a passing readiness probe makes the Pod Ready.
     pub async fn tick(&mut self, client: &kube::Client, context: &Context, records: &Mutex<Vec<Record>>) -> Result<(), StandInError> {
-        let Some(netns) = context.netns.clone() else { return Ok(()) };
+        if context.netns.is_none() {
+            return Ok(());
+        }
         let pods: Api<Pod> = Api::namespaced(client.clone(), &context.namespace);
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &context.namespace);
         for running in self.running.values_mut() {
@@ -217,7 +266,7 @@ impl Controllers {
                 running.log = running.dir.join(format!("{}.{}.log", running.container, running.restarts));
                 let mut command = std::process::Command::new("bwrap");
                 command.args(&running.args);
-                netns.enter_on_exec(&mut command);
+                running.netns.enter_on_exec(&mut command);
                 running.child = process::spawn_logged(command, &running.log)
                     .map_err(|e| StandInError::Io(format!("restarting {}", running.binary), std::io::Error::other(e.to_string())))?;
                 running.down_until = None;
@@ -256,10 +305,10 @@ impl Controllers {
             }
             let ready = match &running.probe {
                 Some((port, path)) => {
-                    let addr: SocketAddr = format!("{POD_IP}:{port}")
+                    let addr: SocketAddr = format!("{}:{port}", running.ip)
                         .parse()
                         .map_err(|e| StandInError::Io("Pod IP".into(), std::io::Error::other(format!("{e}"))))?;
-                    netns.http_get_ok(addr, path).is_ok()
+                    running.netns.http_get_ok(addr, path).is_ok()
                 }
                 None => true,
             };
@@ -315,5 +364,25 @@ mod tests {
         assert_eq!(binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1")), None);
         assert_eq!(binary_for(bin.path(), &container("registry.k8s.io/jobset/jobset:v0.12.0")), None);
         assert_eq!(binary_for(bin.path(), &container("no-tag")), None);
+    }
+
+    #[test]
+    fn a_main_tagged_image_maps_by_the_pods_chart_version() {
+        let bin = tempfile::tempdir().unwrap();
+        std::fs::write(bin.path().join("jobset-v0.12.0"), b"").unwrap();
+        let image = container("us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset:main");
+        let mut pod = Pod::default();
+        assert_eq!(binary_for_pod(bin.path(), &pod, &image), None);
+        pod.metadata.labels = Some([("app.kubernetes.io/version".to_string(), "0.12.0".to_string())].into());
+        assert_eq!(binary_for_pod(bin.path(), &pod, &image), Some(bin.path().join("jobset-v0.12.0")));
+        pod.metadata.labels = Some([("app.kubernetes.io/version".to_string(), "0.11.0".to_string())].into());
+        assert_eq!(binary_for_pod(bin.path(), &pod, &image), None);
+    }
+
+    #[test]
+    fn versions_of_one_controller_share_a_slot() {
+        assert_eq!(slot_of("trainer-controller-manager-v2.2.1"), "trainer-controller-manager");
+        assert_eq!(slot_of("trainer-controller-manager-v2.3.0"), crate::controlplane::netns::CONTROL_PLANE_SLOT);
+        assert_eq!(slot_of("jobset-v0.12.0"), "jobset");
     }
 }

@@ -221,7 +221,13 @@ pub(super) async fn prepare(
     };
     let automount = spec.automount_service_account_token.or(account.automount_service_account_token).unwrap_or(true);
     if automount {
-        let token = token(client, context, &sa_name, &name, pod.metadata.uid.as_deref().unwrap_or_default()).await?;
+        // Bound to the Pod only when the Pod names its ServiceAccount: the API server binds a token
+        // to a Pod of the same ServiceAccount only, and without the ServiceAccount admission plugin
+        // (off here, see `crate::controlplane`) nothing defaults an unnamed one to `default` in
+        // the Pod's spec — as the Pods the JobSet controller creates, which name none, show.
+        let named = spec.service_account_name.as_deref().is_some_and(|n| !n.is_empty());
+        let bound = named.then(|| (name.as_str(), pod.metadata.uid.as_deref().unwrap_or_default()));
+        let token = token(client, context, &sa_name, bound).await?;
         let ca = std::fs::read(&context.ca_cert).map_err(io(format!("reading {}", context.ca_cert.display())))?;
         let files: Files = [
             ("token".to_string(), token.into_bytes()),
@@ -305,6 +311,9 @@ async fn environment(client: &kube::Client, context: &Context, pod: &Pod, contai
                     }
                     "spec.nodeName" => super::NODE_NAME.into(),
                     "status.podIP" | "status.hostIP" => "127.0.0.1".into(),
+                    // `metadata.annotations['K']`/`metadata.labels['K']` (an indexed Job's Pods
+                    // read their completion index so: JobSet's, Trainer's PET_NODE_RANK).
+                    other if map_entry(pod, other).is_some() => map_entry(pod, other).unwrap_or_default(),
                     other => return Err(Prepare::Stuck(format!("env {}: fieldRef {other} is not modelled by the stand-in", var.name))),
                 }
             } else if let Some(key) = source.config_map_key_ref {
@@ -335,11 +344,29 @@ async fn environment(client: &kube::Client, context: &Context, pod: &Pod, contai
     Ok(env)
 }
 
-/// A bound ServiceAccount token for the Pod, as the kubelet requests it.
-async fn token(client: &kube::Client, context: &Context, account: &str, pod: &str, uid: &str) -> Result<String, Prepare> {
+/// The value of `metadata.annotations['K']` or `metadata.labels['K']` (`Some("")` when the key is
+/// absent, as a kubelet sets it), `None` for any other path.
+fn map_entry(pod: &Pod, path: &str) -> Option<String> {
+    let (map, rest) = if let Some(rest) = path.strip_prefix("metadata.annotations[") {
+        (pod.metadata.annotations.as_ref(), rest)
+    } else if let Some(rest) = path.strip_prefix("metadata.labels[") {
+        (pod.metadata.labels.as_ref(), rest)
+    } else {
+        return None;
+    };
+    let key = rest.strip_suffix(']')?.trim_matches(|c| c == '\'' || c == '"');
+    Some(map.and_then(|m| m.get(key).cloned()).unwrap_or_default())
+}
+
+/// A ServiceAccount token for the Pod, as the kubelet requests it: bound to the Pod `(name, uid)`
+/// when given.
+async fn token(client: &kube::Client, context: &Context, account: &str, bound: Option<(&str, &str)>) -> Result<String, Prepare> {
     let api: Api<ServiceAccount> = Api::namespaced(client.clone(), &context.namespace);
-    let request = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3607, "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid}}});
+    let mut spec = serde_json::json!({"expirationSeconds": 3607});
+    if let Some((pod, uid)) = bound {
+        spec["boundObjectRef"] = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid});
+    }
+    let request = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec});
     let response: serde_json::Value = api
         .create_subresource("token", account, &super::as_kubelet_post(), &request)
         .await
@@ -406,4 +433,22 @@ fn write_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         std::fs::write(path, bytes)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An indexed Job's Pod reads its completion index through a `fieldRef` to an annotation
+    /// (JobSet's Pods, Trainer's `PET_NODE_RANK`): the stand-in left such Pods Pending before.
+    #[test]
+    fn field_refs_to_annotations_and_labels_resolve() {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some([("batch.kubernetes.io/job-completion-index".to_string(), "1".to_string())].into());
+        pod.metadata.labels = Some([("app".to_string(), "x".to_string())].into());
+        assert_eq!(map_entry(&pod, "metadata.annotations['batch.kubernetes.io/job-completion-index']").as_deref(), Some("1"));
+        assert_eq!(map_entry(&pod, "metadata.labels['app']").as_deref(), Some("x"));
+        assert_eq!(map_entry(&pod, "metadata.labels['absent']").as_deref(), Some(""));
+        assert_eq!(map_entry(&pod, "status.podIPs"), None);
+    }
 }
