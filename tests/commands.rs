@@ -365,3 +365,39 @@ fn finalizer_fix_succeeds_when_the_controller_already_removed_it() {
         assert!(lines.lines().all(|l| l.starts_with("patch ") && l.contains("resource-in-use")), "{lines}");
     }
 }
+
+/// TA-NB-007 seen with the real JobSet controller: on a release Helm 4 applies server-side, an
+/// upgrade to a chart that declares the rotator's keys again stops on the conflict, so the plan's
+/// upgrade command carries `--force-conflicts` then, and only then (a target that no longer
+/// declares them, or a client-side release, gets none).
+#[test]
+fn a_redeclared_cert_secret_puts_force_conflicts_on_the_upgrade() {
+    let home = tempfile::tempdir().unwrap();
+    let rules = root().join("tests/rules");
+    let upgrade = |cluster: &str, chart: &str| -> String {
+        let (c, t, f) = (rules.join("TA-NB-007").join(cluster), rules.join("TA-NB-007").join(chart), rules.join("charts/from"));
+        let out = run_in(
+            &root(),
+            home.path(),
+            &[
+                "plan",
+                "--snapshot",
+                c.to_str().unwrap(),
+                "--chart",
+                t.to_str().unwrap(),
+                "--from-chart",
+                f.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["plan"]["steps"][0]["upgrade"][0].as_str().unwrap().to_string()
+    };
+    assert!(upgrade("cluster.yaml", "to-2.2").contains(" --force-conflicts "), "{}", upgrade("cluster.yaml", "to-2.2"));
+    for (cluster, chart) in [("cluster.yaml", "to-2.3"), ("quiet.yaml", "to-2.2")] {
+        let line = upgrade(cluster, chart);
+        assert!(!line.contains("--force-conflicts"), "{cluster} → {chart}: {line}");
+    }
+}

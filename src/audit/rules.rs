@@ -77,6 +77,9 @@ pub struct Variant {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// What the upgrade command needs for this variant's findings (the rule's `adopt` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<Adoption>,
 }
 
 /// Who prints an expected text.

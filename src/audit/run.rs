@@ -89,7 +89,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
         commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
         fix_lines,
-        adopt: rule.adopt,
+        adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
         phase: rule.phase,
         expect: rule

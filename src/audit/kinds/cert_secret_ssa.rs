@@ -6,7 +6,8 @@
 //! (Helm v4.2.3 applies every object without forcing unless told to, and fails the upgrade on a
 //! conflict). A target that declares the Secret without those keys applies no value for them:
 //! Helm claims nothing there, nothing conflicts and the rotator keeps them; only a rollback to
-//! the revision that declares them conflicts again.
+//! the revision that declares them conflicts again. A target that declares them again gets the
+//! `redeclared` variant, whose upgrade command carries `--force-conflicts` (the rule says why).
 //!
 //! The cluster state keeps no Secrets but Helm records (secrets are never read), so the kind
 //! reads the release: its stored apply method and the manifest Helm applied (the installed
@@ -94,6 +95,7 @@ impl Check for Params {
                     ),
                 )
                 .evidence(format!("{} declares {}", target.source, still.iter().map(|k| format!(".data.{k}")).collect::<Vec<_>>().join(", ")))
+                .variant("redeclared")
             };
             hits.push(
                 hit.located(secret.source.clone())

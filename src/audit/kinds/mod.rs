@@ -283,7 +283,7 @@ pub const KINDS: &[KindSpec] = &[
         "cert-secret-ssa",
         cert_secret_ssa,
         "a Secret declared with the keys a certificate rotator rewrites, in a release Helm applies server-side",
-        variants: ["dropped"],
+        variants: ["dropped", "redeclared"],
         reviews: false,
         typed
     ),
