@@ -120,33 +120,17 @@ pub fn healthy_2_2_1_with_running_trainjobs_to_2_3_0(applied: Applied) {
 
     // The runbook, verbatim.
     let (runbook, blocks) = printed::runbook(&lab, "2.3.0");
-    let mut results = printed::run_blocks(&lab, &blocks);
+    let results = printed::run_blocks(&lab, &blocks);
     if applied == Applied::ServerSide {
-        // Observed: on a release applied server-side, the runbook's upgrade stops on JobSet's
-        // Secret — the 2.3.0 chart's JobSet subchart still declares the keys JobSet's rotator
-        // rewrote. `check` warns of it (TA-NB-007, a warning), and the runbook carries no step for
-        // it. A person then reruns the upgrade with the fix the rule names, --force-conflicts.
-        let failed = results.last().expect("at least one block").clone();
-        let conflict = format!("conflict occurred while applying object {NAMESPACE}/{}", running::JOBSET_SECRET);
-        assert!(!failed.ok() && failed.stderr.contains(&conflict), "expected the runbook's upgrade to stop on {conflict:?}:\n{failed}");
+        // Observed before TA-NB-007 changed: on a release applied server-side, the runbook's
+        // upgrade stopped on JobSet's Secret (`conflict occurred while applying object
+        // kubeflow-system/jobset-webhook-server-cert … conflicts with "jobset"`) — the 2.3.0
+        // chart's JobSet subchart still declares the keys JobSet's rotator rewrote. The rule now
+        // puts --force-conflicts on the plan's upgrade command, and the runbook runs verbatim.
         assert!(runbook.contains(&format!("**TA-NB-007** `Secret/{NAMESPACE}/{}`", running::JOBSET_SECRET)), "{runbook}");
-        lab.note(&format!(
-            "OBSERVED TA-NB-007 in the runbook (block {}/{}): {}",
-            results.len(),
-            blocks.len(),
-            failed.stderr.lines().find(|l| l.starts_with("Error:")).unwrap_or_default()
-        ));
-        let at = results.len() - 1;
-        let forced: String = blocks[at]
-            .lines()
-            .map(|l| if l.starts_with("helm ") && l.contains(" upgrade ") { format!("{l} --force-conflicts") } else { l.to_string() })
-            .collect::<Vec<_>>()
-            .join("\n");
-        results.pop();
-        results.extend(printed::run_blocks(&lab, &[forced]));
-        if results.last().is_some_and(|r| r.ok()) {
-            results.extend(printed::run_blocks(&lab, &blocks[at + 1..]));
-        }
+        let upgrade = blocks.iter().flat_map(|b| b.lines()).find(|l| l.starts_with("helm ") && l.contains(" upgrade "));
+        assert!(upgrade.is_some_and(|l| l.contains(" --force-conflicts")), "the runbook's upgrade lacks --force-conflicts: {upgrade:?}");
+        lab.note(&format!("TA-NB-007 in the runbook: the upgrade carries --force-conflicts: {}", upgrade.unwrap_or_default()));
     }
     let last = results.last().expect("at least one block");
     assert!(
