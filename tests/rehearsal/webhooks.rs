@@ -294,6 +294,7 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     if upgrade.stderr.contains(&jobset_conflict) {
         assert!(!upgrade.ok());
         let predicted = nb007.iter().any(|f| f.subject.contains(JOBSET_SECRET) || f.message.contains(JOBSET_SECRET));
+        assert!(predicted, "the conflict on {JOBSET_SECRET} happened and check did not predict it: {nb007:?}\n{upgrade}");
         lab.note(&format!(
             "OBSERVED TA-NB-007 (the conflict, on the 2.3 chart's JobSet subchart Secret {JOBSET_SECRET}; predicted by check: {predicted})"
         ));
