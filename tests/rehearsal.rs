@@ -20,6 +20,8 @@ mod support;
 mod access;
 #[path = "rehearsal/controllers.rs"]
 mod controllers;
+#[path = "rehearsal/kueue.rs"]
+mod kueue;
 #[path = "rehearsal/kustomize.rs"]
 mod kustomize;
 #[path = "rehearsal/lab.rs"]
@@ -376,6 +378,17 @@ fn rehearse_removed_flag_stops_the_2_3_manager() {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_real_manager_serves_the_2_3_webhooks() {
     webhooks::real_manager_serves_the_2_3_webhooks();
+}
+
+/// Admission webhooks on: Trainer 2.1.0 (its manager and JobSet 0.10.1 as their Pods) beside
+/// Kueue 0.17.0 (its manager as its Pod, its own certs): a TrainJob labelled for a LocalQueue is
+/// suspended by Kueue's webhook, its `runtimePatches` pruned by the 2.1 CRD, its Workload
+/// admitted, and it never starts — Kueue logs "kueue runtime patch not found" — as `check`
+/// predicted live (TA-NB-001).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_trainer_2_1_0_beside_kueue_0_17_0() {
+    kueue::trainer_2_1_0_beside_kueue_0_17_0();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and
