@@ -16,7 +16,7 @@ use oci_client::manifest::OCI_IMAGE_MEDIA_TYPE;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 use support::http::{Request, Response, Server};
-use support::{chart_routes, run, run_with_stdin, stderr, stdout, tiny_chart};
+use support::{chart_routes, pull_tiny, run, stderr, stdout, tiny_chart};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -217,9 +217,7 @@ fn a_refresh_token_cannot_be_exchanged() {
     std::fs::create_dir_all(home.path().join(".docker")).unwrap();
     let config = format!(r#"{{"auths":{{"{}":{{"username":"<token>","identitytoken":"rt-123"}}}}}}"#, server.base());
     std::fs::write(home.path().join(".docker/config.json"), config).unwrap();
-    let dir = home.path().join("out");
-    let repo = format!("oci://{}/charts/tiny", server.base());
-    let out = run(home.path(), &["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()]);
+    let (out, dir) = pull_tiny(home.path(), &server.base(), &[], None);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());
     assert!(!stderr(&out).contains("rt-123") && !stdout(&out).contains("rt-123"));
@@ -254,21 +252,8 @@ fn a_challenge_on_the_repository_is_not_answered() {
     assert_eq!(count(&server, |r| r.path() == "/token"), 0, "the repository's challenge was never answered");
 
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("out");
-    let repo = format!("oci://{}/charts/tiny", server.base());
-    let args = [
-        "pull",
-        &repo,
-        "--version",
-        "1.0.0",
-        "--plain-http",
-        "--output-dir",
-        dir.to_str().unwrap(),
-        "--username",
-        "alice",
-        "--password-stdin",
-    ];
-    let out = run_with_stdin(home.path(), &args, Some("s3cret\n"));
+    let login = ["--username", "alice", "--password-stdin"];
+    let (out, dir) = pull_tiny(home.path(), &server.base(), &login, Some("s3cret\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());
 }

@@ -14,36 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value as Json;
-use support::{stderr, stdout};
+use support::{snapshot, stand_in_chart as fixture, stderr, stdout};
 use testkit::controlplane;
 use testkit::fake_api::FakeApiServer;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The stand-in Trainer charts (`tests/rules/charts`): `to` is 2.3.0; `from` (2.2.0) is copied
-/// as 2.2.1, the version the scenario snapshots have installed.
-fn fixture(name: &str) -> String {
-    static FROM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let charts = root().join("tests/rules/charts");
-    if name != "from" {
-        return charts.join(name).to_string_lossy().into_owned();
-    }
-    let dir = FROM.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep().join("from");
-        let copied = std::process::Command::new("cp").arg("-R").arg(charts.join("from")).arg(&dir).status().unwrap();
-        assert!(copied.success());
-        let chart_yaml = dir.join("Chart.yaml");
-        let text = std::fs::read_to_string(&chart_yaml).unwrap().replace("2.2.0", "2.2.1");
-        std::fs::write(chart_yaml, text).unwrap();
-        dir
-    });
-    dir.to_string_lossy().into_owned()
-}
-
-fn snapshot(name: &str) -> String {
-    root().join("snapshots").join(format!("{name}.yaml")).to_string_lossy().into_owned()
 }
 
 /// The control plane's bin dir (helm, kubectl), or None after a SKIPPED line (a failure in CI).

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 use support::http::{Response, Server};
-use support::{chart_routes, files_in, run, run_with_stdin, sha256, stderr, stdout, tiny_chart};
+use support::{chart_routes, files_in, pull_tiny, run, run_with_stdin, sha256, stderr, stdout, tiny_chart};
 
 #[test]
 fn follows_link_pagination_across_250_tags() {
@@ -64,19 +64,7 @@ fn a_blob_that_does_not_match_its_digest_is_refused() {
     let routes = chart_routes(layer.clone(), tampered.clone());
     let server = Server::start(move |req| routes(req).unwrap_or_else(|| Response::new(404, "")));
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("out");
-    let out = run(
-        home.path(),
-        &[
-            "pull",
-            &format!("oci://{}/charts/tiny", server.base()),
-            "--version",
-            "1.0.0",
-            "--plain-http",
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ],
-    );
+    let (out, dir) = pull_tiny(home.path(), &server.base(), &[], None);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains(&format!("expected {}, got {}", sha256(&layer), sha256(&tampered))), "{err}");
@@ -87,18 +75,7 @@ fn a_blob_that_does_not_match_its_digest_is_refused() {
     longer.extend_from_slice(b"extra");
     let routes = chart_routes(layer.clone(), longer);
     let server = Server::start(move |req| routes(req).unwrap_or_else(|| Response::new(404, "")));
-    let out = run(
-        home.path(),
-        &[
-            "pull",
-            &format!("oci://{}/charts/tiny", server.base()),
-            "--version",
-            "1.0.0",
-            "--plain-http",
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ],
-    );
+    let (out, _) = pull_tiny(home.path(), &server.base(), &[], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(&format!("but its descriptor says {}", layer.len())), "{}", stderr(&out));
     assert!(files_in(&dir).is_empty());
@@ -137,33 +114,21 @@ fn bearer_registry() -> Server {
 fn bearer_challenge_with_password_from_stdin() {
     let server = bearer_registry();
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("out");
-    let repo = format!("oci://{}/charts/tiny", server.base());
-    let args = [
-        "pull",
-        &repo,
-        "--version",
-        "1.0.0",
-        "--plain-http",
-        "--output-dir",
-        dir.to_str().unwrap(),
-        "--username",
-        "alice",
-        "--password-stdin",
-    ];
-    let out = run_with_stdin(home.path(), &args, Some("s3cret\n"));
+    let login = ["--username", "alice", "--password-stdin"];
+    let (out, dir) = pull_tiny(home.path(), &server.base(), &login, Some("s3cret\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("tiny-1.0.0.tgz").exists());
     assert!(!stdout(&out).contains("s3cret") && !stderr(&out).contains("s3cret"));
 
     // Wrong password: a clear refusal naming where the credential came from, never the secret.
-    let out = run_with_stdin(home.path(), &args, Some("hunter2\n"));
+    let (out, _) = pull_tiny(home.path(), &server.base(), &login, Some("hunter2\n"));
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("refused the credentials from --username/--password-stdin"), "{err}");
     assert!(!err.contains("hunter2") && !err.contains("minted-token"), "{err}");
 
     // No credentials: the anonymous token request is refused and the user is told how to log in.
+    let repo = format!("oci://{}/charts/tiny", server.base());
     let out = run(home.path(), &["versions", &repo, "--plain-http"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("helm registry login"), "{}", stderr(&out));
@@ -176,19 +141,7 @@ fn bearer_challenge_with_docker_config_credentials() {
     let auth = base64::engine::general_purpose::STANDARD.encode("alice:s3cret");
     std::fs::create_dir_all(home.path().join(".docker")).unwrap();
     std::fs::write(home.path().join(".docker/config.json"), format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, server.base())).unwrap();
-    let dir = home.path().join("out");
-    let out = run(
-        home.path(),
-        &[
-            "pull",
-            &format!("oci://{}/charts/tiny", server.base()),
-            "--version",
-            "1.0.0",
-            "--plain-http",
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ],
-    );
+    let (out, _) = pull_tiny(home.path(), &server.base(), &[], None);
     assert!(out.status.success(), "{}", stderr(&out));
     let token_requests = server.requests().iter().filter(|r| r.path() == "/token").count();
     assert_eq!(token_requests, 1, "the token is reused across requests of one run");
@@ -207,19 +160,7 @@ fn transient_server_errors_are_retried() {
         routes(req).unwrap_or_else(|| Response::new(404, ""))
     });
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("out");
-    let out = run(
-        home.path(),
-        &[
-            "pull",
-            &format!("oci://{}/charts/tiny", server.base()),
-            "--version",
-            "1.0.0",
-            "--plain-http",
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ],
-    );
+    let (out, _) = pull_tiny(home.path(), &server.base(), &[], None);
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest_requests = server.requests().iter().filter(|r| r.path().contains("/manifests/")).count();
     assert_eq!(manifest_requests, 2);
@@ -246,20 +187,8 @@ fn retry_after_is_honoured() {
         routes(req).unwrap_or_else(|| Response::new(404, ""))
     });
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("out");
     let started = std::time::Instant::now();
-    let out = run(
-        home.path(),
-        &[
-            "pull",
-            &format!("oci://{}/charts/tiny", server.base()),
-            "--version",
-            "1.0.0",
-            "--plain-http",
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ],
-    );
+    let (out, _) = pull_tiny(home.path(), &server.base(), &[], None);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(started.elapsed() >= std::time::Duration::from_secs(2), "retried after {:?}", started.elapsed());
     assert_eq!(failures.load(Ordering::SeqCst), 2, "one 429, then the manifest");

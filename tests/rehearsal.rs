@@ -34,10 +34,14 @@ mod printed;
 mod running;
 #[path = "rehearsal/starts.rs"]
 mod starts;
+#[path = "rehearsal/swap.rs"]
+mod swap;
 #[path = "rehearsal/users.rs"]
 mod users;
 #[path = "rehearsal/verdict.rs"]
 mod verdict;
+#[path = "rehearsal/webhook_differential.rs"]
+mod webhook_differential;
 #[path = "rehearsal/webhooks.rs"]
 mod webhooks;
 
@@ -389,6 +393,26 @@ fn rehearse_real_manager_serves_the_2_3_webhooks() {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_trainer_2_1_0_beside_kueue_0_17_0() {
     kueue::trainer_2_1_0_beside_kueue_0_17_0();
+}
+
+/// Admission webhooks on: a healthy Trainer 2.2.1 (its 2.2.1 manager and JobSet 0.11.0 controller
+/// running as their Pods) with TrainJobs run and waiting, then the runbook to 2.3.0 verbatim; the
+/// controllers restart at 2.3.0 / JobSet 0.12.0 as their Deployments roll out, and no TrainJob is
+/// lost or failed, the waiting ones complete under the new controllers with their runtime
+/// snapshots, and the 2.2 `resource-in-use` finalizer is gone.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
+    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0();
+}
+
+/// The webhook differential: a TrainJob on each built-in 2.3.0 runtime admitted with its JobSet,
+/// then a corpus of TrainJobs and runtimes through the real 2.3.0 webhooks (dry-run creates)
+/// against trainer-audit's prediction for each, and TA-RT-001's expected text on a refusal.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_webhook_differential() {
+    webhook_differential::webhook_differential();
 }
 
 /// `status` and `check` on a healthy 2.3.0 (→ 2.3.1) read live, from `trainer-audit snapshot` and

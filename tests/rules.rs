@@ -124,6 +124,7 @@ rule_tests! {
     rt_003: "TA-RT-003";
     rt_004: "TA-RT-004";
     rt_005: "TA-RT-005";
+    wh_001: "TA-WH-001";
     hook_002: "TA-HOOK-002";
     hook_003: "TA-HOOK-003";
     hook_005: "TA-HOOK-005";

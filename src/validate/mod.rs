@@ -15,6 +15,7 @@ pub mod prune;
 pub mod ratchet;
 pub mod schema;
 pub mod stored;
+pub mod webhook;
 
 use std::fmt;
 

@@ -13,3 +13,4 @@ pub mod release;
 pub mod scenario;
 pub mod snippet;
 pub mod standin;
+pub mod webhookcorpus;

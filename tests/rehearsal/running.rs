@@ -54,9 +54,17 @@ pub fn controller_pods(records: &[Record]) -> BTreeMap<String, (String, Vec<Reco
     pods
 }
 
-/// The controller Pods that ran `binary`.
+/// The controller Pods that ran `binary`, in the order they were started.
 pub fn pods_of(records: &[Record], binary: &str) -> Vec<String> {
-    controller_pods(records).into_iter().filter(|(_, (b, _))| b == binary).map(|(pod, _)| pod).collect()
+    let mut pods: Vec<String> = Vec::new();
+    for r in records {
+        if let Record::ControllerStarted { pod, binary: b, .. } = r {
+            if b == binary && !pods.contains(pod) {
+                pods.push(pod.clone());
+            }
+        }
+    }
+    pods
 }
 
 /// A controller Pod's process does not crash once it runs. Exits a cluster sees too are
@@ -140,7 +148,9 @@ pub fn wait_condition(lab: &Lab, team: &StandIn, name: &str, kind: &str, secs: u
         let (conditions, _) = trainjob(lab, name);
         conditions.contains(&wanted).then_some(conditions)
     })
-    .unwrap_or_else(|| panic!("TrainJob {TEAM}/{name} not {kind} within {secs} s:\n{}\nteam stand-in: {:#?}", chain(lab, name), team.records()))
+    .unwrap_or_else(|| {
+        panic!("TrainJob {TEAM}/{name} not {kind} within {secs} s:\n{}\nteam stand-in: {:#?}", chain(lab, name), team.records())
+    })
 }
 
 /// The TrainJob, its JobSet, Jobs, Pods and the namespace's Events, for a failure message.

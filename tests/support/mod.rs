@@ -35,6 +35,42 @@ pub fn run_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output
     child.wait_with_output().unwrap()
 }
 
+/// `trainer-audit pull oci://BASE/charts/tiny --version 1.0.0 --plain-http --output-dir HOME/out`
+/// followed by `extra`, the pull most registry tests make; returns what it printed and where it
+/// was told to write.
+pub fn pull_tiny(home: &Path, base: &str, extra: &[&str], stdin: Option<&str>) -> (Output, PathBuf) {
+    let dir = home.join("out");
+    let repo = format!("oci://{base}/charts/tiny");
+    let mut args = vec!["pull", &repo, "--version", "1.0.0", "--plain-http", "--output-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    (run_with_stdin(home, &args, stdin), dir)
+}
+
+/// The stand-in Trainer charts (`tests/rules/charts`): `to` is 2.3.0; `from` (2.2.0) is copied
+/// once per test binary as 2.2.1, the version the scenario snapshots have installed.
+pub fn stand_in_chart(name: &str) -> String {
+    static FROM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let charts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/charts");
+    if name != "from" {
+        return charts.join(name).to_string_lossy().into_owned();
+    }
+    let dir = FROM.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep().join("from");
+        let copied = Command::new("cp").arg("-R").arg(charts.join("from")).arg(&dir).status().unwrap();
+        assert!(copied.success());
+        let chart_yaml = dir.join("Chart.yaml");
+        let text = std::fs::read_to_string(&chart_yaml).unwrap().replace("2.2.0", "2.2.1");
+        std::fs::write(chart_yaml, text).unwrap();
+        dir
+    });
+    dir.to_string_lossy().into_owned()
+}
+
+/// A committed scenario snapshot, `snapshots/NAME.yaml`.
+pub fn snapshot(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(format!("{name}.yaml")).to_string_lossy().into_owned()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

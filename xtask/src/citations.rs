@@ -175,6 +175,7 @@ fn module_for(repo: &str, reference: &str, path: &str) -> Result<(String, String
         "kubernetes-sigs/lws" => plain("sigs.k8s.io/lws"),
         "kubernetes-sigs/scheduler-plugins" => plain("sigs.k8s.io/scheduler-plugins"),
         "kubernetes-sigs/structured-merge-diff" => plain(&format!("sigs.k8s.io/structured-merge-diff{}", suffix(major))),
+        "kubernetes-sigs/controller-runtime" => plain("sigs.k8s.io/controller-runtime"),
         "kubernetes-sigs/yaml" => plain("sigs.k8s.io/yaml"),
         "volcano-sh/volcano" => plain("volcano.sh/volcano"),
         "volcano-sh/apis" => plain("volcano.sh/apis"),

@@ -62,14 +62,17 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let oracle = oracle(&cases)?;
     if update {
-        // Helm's answers, replayed by `cargo test` (tests/snippets.rs) without Python.
-        let recorded: BTreeMap<&str, serde_json::Value> = cases
-            .iter()
-            .map(|c| (c.name.as_str(), serde_json::json!({"values": c.values, "template": c.template, "helm": oracle.get(&c.name)})))
-            .collect();
+        // Helm's answers, replayed by `cargo test` (tests/snippets.rs) without Python. The cases
+        // this run did not select (`--filter`) keep their recorded answers; cases whose file is
+        // gone are dropped only by a run over all of them.
         let path = root.join("tests/snippets/expected.json");
+        let mut recorded: BTreeMap<String, serde_json::Value> =
+            if filter.is_some() { serde_json::from_str(&std::fs::read_to_string(&path)?)? } else { BTreeMap::new() };
+        for c in &cases {
+            recorded.insert(c.name.clone(), serde_json::json!({"helm": oracle.get(&c.name), "template": c.template, "values": c.values}));
+        }
         std::fs::write(&path, serde_json::to_string_pretty(&recorded)? + "\n")?;
-        println!("wrote {} ({} cases)", path.display(), recorded.len());
+        println!("wrote {} ({} cases, {} from this run)", path.display(), recorded.len(), cases.len());
     }
     let (mut passed, mut failed) = (0, 0);
     for case in &cases {

@@ -51,6 +51,7 @@ mod support;
 mod upgrade_gate;
 mod values_removed_key;
 mod values_unknown_key;
+mod webhook_admission;
 mod webhook_ca_bundle;
 
 use std::collections::BTreeMap;
@@ -281,6 +282,7 @@ pub const KINDS: &[KindSpec] = &[
         typed
     ),
     kind!("label-bypass", label_bypass, "user objects carry a label that skips validation"),
+    kind!("webhook-admission", webhook_admission, "live TrainJobs and user runtimes the target's validating webhooks would refuse"),
     kind!(
         "hook-prunes-live",
         hook_prunes_live,

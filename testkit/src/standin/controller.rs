@@ -174,7 +174,10 @@ impl Controllers {
         for key in previous {
             if let Some(mut old) = self.running.remove(&key) {
                 process::stop(&mut old.child, Duration::from_secs(10));
-                push(records, Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same controller started") });
+                push(
+                    records,
+                    Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same controller started") },
+                );
             }
         }
         let (netns, ip) = match netns

@@ -434,3 +434,21 @@ fn write_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An indexed Job's Pod reads its completion index through a `fieldRef` to an annotation
+    /// (JobSet's Pods, Trainer's `PET_NODE_RANK`): the stand-in left such Pods Pending before.
+    #[test]
+    fn field_refs_to_annotations_and_labels_resolve() {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some([("batch.kubernetes.io/job-completion-index".to_string(), "1".to_string())].into());
+        pod.metadata.labels = Some([("app".to_string(), "x".to_string())].into());
+        assert_eq!(map_entry(&pod, "metadata.annotations['batch.kubernetes.io/job-completion-index']").as_deref(), Some("1"));
+        assert_eq!(map_entry(&pod, "metadata.labels['app']").as_deref(), Some("x"));
+        assert_eq!(map_entry(&pod, "metadata.labels['absent']").as_deref(), Some(""));
+        assert_eq!(map_entry(&pod, "status.podIPs"), None);
+    }
+}
