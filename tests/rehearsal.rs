@@ -11,7 +11,10 @@
 //!
 //! Admission webhooks are off and no Trainer or JobSet controller runs, except in
 //! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
-//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`), the 2.2.1 → 2.3.0 scenario with
+//! running TrainJobs (`swap.rs`), the webhook differential and Trainer 2.1.0 beside Kueue 0.17.0
+//! (`kueue.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus
+//! like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;

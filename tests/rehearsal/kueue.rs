@@ -84,18 +84,23 @@ spec:
 }
 
 fn queued_trainjob(name: &str) -> String {
-    running::runnable_trainjob(name, "torch-distributed", 1, "echo trained beside Kueue")
-        .replace(&format!("metadata: {{name: {name}, namespace: {TEAM}}}"), &format!(
-            "metadata: {{name: {name}, namespace: {TEAM}, labels: {{kueue.x-k8s.io/queue-name: {QUEUE}}}}}"
-        ))
+    running::runnable_trainjob(name, "torch-distributed", 1, "echo trained beside Kueue").replace(
+        &format!("metadata: {{name: {name}, namespace: {TEAM}}}"),
+        &format!("metadata: {{name: {name}, namespace: {TEAM}, labels: {{kueue.x-k8s.io/queue-name: {QUEUE}}}}}"),
+    )
 }
 
 /// The Workload Kueue made for the TrainJob (owned by it), if any.
 fn workload_of(lab: &Lab, trainjob: &str) -> Option<Json> {
     let list = lab.get_json(&format!("workloads.kueue.x-k8s.io -n {TEAM}"));
-    list["items"].as_array().into_iter().flatten().find(|w| {
-        w["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|r| r["kind"] == "TrainJob" && r["name"] == trainjob)
-    }).cloned()
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|w| {
+            w["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|r| r["kind"] == "TrainJob" && r["name"] == trainjob)
+        })
+        .cloned()
 }
 
 fn condition(object: &Json, kind: &str) -> Option<String> {
@@ -129,12 +134,17 @@ pub fn trainer_2_1_0_beside_kueue_0_17_0() {
     let kueue_pod = pods.last().unwrap_or_else(|| panic!("{KUEUE_0_17_0} not started: {records:#?}")).clone();
     let ready = poll(120, || running::healthy(&kueue.records(), &kueue_pod).ok());
     assert!(ready.is_some(), "{:?}\n{}", running::healthy(&kueue.records(), &kueue_pod), kueue.controller_log(&kueue_pod, "manager"));
-    let config = lab.shell_ok(&format!("kubectl get configmap kueue-manager-config -n {KUEUE_NAMESPACE} -o jsonpath='{{.data.controller_manager_config\\.yaml}}'"));
+    let config = lab.shell_ok(&format!(
+        "kubectl get configmap kueue-manager-config -n {KUEUE_NAMESPACE} -o jsonpath='{{.data.controller_manager_config\\.yaml}}'"
+    ));
     assert!(config.stdout.contains("trainer.kubeflow.org/trainjob"), "{}", config.stdout);
     // Kueue's own rotator wrote its Secret and the caBundles.
-    let secret = lab.shell_ok(&format!("kubectl get secret kueue-webhook-server-cert -n {KUEUE_NAMESPACE} -o jsonpath='{{.data.tls\\.crt}}'"));
+    let secret =
+        lab.shell_ok(&format!("kubectl get secret kueue-webhook-server-cert -n {KUEUE_NAMESPACE} -o jsonpath='{{.data.tls\\.crt}}'"));
     assert!(!secret.stdout.trim().is_empty(), "kueue-webhook-server-cert has no tls.crt");
-    let bundle = lab.shell_ok("kubectl get mutatingwebhookconfiguration kueue-mutating-webhook-configuration -o jsonpath='{.webhooks[0].clientConfig.caBundle}'");
+    let bundle = lab.shell_ok(
+        "kubectl get mutatingwebhookconfiguration kueue-mutating-webhook-configuration -o jsonpath='{.webhooks[0].clientConfig.caBundle}'",
+    );
     assert!(!bundle.stdout.trim().is_empty(), "no caBundle on Kueue's mutating webhooks");
     let ip = lab.shell_ok(&format!("kubectl get pod {kueue_pod} -n {KUEUE_NAMESPACE} -o jsonpath='{{.status.podIP}}'")).stdout;
     lab.note(&format!("Kueue 0.17.0 installed: Pod {kueue_pod} ({KUEUE_0_17_0}) Ready at Pod IP {ip}; its rotator wrote kueue-webhook-server-cert and the caBundles"));
@@ -162,17 +172,25 @@ pub fn trainer_2_1_0_beside_kueue_0_17_0() {
     users::apply(&lab, &queues());
     users::apply(&lab, &runtime());
     let check = printed::check(&lab, "2.1.0");
-    users::apply(&lab, &queued_trainjob("queued"));
+    // As the user submits it (`kubectl apply`, strict field validation by default): whatever the
+    // API server says about the field it drops from the webhook's patch is shown here.
+    let submitted = lab.shell_ok(&format!("kubectl apply -f - <<'EOF'\n{}EOF", queued_trainjob("queued")));
+    lab.note(&format!("kubectl apply of the queued TrainJob: stdout {:?}, stderr {:?}", submitted.stdout.trim(), submitted.stderr.trim()));
 
     // Kueue's webhook suspended it and wrote a runtime patch, which the 2.1 CRD pruned.
     let (_, object) = running::trainjob(&lab, "queued");
-    lab.note(&format!("TrainJob queued as stored: suspend {}, runtimePatches {}", object["spec"]["suspend"], object["spec"]["runtimePatches"]));
+    lab.note(&format!(
+        "TrainJob queued as stored: suspend {}, runtimePatches {}",
+        object["spec"]["suspend"], object["spec"]["runtimePatches"]
+    ));
     assert_eq!(object["spec"]["suspend"], Json::Bool(true), "Kueue's webhook did not suspend the TrainJob: {object}");
     assert!(object["spec"].get("runtimePatches").is_none(), "runtimePatches survived the 2.1 CRD: {object}");
 
     // The Workload is admitted; the TrainJob never starts; Kueue says why.
     let workload = poll(120, || workload_of(&lab, "queued").filter(|w| condition(w, "Admitted").as_deref() == Some("True")))
-        .unwrap_or_else(|| panic!("no admitted Workload for TrainJob queued: {:?}\n{}", workload_of(&lab, "queued"), running::chain(&lab, "queued")));
+        .unwrap_or_else(|| {
+            panic!("no admitted Workload for TrainJob queued: {:?}\n{}", workload_of(&lab, "queued"), running::chain(&lab, "queued"))
+        });
     lab.note(&format!(
         "Workload {} admitted: QuotaReserved={:?} Admitted={:?} (ClusterQueue {})",
         workload["metadata"]["name"],
@@ -190,10 +208,20 @@ pub fn trainer_2_1_0_beside_kueue_0_17_0() {
     std::thread::sleep(std::time::Duration::from_secs(60));
     let (conditions, object) = running::trainjob(&lab, "queued");
     let chain = running::chain(&lab, "queued");
-    lab.note(&format!("TrainJob queued a minute after admission: suspend {}, conditions {conditions:?}\n{chain}", object["spec"]["suspend"]));
+    lab.note(&format!(
+        "TrainJob queued a minute after admission: suspend {}, conditions {conditions:?}\n{chain}",
+        object["spec"]["suspend"]
+    ));
     assert_eq!(object["spec"]["suspend"], Json::Bool(true), "the TrainJob started: {chain}");
     let (_, pods) = running::owned_chain(&lab, "queued");
     assert!(pods.is_empty(), "Pods were created for the suspended TrainJob: {pods:?}");
+    // Trainer 2.1 made the JobSet, suspended, as it does for a suspended TrainJob: what Kueue's
+    // start looks for before it looks for its patch.
+    let jobset = lab.get_json(&format!("jobset -n {TEAM} queued"));
+    assert_eq!(jobset["spec"]["suspend"], Json::Bool(true), "{jobset}");
+    let log = kueue.controller_log(&kueue_pod, "manager");
+    let tries = log.lines().filter(|l| l.contains(PATCH_NOT_FOUND)).count();
+    lab.note(&format!("Kueue's log has {tries} lines with {PATCH_NOT_FOUND:?} (the start retried with back-off)"));
     let events = lab.shell(&format!("kubectl get events -n {TEAM} -o custom-columns=REASON:.reason,MESSAGE:.message --no-headers"));
     lab.note(&format!("events in {TEAM}:\n{}", events.stdout));
 
