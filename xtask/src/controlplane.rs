@@ -131,7 +131,9 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
     let root = target_dir().join("controlplane");
     let dir = root.join(&key);
     let bin = dir.join("bin");
-    if !force && bin.join(".complete").is_file() && BINARIES.iter().all(|b| bin.join(b.name).is_file())
+    if !force
+        && bin.join(".complete").is_file()
+        && BINARIES.iter().all(|b| bin.join(b.name).is_file())
         && CHARTS.iter().all(|(_, _, _, name)| bin.join("charts").join(name).join("Chart.yaml").is_file())
     {
         eprintln!("xtask: control plane binaries up to date ({})", bin.display());
