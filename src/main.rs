@@ -6,6 +6,7 @@ use clap::{CommandFactory, FromArgMatches};
 use trainer_audit::cli::{run, Cli};
 
 fn main() -> ExitCode {
+    end_quietly_on_a_closed_stdout();
     // As a kubectl or Helm plugin, help says `kubectl trainer-audit …` and Helm's flags come back.
     let (host, args) = trainer_audit::invocation::arguments();
     let command = Cli::command().bin_name(host.program());
@@ -24,5 +25,16 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A reader that stops early (`| head -1`) closes the pipe: the next write then ends the process
+/// by SIGPIPE, quietly, as it ends `cat` or `grep`. Rust starts programs with SIGPIPE ignored, so
+/// every write would fail with EPIPE instead and `print!` would panic.
+fn end_quietly_on_a_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any thread starts; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -168,10 +168,16 @@ fn bad_members_fail_alone_and_bad_flags_fail_the_run() {
     let out = run(home.path(), &["check", "--snapshot", &d, "--chart", &to, "--format", "sarif"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("a fleet prints text, json or jsonl"), "{}", stderr(&out));
-    // status --to/--chart validates one cluster: refused for a fleet before any read.
-    let out = run(home.path(), &["status", "--snapshot", &d, "--chart", &to]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).is_empty() && stderr(&out).contains("drop --to/--chart"), "{}", stderr(&out));
+    // status --to/--chart over a fleet: every readable cluster validated against the chart's
+    // CRDs (resolved once; refused for a fleet before the run went through one auditor).
+    let out = run(home.path(), &["status", "--snapshot", &d, "--chart", &to, "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "b.yaml fails alone: {}", stderr(&out));
+    let docs = lines(&out);
+    assert!(docs[0]["report"]["validation"]["against"].as_str().unwrap().starts_with(&format!("the CRDs of {to}")), "{docs:?}");
+    assert_eq!(docs[1]["verdict"], "failed");
+    let bad = run(home.path(), &["status", "--snapshot", &d, "--chart", &home.path().join("no-chart").to_string_lossy()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stdout(&bad).is_empty(), "a target that cannot be read fails the run before any cluster: {}", stdout(&bad));
 
     // One snapshot: the single-cluster report, unchanged; jsonl gives it the fleet document.
     let single = run(home.path(), &["status", "--snapshot", &a]);
@@ -288,4 +294,83 @@ fn plan_runs_over_a_fleet_and_a_broken_member_fails_alone() {
     let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().filter(|l| l.contains(": blocked: ")).count(), 2, "{}", stdout(&out));
+
+    // `plan --fail-on` gates a fleet's lines as check's do (it was refused: "gate with check"):
+    // the same verdict lines, now with the gate's exit code, for a fleet and for one cluster.
+    let out = run(home.path(), &["plan", "--snapshot", &d, "--chart", &to, "--quiet", "--fail-on", "error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().filter(|l| l.contains(": blocked: ")).count(), 2, "{}", stdout(&out));
+    let one = dir.join("helm-2.2.1.yaml").to_string_lossy().into_owned();
+    let out = run(home.path(), &["plan", "--snapshot", &one, "--chart", &to, "-q", "--fail-on", "error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains(": blocked: "), "{}", stdout(&out));
+    // At --fail-on warning the verdict is decided at that level too, not only the exit code.
+    let out = run(home.path(), &["plan", "--snapshot", &one, "--chart", &to, "--format", "json", "--fail-on", "warning"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["verdict"].as_str(), doc["failOn"].as_str()), (Some("blocked"), Some("warning")), "{doc}");
+}
+
+/// One run: a single cluster is a fleet of one through the same auditor, so its own report is the
+/// fleet line's `report`, its exit code the line's `exit_code` (one fail decision), and an
+/// unreadable single cluster is the run's error, named once, with nothing on standard output.
+#[test]
+fn one_cluster_is_a_fleet_of_one() {
+    let home = tempfile::tempdir().unwrap();
+    let (to, from) = charts();
+    let snapshot = Path::new(ROOT).join("tests/rules/TA-HOOK-101/cluster.yaml").to_string_lossy().into_owned();
+    let unstamped = |out: &std::process::Output| {
+        let mut doc: Json = serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(out)));
+        doc.as_object_mut().unwrap().remove("schemaVersion");
+        doc
+    };
+    for (command, gate) in [("check", &[][..]), ("plan", &["--fail-on", "warning"][..]), ("status", &["--fail-on", "warning"][..])] {
+        let mut args = vec![command, "--snapshot", &snapshot];
+        if command != "status" {
+            args.extend(["--chart", &to, "--from-chart", &from]);
+        }
+        let single = run(home.path(), &[&args[..], gate, &["--format", "json"]].concat());
+        let line = run(home.path(), &[&args[..], &["--format", "jsonl"]].concat());
+        let (doc, line) = (unstamped(&single), &lines(&line)[0]);
+        let report = &line["report"];
+        match command {
+            // A plan's line carries `{plan, notes}`; its verdict is the row's.
+            "plan" => {
+                assert_eq!((&doc["plan"], &doc["notes"]), (&report["plan"], &report["notes"]), "{command}");
+                assert_eq!(doc["verdict"], line["verdict"], "{command}");
+            }
+            // `--fail-on` adds the verdict to the status document, and only that.
+            "status" => {
+                let mut doc = doc.clone();
+                for key in ["verdict", "counts", "failOn"] {
+                    assert!(doc.as_object_mut().unwrap().remove(key).is_some(), "{command}: {key}");
+                }
+                assert_eq!(&doc, report, "{command}");
+            }
+            _ => assert_eq!(&doc, report, "{command}"),
+        }
+        let blocked = doc["verdict"] == "blocked";
+        assert_eq!(single.status.code(), Some(i32::from(blocked)), "{command}: the exit code is the verdict's: {}", stderr(&single));
+        assert!(command == "status" || blocked, "{command}: the case has findings to gate on: {doc}");
+    }
+    let check = run(home.path(), &["check", "--snapshot", &snapshot, "--chart", &to, "--format", "jsonl"]);
+    assert_eq!((check.status.code(), lines(&check)[0]["exit_code"].as_u64()), (Some(1), Some(1)));
+    // A single cluster that cannot be read: the run's error, exit 2, no report.
+    let missing = home.path().join("missing.yaml").to_string_lossy().into_owned();
+    for command in ["check", "plan", "status"] {
+        let mut args = vec![command, "--snapshot", &missing];
+        if command != "status" {
+            args.extend(["--chart", &to]);
+        }
+        let out = run(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(stdout(&out).is_empty(), "{command}: {}", stdout(&out));
+        assert_eq!(stderr(&out).matches("missing.yaml").count(), 1, "{command}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("error: "), "{command}: {}", stderr(&out));
+    }
+    // The commands of one cluster choose it as these do, and refuse a directory (a fleet) by name.
+    let snapshots = Path::new(ROOT).join("snapshots").to_string_lossy().into_owned();
+    let out = run(home.path(), &["runbook", "--snapshot", &snapshots, "--chart", &to]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(&format!("{snapshots} is a directory, and this command reads one cluster")), "{}", stderr(&out));
 }

@@ -173,7 +173,7 @@ fn stand_in_findings_sit_at_the_changed_lines() {
     assert_eq!(git4.3, vec!["trainer/helmrelease.yaml:18 (upgrade.disableTakeOwnership: true)"]);
     // A value the chart does not know, at the line of the values file that sets it.
     assert!(has(&flux, "TA-VAL-001", "values webhook", "trainer/trainer-values.yaml:4"), "{all:#?}");
-    assert_eq!(flux["references"][0]["verdict"], "fail");
+    assert_eq!(flux["references"][0]["verdict"], "blocked", "a reference speaks the review's verdict words (gitops schema 2.0)");
 
     // Flux with OCIRepository: the version is the substituted variable's line.
     let oci = doc("flux-oci");

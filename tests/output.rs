@@ -133,3 +133,61 @@ fn quiet_prints_only_the_verdict_line() {
     let out = run_env(home.path(), &check_args(&["--quiet", "--fail-on", "error", "--format", "json"]), &[]);
     assert_eq!(out.status.code(), Some(2), "--quiet and --format conflict");
 }
+
+/// The binary writing into a pipe whose reader has already gone (`| head -1` once it has its
+/// line): it ends quietly, killed by SIGPIPE as `cat` is, and never panics on the broken pipe.
+#[cfg(unix)]
+fn into_a_closed_pipe(home: &Path, args: &[&str]) -> std::process::Output {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills both descriptors; each is owned once, and the reader is closed here.
+    let writer = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        drop(OwnedFd::from_raw_fd(fds[0]));
+        OwnedFd::from_raw_fd(fds[1])
+    };
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trainer-audit"));
+    cmd.args(args).env("HOME", home).env("TRAINER_AUDIT_CACHE_DIR", home.join("cache")).stdin(Stdio::null()).stdout(writer);
+    cmd.output().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = tempfile::tempdir().unwrap();
+    let rules = Path::new(ROOT).join("tests/rules");
+    let (cluster, from, to) = (rules.join("TA-HOOK-101/cluster.yaml"), rules.join("charts/from"), rules.join("charts/to"));
+    let plan = ["plan", "--snapshot", cluster.to_str().unwrap(), "--chart", to.to_str().unwrap()];
+    let plan = [&plan[..], &["--from-chart", from.to_str().unwrap(), "--format", "sarif"]].concat();
+    let helm = Path::new(ROOT).join("snapshots/helm-2.2.1.yaml");
+    let fleet = ["status", "--snapshot", cluster.to_str().unwrap(), "--snapshot", helm.to_str().unwrap()];
+    let check = check_args(&[]);
+    for args in [&plan[..], &check.iter().map(String::as_str).collect::<Vec<_>>()[..], &fleet[..3], &fleet[..]] {
+        let out = into_a_closed_pipe(home.path(), args);
+        let err = stderr(&out);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{args:?}: ended by SIGPIPE, as `cat` is: {:?} {err}", out.status);
+    }
+    // A reader that takes the first line and closes (`| head -1`) on an output longer than the
+    // pipe's buffer: the same quiet end.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+        .args(["render", to.to_str().unwrap(), "--include-crds"])
+        .env("HOME", home.path())
+        .env("TRAINER_AUDIT_CACHE_DIR", home.path().join("cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    assert_eq!(first, "---\n");
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{:?}", out.status);
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    libc::SIGPIPE
+}

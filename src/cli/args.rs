@@ -9,8 +9,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{oci_reference, CliError};
-use crate::cluster::source::{ReadError, Source};
 use crate::cluster::ClusterState;
+use crate::fleet::members::Selection;
+use crate::fleet::read::read_member;
 use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
 use crate::source::oci::{ClientOptions, CredentialSource};
 use crate::upgrade::values::{UserValues, ValueFlags};
@@ -91,20 +92,28 @@ pub struct ClusterArgs {
 }
 
 impl ClusterArgs {
+    /// The one cluster, chosen and read as `check`, `plan` and `status` choose and read each
+    /// cluster ([`Selection::members`], [`read_member`]); a directory, which those read as a
+    /// fleet, is refused.
     pub fn state(&self) -> Result<ClusterState, CliError> {
-        let source = match &self.snapshot {
-            Some(path) => Source::Snapshot { path: path.clone() },
-            None => Source::Live { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() },
+        let selection = Selection {
+            snapshots: self.snapshot.iter().cloned().collect(),
+            contexts: self.context.iter().cloned().collect(),
+            all_contexts: false,
+            kubeconfig: self.kubeconfig.clone(),
         };
-        let mut state = source.read(std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(|e| match e {
-            ReadError::Snapshot(e) => CliError::Usage(e.to_string()),
-            ReadError::Live(e) => CliError::Cluster(e.to_string()),
-            ReadError::Runtime(_) => CliError::Io(e.to_string()),
-        })?;
-        if let Some(v) = &self.kube_version {
-            state.assume_kube_version(&assumed_kube_version(v)?).map_err(|e| CliError::Usage(e.to_string()))?;
+        if selection.is_fleet() {
+            let dir = self.snapshot.as_ref().or(self.kubeconfig.as_ref()).map(|p| p.display().to_string()).unwrap_or_default();
+            return Err(CliError::Usage(format!(
+                "{dir} is a directory, and this command reads one cluster: name one file (check, plan and status read a directory as a fleet)"
+            )));
         }
-        Ok(state)
+        let kube_version = self.kube_version.as_deref().map(assumed_kube_version).transpose()?;
+        let members = selection.members().map_err(|e| CliError::Usage(e.to_string()))?;
+        let [member] = &members[..] else {
+            return Err(CliError::Usage(format!("the cluster flags name {} clusters; name one", members.len())));
+        };
+        read_member(member, kube_version.as_deref(), std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
     }
 }
 
@@ -273,14 +282,18 @@ impl TargetArgs {
 
     /// The target chart's CRDs (`--to`, `--chart`, else the repository's newest release).
     pub fn crds(&self, command: &str) -> Result<crate::upgrade::crds::ChartCrds, CliError> {
+        Ok(crate::upgrade::crds::chart_crds(&self.request(command)?)?)
+    }
+
+    /// The request for the target chart ([`crate::upgrade::crds::chart_crds`] reads it).
+    pub fn request(&self, command: &str) -> Result<Request, CliError> {
         let repository = if self.chart.is_some() { None } else { Some(oci_reference(self.repo.as_deref(), command)?.repository_ref()) };
-        let request = Request {
+        Ok(Request {
             to: self.to.clone(),
             repository,
             chart: self.chart.clone(),
             registry: self.registry.client_options()?,
             ..Request::default()
-        };
-        Ok(crate::upgrade::crds::chart_crds(&request)?)
+        })
     }
 }

@@ -48,7 +48,8 @@ pub struct HooksArgs {
     /// Exit 1 when a finding is at or above this severity (default: never)
     #[arg(long, value_enum)]
     pub fail_on: Option<Severity>,
-    /// Print only the count line
+    /// Print only the verdict line, in check's words (against --fail-on, or error when it is not
+    /// given; the exit code still follows --fail-on)
     #[arg(long, short = 'q', conflicts_with_all = ["format", "verbose"])]
     pub quiet: bool,
     /// Text: every finding with its evidence, the failures it predicts and its sources
@@ -76,7 +77,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
     let report = review(&rules, &inventory, engine, argocd.as_ref(), &args.target.release, &args.target.namespace);
     match args.format {
-        _ if args.quiet => println!("{}", crate::report::findings::summary(&report.findings)),
+        _ if args.quiet => println!("{}", crate::report::hooks::verdict(&report, args.fail_on).line()),
         HooksFormat::Text => print!("{}", crate::report::hooks::text_detailed(&report, super::check::detail(args.verbose))),
         HooksFormat::Json => print_report(crate::report::json_schema::Report::Hooks, &report)?,
         HooksFormat::Markdown => print!("{}", crate::report::hooks::markdown(&report)),

@@ -5,7 +5,6 @@ mod args;
 mod check;
 mod completions;
 mod diff;
-mod doors;
 mod fleet;
 mod gitops;
 mod hooks;
@@ -118,6 +117,8 @@ pub enum CliError {
     Upgrade(#[from] crate::upgrade::UpgradeError),
     #[error(transparent)]
     Values(#[from] crate::upgrade::values::ValuesError),
+    #[error(transparent)]
+    Output(#[from] crate::report::output::OutputError),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::UpgradeFlags;
-use super::fleet::{FleetArgs, Output};
-use super::{print_report, CliError};
+use super::fleet::FleetArgs;
+use super::CliError;
 use crate::fleet::audit::Job;
-use crate::report::json_schema::Report as SchemaReport;
+use crate::report::output::{Choice, Command, Flags, Format, SarifInputs};
 use crate::report::style::Paint;
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -46,35 +46,22 @@ pub struct PlanArgs {
 }
 
 pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
-    let output = match (args.quiet, args.format, args.clusters.is_fleet()) {
-        (true, _, _) => Some(Output::Quiet),
-        (false, PlanFormat::Jsonl, _) | (false, PlanFormat::Json, true) => Some(Output::JsonLines),
-        (false, PlanFormat::Text, true) => Some(Output::Text),
-        (false, PlanFormat::Markdown | PlanFormat::Sarif, true) => {
-            return Err(CliError::Usage("--format markdown and sarif plan one cluster; a fleet prints text, json or jsonl".into()))
-        }
-        (false, _, false) => None,
+    let format = match args.format {
+        PlanFormat::Text => Format::Text,
+        PlanFormat::Json => Format::Json,
+        PlanFormat::Markdown => Format::Markdown,
+        PlanFormat::Sarif => Format::Sarif,
+        PlanFormat::Jsonl => Format::Jsonl,
     };
-    if let Some(output) = output {
-        if args.fail_on.is_some() {
-            return Err(CliError::Usage(
-                "plan --fail-on gates one cluster's text, json or markdown; for a fleet (or --quiet, --format jsonl) gate with check"
-                    .into(),
-            ));
-        }
-        return super::fleet::run(Job::Plan { request: args.upgrade.request()? }, &args.clusters, output, paint);
-    }
-    let upgrade = args.upgrade.prepare(&args.clusters.single())?;
-    let (plan, notes) = upgrade.plan()?;
-    let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
-    match args.format {
-        PlanFormat::Text => print!("{}", crate::report::plan::text(&plan, &notes)),
-        PlanFormat::Json | PlanFormat::Jsonl => {
-            print_report(SchemaReport::Plan, &crate::report::plan::json(&plan, &notes, &upgrade.inputs()))?
-        }
-        PlanFormat::Markdown => print!("{}", crate::report::plan::markdown(&plan, &notes)),
-        PlanFormat::Sarif => super::print_json(&crate::report::sarif::sarif(&findings, &upgrade.rules))?,
-    }
-    crate::report::github::step_summary(|| crate::report::github::plan_summary(&plan));
-    Ok(super::fails_at(&findings, args.fail_on))
+    let choice = Choice::new(Flags {
+        command: Command::Plan,
+        format,
+        quiet: args.quiet,
+        fail_on: args.fail_on,
+        output: None,
+        verbose: false,
+        fleet: args.clusters.is_fleet(),
+    })?;
+    let job = Job::Plan { request: args.upgrade.request()?, fail_on: args.fail_on };
+    super::fleet::run(job, &args.clusters, &choice, SarifInputs::default(), paint)
 }

@@ -48,7 +48,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     match &args.output {
         Some(path) => {
             write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
-            eprintln!("wrote {} ({} objects)", path.display(), state.objects.len());
+            eprintln!("wrote {} ({} object{})", path.display(), state.objects.len(), if state.objects.len() == 1 { "" } else { "s" });
         }
         None => print!("{text}"),
     }

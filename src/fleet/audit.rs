@@ -1,33 +1,52 @@
-//! What a fleet run does with each cluster (`status`, `check` or `plan`, exactly as the
-//! single-cluster command does it), the one summary row per cluster (installed version, method,
-//! target, errors, warnings, verdict), and the fleet's exit code: the worst cluster's, where a
-//! cluster that could not be read or audited counts as 2 and 2 outranks 1 (a gate that could not
-//! be evaluated everywhere must not pass, and findings elsewhere do not make it pass either).
+//! What a run does with each cluster (`status`, `check` or `plan`; a single-cluster run is a
+//! fleet of one), the one summary row per cluster (installed version, method, target, errors,
+//! warnings, verdict, and the exit code the one fail decision gives it), and the run's exit code:
+//! the worst cluster's, where a cluster that could not be read or audited counts as 2 and 2
+//! outranks 1 (a gate that could not be evaluated everywhere must not pass, and findings
+//! elsewhere do not make it pass either). [`Auditor::run`] reads the clusters (one on the calling
+//! thread, a fleet with [`super::read::read_all`]) and hands each outcome on as it is audited.
 
+use std::cell::OnceCell;
 use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::read::{read_all, read_member};
+use super::Member;
 use crate::audit::finding::{Finding, Severity};
-use crate::cluster::status::{status, Status};
+use crate::audit::verdict::{fails, Counts, Decision};
+use crate::cluster::source::Source;
+use crate::cluster::status::{status_against, Status, Validation};
 use crate::cluster::ClusterState;
 use crate::engine::Method;
 use crate::plan::Plan;
-use crate::upgrade::check::CheckReport;
+use crate::upgrade::check::{CheckReport, Inputs};
+use crate::upgrade::crds::{chart_crds, ChartCrds};
 use crate::upgrade::store::ChartStore;
 use crate::upgrade::{store_for, target, Request, Upgrade, UpgradeError};
 
-/// The command run on every cluster.
+/// The command run on every cluster, with the level its exit code fails at (`check` always
+/// gates; `plan` and `status` only with `--fail-on`).
 pub enum Job {
-    Status,
-    Check { request: Request, fail_on: Severity },
-    Plan { request: Request },
+    /// `target`: validate the live objects against this chart's CRDs instead of the installed.
+    Status {
+        target: Option<Request>,
+        fail_on: Option<Severity>,
+    },
+    Check {
+        request: Request,
+        fail_on: Severity,
+    },
+    Plan {
+        request: Request,
+        fail_on: Option<Severity>,
+    },
 }
 
 impl Job {
     pub fn name(&self) -> &'static str {
         match self {
-            Job::Status => "status",
+            Job::Status { .. } => "status",
             Job::Check { .. } => "check",
             Job::Plan { .. } => "plan",
         }
@@ -109,63 +128,178 @@ impl Row {
     }
 }
 
-/// A cluster's report, serialised exactly as the single-cluster command's JSON.
+/// A cluster's report, serialised exactly as the single-cluster command's JSON (a plan's as
+/// `{plan, notes}`, its verdict the row's).
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Report {
     Status(Box<Status>),
     Check(Box<CheckReport>),
-    Plan { plan: Box<Plan>, notes: Vec<String> },
+    Plan {
+        plan: Box<Plan>,
+        notes: Vec<String>,
+        /// What the plan rests on (the single-cluster JSON carries it).
+        #[serde(skip)]
+        inputs: Box<Inputs>,
+    },
+}
+
+/// When a cluster's objects were read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadTime {
+    /// The snapshot's capture time, as recorded (RFC 3339).
+    Captured(String),
+    /// A live read: now.
+    Live,
+    /// A snapshot that does not say, or a cluster that could not be read.
+    Unknown,
 }
 
 pub struct Outcome {
     pub row: Row,
     /// None when the cluster failed.
     pub report: Option<Report>,
+    pub read: ReadTime,
+}
+
+/// How a run reads its clusters.
+pub struct Reading<'a> {
+    pub members: &'a [Member],
+    /// Reads at once in a fleet.
+    pub concurrency: usize,
+    /// The `--kube-version` to assume (validated, `v1.33`).
+    pub kube_version: Option<&'a str>,
+    /// A fleet's output even for one member: what every cluster shares is checked before any is
+    /// read ([`Auditor::prepare`]), and a cluster's failure is its row's. Otherwise the one
+    /// cluster is read first, exactly as a single-cluster command always read it, with a live
+    /// read's progress on a terminal.
+    pub fleet: bool,
 }
 
 /// Runs the job on each cluster in turn, with one chart store for the whole fleet.
 pub struct Auditor {
     job: Job,
     store: Option<Rc<ChartStore>>,
+    /// `status --to/--chart`: the target's CRDs, resolved once for the run.
+    target_crds: OnceCell<ChartCrds>,
+    /// The process ends after this run: a cluster's objects are left to the OS, which reclaims
+    /// them at once (freeing a big cluster's objects one by one took a fifth of `status` over
+    /// 50,000 TrainJobs, docs/benchmarks.md). A fleet drops each state instead.
+    leave_to_the_os: bool,
 }
 
 impl Auditor {
     pub fn new(job: Job) -> Auditor {
         let store = match &job {
-            Job::Status => None,
-            Job::Check { request, .. } | Job::Plan { request } => Some(Rc::new(store_for(request))),
+            Job::Status { .. } => None,
+            Job::Check { request, .. } | Job::Plan { request, .. } => Some(Rc::new(store_for(request))),
         };
-        Auditor { job, store }
+        Auditor { job, store, target_crds: OnceCell::new(), leave_to_the_os: false }
     }
 
     pub fn job(&self) -> &Job {
         &self.job
     }
 
+    /// The rules the run audits with (built-in and `--rules`), for the reports that describe
+    /// them (SARIF); none for `status`.
+    pub fn rules(&self) -> Result<Vec<crate::audit::rules::Rule>, UpgradeError> {
+        match &self.job {
+            Job::Status { .. } => Ok(Vec::new()),
+            Job::Check { request, .. } | Job::Plan { request, .. } => {
+                crate::audit::rules::load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))
+            }
+        }
+    }
+
     /// What every cluster shares, checked before any is read: the rule files load and the target
     /// resolves (the repository is reachable and has it). Its failure is the run's, not a
     /// cluster's. Returns the target version.
     pub fn prepare(&self) -> Result<Option<semver::Version>, UpgradeError> {
-        let (Some(store), Job::Check { request, .. } | Job::Plan { request }) = (&self.store, &self.job) else { return Ok(None) };
+        if let Job::Status { target: Some(request), .. } = &self.job {
+            self.crds(request)?;
+        }
+        let (Some(store), Job::Check { request, .. } | Job::Plan { request, .. }) = (&self.store, &self.job) else { return Ok(None) };
         crate::audit::rules::load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
         target::resolve(request, store).map(Some)
+    }
+
+    fn crds(&self, request: &Request) -> Result<&ChartCrds, UpgradeError> {
+        if let Some(crds) = self.target_crds.get() {
+            return Ok(crds);
+        }
+        let crds = chart_crds(request)?;
+        Ok(self.target_crds.get_or_init(|| crds))
+    }
+
+    /// Reads every member and audits each, calling `each(index, outcome)` in the order the
+    /// reads finish; returns the rows in input order. Fails only where the run fails (a fleet's
+    /// shared inputs, [`Auditor::prepare`]).
+    pub fn run(&mut self, reading: &Reading, mut each: impl FnMut(usize, Outcome)) -> Result<Vec<Row>, UpgradeError> {
+        let members = reading.members;
+        let mut rows: Vec<Option<Row>> = vec![None; members.len()];
+        if reading.fleet {
+            self.prepare()?;
+            let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let (total, mut done) = (members.len(), 0);
+            read_all(
+                members,
+                reading.concurrency,
+                |member| read_member(member, reading.kube_version, false),
+                |index, state| {
+                    let member = &members[index];
+                    let outcome = self.audit_read(member, state);
+                    done += 1;
+                    if progress {
+                        eprintln!("[{done}/{total}] {}: {}", member.name, outcome.row.verdict.as_str());
+                    }
+                    rows[index] = Some(outcome.row.clone());
+                    each(index, outcome);
+                },
+            );
+        } else {
+            self.leave_to_the_os = members.len() == 1;
+            for (index, member) in members.iter().enumerate() {
+                let state = read_member(member, reading.kube_version, std::io::IsTerminal::is_terminal(&std::io::stderr()));
+                let outcome = self.audit_read(member, state);
+                rows[index] = Some(outcome.row.clone());
+                each(index, outcome);
+            }
+        }
+        Ok(rows.into_iter().flatten().collect())
+    }
+
+    fn audit_read(&self, member: &Member, state: Result<ClusterState, String>) -> Outcome {
+        let read = match (&state, &member.source) {
+            (Ok(s), _) if s.info.captured_at.is_some() => ReadTime::Captured(s.info.captured_at.clone().unwrap_or_default()),
+            (Ok(_), Source::Live { .. }) => ReadTime::Live,
+            _ => ReadTime::Unknown,
+        };
+        Outcome { read, ..self.audit(&member.name, state) }
     }
 
     /// The outcome for one cluster, read or not.
     pub fn audit(&self, cluster: &str, state: Result<ClusterState, String>) -> Outcome {
         let state = match state {
             Ok(state) => state,
-            Err(why) => return Outcome { row: Row::failed(cluster, why), report: None },
+            Err(why) => return Outcome { row: Row::failed(cluster, why), report: None, read: ReadTime::Unknown },
         };
-        match self.run(cluster, state) {
+        match self.audit_state(cluster, state) {
             Ok(outcome) => outcome,
-            Err(e) => Outcome { row: Row::failed(cluster, e.to_string()), report: None },
+            Err(e) => Outcome { row: Row::failed(cluster, e.to_string()), report: None, read: ReadTime::Unknown },
         }
     }
 
-    fn run(&self, cluster: &str, state: ClusterState) -> Result<Outcome, UpgradeError> {
-        let row = |installed: Option<String>, method, target, (errors, warnings), verdict: Verdict| Row {
+    /// The state's objects are left to the OS when the process ends next.
+    fn done_with<T>(&self, big: T) {
+        if self.leave_to_the_os {
+            std::mem::forget(big);
+        }
+    }
+
+    fn audit_state(&self, cluster: &str, state: ClusterState) -> Result<Outcome, UpgradeError> {
+        // The exit code is the one fail decision (`audit::verdict`) at the job's level.
+        let row = |installed: Option<String>, method, target, (errors, warnings), verdict: Verdict, exit_code: u8| Row {
             cluster: cluster.to_string(),
             installed,
             method: Some(method),
@@ -173,7 +307,7 @@ impl Auditor {
             errors,
             warnings,
             verdict,
-            exit_code: verdict.exit_code(),
+            exit_code,
             failure: None,
         };
         // The state moves into the upgrade (never copied: it is the big part of a cluster).
@@ -181,36 +315,52 @@ impl Auditor {
             let store = self.store.clone().unwrap_or_else(|| Rc::new(store_for(request)));
             Upgrade::prepare_in(request.clone(), state, store)
         };
+        let verdict_of = |d: &Decision| match d.verdict {
+            crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
+            crate::audit::verdict::Verdict::Ready => Verdict::Ready,
+        };
+        let read = ReadTime::Unknown;
         Ok(match &self.job {
-            Job::Status => {
-                let s = status(&state);
+            Job::Status { target, fail_on } => {
+                let validation = match target {
+                    Some(request) => {
+                        let crds = self.crds(request)?;
+                        Validation::of(&state, Some((&crds.crds, format!("the CRDs of {}", crds.chart))))
+                    }
+                    None => Validation::of(&state, None),
+                };
+                let s = status_against(&state, validation);
+                self.done_with(state);
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
                 // What `status --fail-on` gates on, counted the same.
-                let c = crate::audit::verdict::Counts::of_status(&s);
-                let counts = (c.error, c.warning);
-                let row = row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, counts, verdict);
-                Outcome { row, report: Some(Report::Status(Box::new(s))) }
+                let c = Counts::of_status(&s);
+                let exit_code = fail_on.map_or(0, |level| Decision::new(c, level, None, None).verdict.exit_code());
+                let row =
+                    row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, (c.error, c.warning), verdict, exit_code);
+                Outcome { row, report: Some(Report::Status(Box::new(s))), read }
             }
             Job::Check { request, fail_on } => {
-                let report = upgrade(request, state)?.check(*fail_on)?;
-                let verdict = match report.decision.verdict {
-                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
-                };
+                let upgrade = upgrade(request, state)?;
+                let report = upgrade.check(*fail_on)?;
+                self.done_with(upgrade);
+                let verdict = verdict_of(&report.decision);
                 let counts = counts(report.findings.iter());
-                let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict);
-                Outcome { row, report: Some(Report::Check(Box::new(report))) }
+                let exit_code = u8::from(fails(&report.findings, Some(*fail_on)));
+                let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict, exit_code);
+                Outcome { row, report: Some(Report::Check(Box::new(report))), read }
             }
-            Job::Plan { request } => {
-                let (plan, notes) = upgrade(request, state)?.plan()?;
-                let counts = counts(plan.steps.iter().flat_map(|s| s.preconditions.iter()));
-                // The same words as `check`; a plan is not a gate, so its exit code stays 0.
-                let verdict = match plan.decision().verdict {
-                    crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
-                    crate::audit::verdict::Verdict::Ready => Verdict::Ready,
-                };
-                let row = Row { exit_code: 0, ..row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts, verdict) };
-                Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes }) }
+            Job::Plan { request, fail_on } => {
+                let upgrade = upgrade(request, state)?;
+                let (mut plan, notes) = upgrade.plan()?;
+                plan.fail_on = *fail_on;
+                let inputs = Box::new(upgrade.inputs());
+                self.done_with(upgrade);
+                let findings: Vec<Finding> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
+                // The same words as `check`; a plan is no gate unless `--fail-on` makes it one.
+                let verdict = verdict_of(&plan.decision());
+                let exit_code = u8::from(fails(&findings, *fail_on));
+                let row = row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts(findings.iter()), verdict, exit_code);
+                Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes, inputs }), read }
             }
         })
     }
@@ -245,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_cluster_that_cannot_be_read_is_that_clusters_failure() {
-        let auditor = Auditor::new(Job::Status);
+        let auditor = Auditor::new(Job::Status { target: None, fail_on: None });
         assert_eq!(auditor.prepare().unwrap(), None);
         let failed = auditor.audit("east", Err("cannot reach the Kubernetes API server: connection refused".into()));
         assert_eq!(failed.row.verdict, Verdict::Failed);

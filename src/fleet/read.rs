@@ -45,10 +45,10 @@ where
     });
 }
 
-/// One cluster read as a single-cluster run reads it, with `kube_version` (already validated,
-/// `v1.33`) standing in for a server version the cluster does not record.
-pub fn read_member(member: &Member, kube_version: Option<&str>) -> Result<ClusterState, String> {
-    let mut state = member.source.read(false).map_err(|e| e.to_string())?;
+/// One cluster read, with `kube_version` (already validated, `v1.33`) standing in for a server
+/// version the cluster does not record; `progress` shows a live read's progress on standard error.
+pub fn read_member(member: &Member, kube_version: Option<&str>, progress: bool) -> Result<ClusterState, String> {
+    let mut state = member.source.read(progress).map_err(|e| e.to_string())?;
     if let Some(v) = kube_version {
         state.assume_kube_version(v).map_err(|e| e.to_string())?;
     }

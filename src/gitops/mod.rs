@@ -87,11 +87,20 @@ pub fn require_trainer_references(dir: &Path, head: &Scan, base: Option<&Scan>) 
         return Ok(());
     }
     let other = head.ignored.len();
-    let others = if other == 0 { String::new() } else { format!(" ({other} reference(s) to other charts: --list --verbose names them)") };
+    let others = if other == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({other} reference{} to other charts: --list --verbose names {})",
+            text::plural(other),
+            if other == 1 { "it" } else { "them" }
+        )
+    };
     Err(GitopsError::Input(format!(
-        "{} holds no Kubeflow Trainer reference in its {} file(s){others}: looked for {LOOKED_FOR} naming the chart {TRAINER_CHART}. Point it at the GitOps checkout that deploys Trainer",
+        "{} holds no Kubeflow Trainer reference in its {} file{}{others}: looked for {LOOKED_FOR} naming the chart {TRAINER_CHART}. Point it at the GitOps checkout that deploys Trainer",
         dir.display(),
-        head.files_read
+        head.files_read,
+        text::plural(head.files_read)
     )))
 }
 

@@ -111,7 +111,7 @@ fn field(out: &mut String, f: &Field) {
     let _ = writeln!(out, "  {}: {from} → {to}{at}", f.name);
 }
 
-fn plural(n: usize) -> &'static str {
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {

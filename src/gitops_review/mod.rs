@@ -41,7 +41,7 @@ pub struct ReviewOptions {
     pub rules: Option<PathBuf>,
     /// A cluster to add the cluster checks for (a snapshot or a live context, read-only).
     pub cluster: Option<ClusterState>,
-    /// The severity at which a reference's verdict is `fail`.
+    /// The severity at which a reference's verdict is `blocked`.
     pub fail_on: Severity,
 }
 
@@ -60,30 +60,27 @@ pub enum ReviewError {
     Rules(String),
 }
 
+/// One reference's verdict, in the words of the review's own (`check`'s): `ready`, `blocked`,
+/// or `not-audited` (JSON; `not audited` for people). The JSON said `pass`/`fail` before the
+/// gitops report's schema 2.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    Pass,
-    Fail,
+    /// No finding at or above `--fail-on`.
+    Ready,
+    /// A finding at or above `--fail-on`, or a reference that cannot be audited for a reason
+    /// that is not the file's.
+    Blocked,
     /// The files do not say enough to audit it (a digest pin, an unresolved variable).
     NotAudited,
 }
 
 impl Verdict {
+    /// The word a person reads.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotAudited => "not audited",
-        }
-    }
-
-    /// The word a person reads, as `check` words it: `ready`, `blocked`, `not audited` (JSON
-    /// keeps `pass`/`fail`/`not-audited`).
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::Pass => "ready",
-            Verdict::Fail => "blocked",
+            Verdict::Ready => "ready",
+            Verdict::Blocked => "blocked",
             Verdict::NotAudited => "not audited",
         }
     }
@@ -175,9 +172,9 @@ impl GitopsReview {
     /// warnings or lower) a reference that could not be audited.
     pub fn fails(&self) -> bool {
         self.references.iter().any(|r| match r.verdict {
-            Verdict::Fail => true,
+            Verdict::Blocked => true,
             Verdict::NotAudited => self.fail_on >= Severity::Warning,
-            Verdict::Pass => false,
+            Verdict::Ready => false,
         })
     }
 }
@@ -239,7 +236,7 @@ fn unknowable(r: &Reference, options: &ReviewOptions) -> Option<String> {
 /// A reference the change breaks before any rule runs (its chart does not render with the
 /// file's values, or its version does not exist): failed, with the reason.
 fn broken(r: &Reference, status: &'static str, before: Option<&Reference>, why: String) -> ReferenceReview {
-    ReferenceReview { verdict: Verdict::Fail, ..not_audited(r, status, before, why) }
+    ReferenceReview { verdict: Verdict::Blocked, ..not_audited(r, status, before, why) }
 }
 
 fn not_audited(r: &Reference, status: &'static str, before: Option<&Reference>, why: String) -> ReferenceReview {
@@ -374,7 +371,7 @@ fn audit_chart(
         (a.finding.severity, &a.finding.id, &a.at, &a.finding.subject).cmp(&(b.finding.severity, &b.finding.id, &b.at, &b.finding.subject))
     });
     let counts = Counts::of(&located);
-    let verdict = if located.iter().any(|f| f.finding.severity <= options.fail_on) { Verdict::Fail } else { Verdict::Pass };
+    let verdict = if located.iter().any(|f| f.finding.severity <= options.fail_on) { Verdict::Blocked } else { Verdict::Ready };
     Ok(ReferenceReview {
         engine: r.engine,
         object: r.object.clone(),

@@ -322,9 +322,14 @@ fn nproc(o: &Json, c: &Json, trainer: &mut Map<String, Json>, notes: &mut Vec<No
         None => {}
         Some(v) => match (v.trim().parse::<u64>(), v) {
             (Ok(n), _) => set(n, format!("{v:?} is that number"), notes),
-            (_, "gpu") if gpus > 0 => {
-                set(gpus, format!("torchrun started one process per visible CUDA device, and the container is given {gpus} GPU(s)"), notes)
-            }
+            (_, "gpu") if gpus > 0 => set(
+                gpus,
+                format!(
+                    "torchrun started one process per visible CUDA device, and the container is given {}",
+                    super::counted(gpus as usize, "GPU")
+                ),
+                notes,
+            ),
             (_, "auto") if gpus > 0 => notes.push(Note::new(
                 Level::Converted,
                 path,

@@ -257,6 +257,11 @@ impl Migration {
 
 /// `example.com/name`: a DNS subdomain, a slash, and a non-empty path (what Kubernetes'
 /// `IsDomainPrefixedPath` accepts, narrowed to the common characters).
+/// `1 object`, `3 objects`: a count with its noun in the number it takes.
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn is_domain_prefixed_path(s: &str) -> bool {
     match s.split_once('/') {
         Some((host, path)) => {

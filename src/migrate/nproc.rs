@@ -179,7 +179,7 @@ fn text_decision(text: &str, origin: &str, from_runtime: bool, resources: Resour
                 Ok(n) if n > 0 => Decision::Set(
                     n as i64,
                     format!(
-                        "\"gpu\" ({origin}) was handed to torchrun, which starts one process per visible CUDA device; the node is given {n} GPU(s) in resourcesPerNode, so {n}"
+                        "\"gpu\" ({origin}) was handed to torchrun, which starts one process per visible CUDA device; the node is given {} in resourcesPerNode, so {n}", super::counted(n as usize, "GPU")
                     ),
                 ),
                 Ok(_) => Decision::Refuse(format!(

@@ -125,8 +125,9 @@ pub fn report(m: &Migration, next: &NextSteps) -> String {
     let refused = m.conversions.iter().filter(|c| c.refused()).count();
     let written = m.conversions.iter().filter(|c| c.write && !c.refused()).count();
     let mut out = format!(
-        "trainer-audit migrate: {} object(s) examined need conversion: {written} in the List, {refused} refused, {} reported only; {} needed nothing\n",
-        m.conversions.len(),
+        "trainer-audit migrate: {} examined {} conversion: {written} in the List, {refused} refused, {} reported only; {} needed nothing\n",
+        super::counted(m.conversions.len(), "object"),
+        if m.conversions.len() == 1 { "needs" } else { "need" },
         m.conversions.len() - refused - written,
         m.passed_over
     );

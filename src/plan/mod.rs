@@ -73,14 +73,17 @@ pub struct Plan {
     /// (None: not set): a fix that relaxes it is undone to this value after the last step.
     #[serde(rename = "podSecurity", skip_serializing_if = "Option::is_none")]
     pub pod_security: Option<String>,
+    /// `plan --fail-on`: the level the verdict is decided at (None: error, and `plan` exits 0).
+    #[serde(skip)]
+    pub fail_on: Option<Severity>,
 }
 
 impl Plan {
-    /// The plan's verdict: blocked while any step has an error to fix first (a plan is not a
-    /// gate: `plan` exits 0 either way; `check` is the gate).
+    /// The plan's verdict: blocked while any step has a finding at `--fail-on` (error when it is
+    /// not given: then a plan is not a gate and `plan` exits 0 either way; `check` is the gate).
     pub fn decision(&self) -> Decision {
         let counts = Counts::of(self.steps.iter().flat_map(|s| s.preconditions.iter()));
-        Decision::new(counts, Severity::Error, Some(&self.from), Some(&self.to))
+        Decision::new(counts, self.fail_on.unwrap_or(Severity::Error), Some(&self.from), Some(&self.to))
     }
 }
 

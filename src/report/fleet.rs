@@ -128,7 +128,7 @@ pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
     match report {
         Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short)),
         Some(Report::Status(s)) => out.push_str(&super::status::text(s)),
-        Some(Report::Plan { plan, notes }) => out.push_str(&super::plan::text(plan, notes)),
+        Some(Report::Plan { plan, notes, .. }) => out.push_str(&super::plan::text(plan, notes)),
         None => out.push_str(&format!("{}: {}\n", paint.tone(Tone::Broken, "failed"), dash(row.failure.as_deref()))),
     }
     out
@@ -156,7 +156,7 @@ struct Document<'a> {
 /// One cluster's JSON Lines document, newline included.
 pub fn json_line(command: &str, source: &Source, row: &Row, report: Option<&Report>) -> Result<String, serde_json::Error> {
     let doc = Document {
-        schema_version: super::json_schema::SCHEMA_VERSION,
+        schema_version: super::json_schema::Report::Fleet.version().unwrap_or_default(),
         schema: SCHEMA,
         command,
         cluster: &row.cluster,

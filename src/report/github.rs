@@ -245,7 +245,7 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
             cell(&r.at.file),
             r.at.line,
             cell(&change),
-            r.verdict.word(),
+            r.verdict.as_str(),
             super::gitops::counts(r)
         );
     }

@@ -50,13 +50,13 @@ fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
     }
     let c = crate::audit::verdict::Counts { error: r.counts.error, warning: r.counts.warning, info: r.counts.info };
     let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
-    d.verdict = if r.verdict == Verdict::Fail { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
+    d.verdict = if r.verdict == Verdict::Blocked { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
     d.line()
 }
 
 fn heading(review: &GitopsReview) -> String {
     let n = review.references.len();
-    let failing = review.references.iter().filter(|r| r.verdict == Verdict::Fail).count();
+    let failing = review.references.iter().filter(|r| r.verdict == Verdict::Blocked).count();
     let unknown = review.references.iter().filter(|r| r.verdict == Verdict::NotAudited).count();
     let mut s = format!(
         "{n} reference{} audited: {failing} blocked at --fail-on {}, {unknown} not audited",
@@ -86,7 +86,7 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.word());
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
@@ -226,8 +226,8 @@ fn finding_text(f: &LocatedFinding, out: &mut String) {
 
 fn badge(v: Verdict) -> &'static str {
     match v {
-        Verdict::Pass => "✅ ready",
-        Verdict::Fail => "❌ blocked",
+        Verdict::Ready => "✅ ready",
+        Verdict::Blocked => "❌ blocked",
         Verdict::NotAudited => "⚠️ not audited",
     }
 }

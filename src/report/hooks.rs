@@ -6,6 +6,13 @@ use crate::engine::hooks::behaviour;
 use crate::engine::Engine;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 
+/// The verdict of the review in `check`'s words (`blocked: 1 error, 2 warnings`, `ready`), at
+/// `--fail-on`, or at `error` (check's default) for a review run without one.
+pub fn verdict(report: &HooksReport, fail_on: Option<crate::audit::finding::Severity>) -> crate::audit::verdict::Decision {
+    let counts = crate::audit::verdict::Counts::of(&report.findings);
+    crate::audit::verdict::Decision::new(counts, fail_on.unwrap_or(crate::audit::finding::Severity::Error), None, None)
+}
+
 pub fn text(report: &HooksReport) -> String {
     text_detailed(report, super::findings::Detail::Short)
 }
@@ -86,12 +93,14 @@ pub fn text_detailed(report: &HooksReport, detail: super::findings::Detail) -> S
 /// The review as Markdown: what was reviewed, then the findings table.
 pub fn markdown(report: &HooksReport) -> String {
     let mut out = format!(
-        "## Hooks in `{}` {} (findings for: {})\n\n{} hook(s), {} CRD(s).\n\n",
+        "## Hooks in `{}` {} (findings for: {})\n\n{} hook{}, {} CRD{}.\n\n",
         report.chart,
         report.version,
         report.engine.as_str(),
         report.hooks.len(),
-        report.crds.len()
+        if report.hooks.len() == 1 { "" } else { "s" },
+        report.crds.len(),
+        if report.crds.len() == 1 { "" } else { "s" }
     );
     super::findings::markdown(&report.findings, &mut out);
     out

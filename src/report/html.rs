@@ -294,12 +294,18 @@ pub fn fleet_page(clusters: &[FleetCluster], fail_on: Severity) -> String {
         }
         body.push_str("</section>\n");
     }
-    page(&format!("trainer-audit check: {} clusters", clusters.len()), &body)
+    page(&format!("trainer-audit check: {} cluster{}", clusters.len(), if clusters.len() == 1 { "" } else { "s" }), &body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fleet_of_one_is_one_cluster() {
+        let one = [FleetCluster { cluster: "lab", verdict: "failed", report: None, failure: Some("unreachable") }];
+        assert!(fleet_page(&one, crate::audit::finding::Severity::Error).contains("<title>trainer-audit check: 1 cluster</title>"));
+    }
 
     #[test]
     fn text_is_escaped_and_urls_become_links() {

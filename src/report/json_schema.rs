@@ -5,7 +5,13 @@
 //! gains: new keys, new optional parts (the minor goes up). Removing or renaming a key,
 //! changing its type or meaning, making an optional key required, or adding a value to a closed
 //! set (`severity`, a `verdict`) is a new major version. Consumers check the major and ignore
-//! keys they do not know. The schemas live in `schemas/` and are compiled in.
+//! keys they do not know. Each report has its own version, and each schema's `schemaVersion`
+//! pattern names the major it describes. The schemas live in `schemas/` and are compiled in.
+//!
+//! The versions' history (docs/integrations.md keeps it for users):
+//! - every report carrying one: 1.0;
+//! - gitops 2.0: a reference's `verdict` says `ready`/`blocked`/`not-audited`, the words of the
+//!   review's top-level `verdict` (it said `pass`/`fail`).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -68,13 +74,11 @@ impl Report {
     pub fn version(self) -> Option<&'static str> {
         match self {
             Report::Migrate => None,
-            _ => Some(SCHEMA_VERSION),
+            Report::Gitops => Some("2.0"),
+            Report::Check | Report::Plan | Report::Status | Report::Hooks | Report::Diff | Report::Fleet => Some("1.0"),
         }
     }
 }
-
-/// The current `schemaVersion` of every report that carries one.
-pub const SCHEMA_VERSION: &str = "1.0";
 
 /// `value` serialised with `schemaVersion` as its first key (objects only; anything else is
 /// returned as it is).
@@ -103,6 +107,33 @@ mod tests {
             assert_eq!(schema["$id"], format!("urn:trainer-audit:schema:{}", r.name()));
             let requires_version = schema["required"].as_array().unwrap().iter().any(|k| k == "schemaVersion");
             assert_eq!(requires_version, r.version().is_some(), "{}", r.name());
+            // The schema describes one major: the version the report carries, not the next.
+            let Some(version) = r.version() else { continue };
+            let pattern = schema["$defs"]["schemaVersion"]["pattern"].as_str().unwrap_or_else(|| panic!("{}", r.name()));
+            let pattern = regex::Regex::new(pattern).unwrap();
+            let (major, minor) = version.split_once('.').unwrap();
+            let next: u32 = major.parse::<u32>().unwrap() + 1;
+            assert!(
+                pattern.is_match(version) && pattern.is_match(&format!("{major}.{}", minor.parse::<u32>().unwrap() + 1)),
+                "{}",
+                r.name()
+            );
+            assert!(!pattern.is_match(&format!("{next}.0")), "{}: the schema of {version} accepts {next}.0", r.name());
+        }
+    }
+
+    #[test]
+    fn a_gitops_reference_speaks_the_reviews_verdict_words_since_2_0() {
+        assert_eq!(Report::Gitops.version(), Some("2.0"));
+        let schema: Value = serde_json::from_str(Report::Gitops.schema()).unwrap();
+        let words = &schema["$defs"]["reference"]["properties"]["verdict"]["enum"];
+        assert_eq!(words, &serde_json::json!(["ready", "blocked", "not-audited"]), "{schema}");
+        for (verdict, word) in [
+            (crate::gitops_review::Verdict::Ready, "ready"),
+            (crate::gitops_review::Verdict::Blocked, "blocked"),
+            (crate::gitops_review::Verdict::NotAudited, "not-audited"),
+        ] {
+            assert_eq!(serde_json::to_value(verdict).unwrap(), word);
         }
     }
 

@@ -13,6 +13,7 @@ pub mod html;
 pub mod html_runbook;
 pub mod json_schema;
 pub mod openmetrics;
+pub mod output;
 pub mod plan;
 pub mod render;
 pub mod rules;

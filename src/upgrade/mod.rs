@@ -473,6 +473,7 @@ impl Upgrade {
                 .and_then(|n| n.pointer(&format!("/metadata/labels/{}", crate::plan::PSA_ENFORCE.replace('/', "~1"))))
                 .and_then(Json::as_str)
                 .map(str::to_string),
+            fail_on: None,
         };
         Ok((plan, notes))
     }

@@ -1,5 +1,5 @@
 //! String formats as kube-openapi's `strfmt.Default` registry checks them (the subset apiextensions
-//! keeps, see [`super::schema`]). Written by hand: the checks are Go library behaviours
+//! keeps, see [`super::structural`]). Written by hand: the checks are Go library behaviours
 //! (`time.Parse` layouts, `net.ParseIP`, `net/url.ParseRequestURI`, Kubernetes name rules) that no
 //! Rust crate reproduces as such; the exact rules come from
 //! `k8s.io/kube-openapi/pkg/validation/strfmt/default.go` at the commit kube-apiserver 1.36 pins.

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::fielderr::{go_json, BadValue, ErrorKind, FieldError};
-use super::schema::{Additional, Schema};
+use super::structural::{Additional, Schema};
 
 /// `ValidateListSetsAndMaps` over a whole object.
 pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {

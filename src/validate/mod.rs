@@ -13,8 +13,8 @@ pub mod meta;
 pub mod openapi;
 pub mod prune;
 pub mod ratchet;
-pub mod schema;
 pub mod stored;
+pub mod structural;
 pub mod webhook;
 
 use std::fmt;
@@ -22,7 +22,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use fielderr::{BadValue, ErrorKind, FieldError};
-pub use schema::Schema;
+pub use structural::Schema;
 
 /// A Kubernetes minor version (`1.30`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -69,7 +69,7 @@ pub enum ValidateError {
     #[error("CRD {crd} version {version} has no openAPIV3Schema")]
     NoSchema { crd: String, version: String },
     #[error("CRD {crd} version {version}: {source}")]
-    Schema { crd: String, version: String, source: schema::SchemaError },
+    Schema { crd: String, version: String, source: structural::SchemaError },
 }
 
 /// A rule-level or CRD-level problem the cluster would raise when the CRD is applied.
@@ -373,7 +373,7 @@ fn walk_rules(s: &Schema, path: &str, f: &mut dyn FnMut(&str, &cel::CompiledRule
     if let Some(i) = &s.items {
         walk_rules(i, &format!("{path}[*]"), f);
     }
-    if let Some(schema::Additional::Schema(a)) = &s.additional {
+    if let Some(structural::Additional::Schema(a)) = &s.additional {
         walk_rules(a, &format!("{path}[*]"), f);
     }
 }

@@ -9,7 +9,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::fielderr::{go_float, go_quote, BadValue, ErrorKind, FieldError};
-use super::schema::{Additional, Schema};
+use super::structural::{Additional, Schema};
 
 /// One step of a path into an object.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::openapi::{deep_equal, Seg};
-use super::schema::{Additional, Schema};
+use super::structural::{Additional, Schema};
 
 /// The old item a new list item correlates with (list-type map with keys only).
 pub fn map_list_match<'a>(s: &Schema, item: &Value, olds: &'a [Value]) -> Option<&'a Value> {

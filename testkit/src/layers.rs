@@ -32,7 +32,7 @@ pub const LAYERS: &[&[&str]] = &[
 /// CEL's compiled rules, which read the schema nodes, and its formats, metadata and ratcheting
 /// work over the same nodes. Printed and not failed on; any other loop fails.
 pub const KNOWN_INNER_LOOPS: &[(&str, &[&str])] =
-    &[("gotmpl", &["exec", "funcs"]), ("validate", &["cel", "format", "meta", "openapi", "ratchet", "schema"])];
+    &[("gotmpl", &["exec", "funcs"]), ("validate", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
 
 fn known(top: &str, group: &[String]) -> bool {
     KNOWN_INNER_LOOPS.iter().any(|(t, g)| *t == top && g.iter().copied().eq(group.iter().map(String::as_str)))

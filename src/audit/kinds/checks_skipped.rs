@@ -32,10 +32,11 @@ impl Check for Params {
         let mut hit = Hit::new(
             format!("chart kubeflow-trainer {}", input.from),
             format!(
-                "the installed chart {} could not be read ({}): {} check(s) that compare it with the target did not run: {}",
+                "the installed chart {} could not be read ({}): {} that {} it with the target did not run: {}",
                 input.from,
                 missing.reason,
-                ids.len(),
+                super::counted(ids.len(), "check"),
+                super::agree(ids.len(), "compares", "compare"),
                 ids.join(", ")
             ),
         )

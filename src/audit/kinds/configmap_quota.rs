@@ -49,7 +49,13 @@ impl Check for Params {
                     hits.push(
                         Hit::new(
                             format!("ResourceQuota/{ns}/{name}"),
-                            format!("{ns} has {jobs} TrainJob(s) that get a snapshot (neither finished nor managed by another controller) and {used} of {hard} ConfigMaps used ({key}): the {jobs} runtime-snapshot ConfigMaps the target creates need {needed}"),
+                            format!(
+                                "{ns} has {} that {} a snapshot (neither finished nor managed by another controller) and {used} of {hard} ConfigMaps used ({key}): the {} the target creates {} {needed}",
+                                super::counted(jobs, "TrainJob"),
+                                super::agree(jobs, "gets", "get"),
+                                super::counted(jobs, "runtime-snapshot ConfigMap"),
+                                super::agree(jobs, "needs", "need")
+                            ),
                         )
                         .var("quota", name)
                         .var("namespace", ns)

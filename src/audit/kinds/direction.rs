@@ -135,7 +135,7 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     }
     let others = deleted.len() - crds.len();
     if others > 0 {
-        message.push_str(&format!("; Helm also deletes {others} other object(s) {to} does not render"));
+        message.push_str(&format!("; Helm also deletes {} {to} does not render", super::counted(others, "other object")));
     }
     hit.message = message;
     for id in &deleted {

@@ -51,9 +51,14 @@ impl Check for Params {
                 q(&patch.to_string())
             );
             let message = if deleting {
-                format!("{} is being deleted and stuck on {finalizer} ({users} TrainJob(s) use it)", name_of(o))
+                format!("{} is being deleted and stuck on {finalizer} ({} {} it)", name_of(o), super::counted(users, "TrainJob"), super::agree(users, "uses", "use"))
             } else {
-                format!("{} carries {finalizer} ({users} TrainJob(s) use it): deleting it leaves it Terminating until a controller removes the finalizer", name_of(o))
+                format!(
+                    "{} carries {finalizer} ({} {} it): deleting it leaves it Terminating until a controller removes the finalizer",
+                    name_of(o),
+                    super::counted(users, "TrainJob"),
+                    super::agree(users, "uses", "use")
+                )
             };
             Hit::new(name_of(o), message)
                 .evidence(format!("finalizers: {finalizer}{}", if deleting { ", deletionTimestamp set" } else { "" }))

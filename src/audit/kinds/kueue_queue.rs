@@ -41,18 +41,22 @@ impl Check for Params {
                 Hit::new(format!("LocalQueue/{ns}/{queue}"), message)
                     .var("queue", queue)
                     .var("namespace", ns)
-                    .evidence(format!("{} TrainJob(s) in {ns} labelled {QUEUE_LABEL}={queue}: {sample}{more}", jobs.len()))
+                    .evidence(format!("{} in {ns} labelled {QUEUE_LABEL}={queue}: {sample}{more}", super::counted(jobs.len(), "TrainJob")))
             };
             if !kueue.present {
                 hits.push(base(format!(
-                    "{} TrainJob(s) in {ns} name Kueue queue {queue}, but Kueue is not installed: they run unqueued",
-                    jobs.len()
+                    "{} in {ns} {} Kueue queue {queue}, but Kueue is not installed: {} unqueued",
+                    super::counted(jobs.len(), "TrainJob"),
+                    super::agree(jobs.len(), "names", "name"),
+                    super::agree(jobs.len(), "it runs", "they run")
                 )));
             } else if !queues.contains(&(ns, queue)) {
                 hits.push(
                     base(format!(
-                        "{} TrainJob(s) in {ns} name Kueue queue {queue}, which is not a LocalQueue in {ns}: Kueue keeps them suspended",
-                        jobs.len()
+                        "{} in {ns} {} Kueue queue {queue}, which is not a LocalQueue in {ns}: Kueue keeps {} suspended",
+                        super::counted(jobs.len(), "TrainJob"),
+                        super::agree(jobs.len(), "names", "name"),
+                        super::agree(jobs.len(), "it", "them")
                     ))
                     .variant("no-queue"),
                 );

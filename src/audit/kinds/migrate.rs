@@ -81,13 +81,17 @@ impl Check for Params {
             .iter()
             .map(|(k, v)| if v.len() == 1 { v[0].clone() } else { format!("{k} ({} objects)", v.len()) })
             .collect::<Vec<_>>();
+        let one = objects.len() == 1;
+        let (verb, them) = if one { ("holds", "it") } else { ("hold", "them") };
+        let (is, object) = if one { ("is", "object") } else { ("are", "objects") };
         let what = match self.step {
-            Step::Backup => "hold fields the target API drops or rejects; snapshot them before anything changes: the conversion reads the snapshot, because once the target CRDs are applied the API server no longer returns those fields",
-            Step::BeforeCrds => "hold values the target CRDs reject on every update (spec.trainer is immutable from 2.2): patch them while the old CRDs are still installed",
-            Step::Crds => "are rewritten for the target API, which needs the target CRDs in place first; Helm would apply these templated CRDs only during the upgrade",
-            Step::Apply => "are rewritten for the target API: apply the converted objects after the target CRDs and before the chart upgrade",
+            Step::Backup => format!("{verb} fields the target API drops or rejects; snapshot {them} before anything changes: the conversion reads the snapshot, because once the target CRDs are applied the API server no longer returns those fields"),
+            Step::BeforeCrds => format!("{verb} values the target CRDs reject on every update (spec.trainer is immutable from 2.2): patch {them} while the old CRDs are still installed"),
+            Step::Crds => format!("{is} rewritten for the target API, which needs the target CRDs in place first; Helm would apply these templated CRDs only during the upgrade"),
+            Step::Apply => format!("{is} rewritten for the target API: apply the converted {object} after the target CRDs and before the chart upgrade"),
         };
-        let mut hit = Hit::new(subjects.join(", "), format!("{} object(s) {what}", objects.len())).var("commands", commands.join("\n"));
+        let mut hit = Hit::new(subjects.join(", "), format!("{} {what}", super::counted(objects.len(), "object")))
+            .var("commands", commands.join("\n"));
         for c in objects.iter().take(5) {
             let notes: Vec<String> =
                 c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
@@ -99,7 +103,9 @@ impl Check for Params {
         let refused = m.conversions.iter().filter(|c| c.refused()).count();
         if refused > 0 {
             hit = hit.evidence(format!(
-                "{refused} object(s) refused by the conversion (the schema rules say why): they need a decision by hand"
+                "{} refused by the conversion (the schema rules say why): {} a decision by hand",
+                super::counted(refused, "object"),
+                super::agree(refused, "it needs", "they need")
             ));
         }
         vec![hit]

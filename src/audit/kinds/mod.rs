@@ -375,6 +375,21 @@ pub const KINDS: &[KindSpec] = &[
     ),
 ];
 
+/// `1 TrainJob`, `3 TrainJobs`: a count with its noun in the number it takes (every noun the
+/// kinds count takes an `s`).
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The verb after [`counted`]: `uses` for one, `use` for several.
+pub(crate) fn agree(n: usize, one: &'static str, several: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        several
+    }
+}
+
 pub fn kind(name: &str) -> Option<&'static KindSpec> {
     KINDS.iter().find(|k| k.name == name)
 }

@@ -19,7 +19,11 @@ impl Check for Params {
         }
         let mut hit = Hit::new(
             "cluster",
-            format!("{} list(s) of the cluster read were refused: the checks over those objects saw none", warnings.len()),
+            format!(
+                "{} of the cluster read {} refused: the checks over those objects saw none",
+                super::counted(warnings.len(), "list"),
+                super::agree(warnings.len(), "was", "were")
+            ),
         );
         for w in warnings {
             hit = hit.evidence(w.clone());

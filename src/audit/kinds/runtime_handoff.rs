@@ -59,11 +59,13 @@ impl Check for Params {
                     },
                     match (finalizers.is_empty(), users) {
                         (false, _) => format!(
-                            ". It carries {} ({users} TrainJob(s) use it), so the delete leaves it Terminating: an apply that lands meanwhile does not bring it back, and once the finalizer is removed it is gone; TrainJobs naming it then fail",
-                            finalizers.join(", ")
+                            ". It carries {} ({} {} it), so the delete leaves it Terminating: an apply that lands meanwhile does not bring it back, and once the finalizer is removed it is gone; TrainJobs naming it then fail",
+                            finalizers.join(", "),
+                            super::counted(users, "TrainJob"),
+                            super::agree(users, "uses", "use")
                         ),
                         (true, 0) => String::new(),
-                        (true, n) => format!(". {n} TrainJob(s) use it and lose it until it is re-created"),
+                        (true, n) => format!(". {} {} it and {} it until it is re-created", super::counted(n, "TrainJob"), super::agree(n, "uses", "use"), super::agree(n, "loses", "lose")),
                     }
                 ),
             );

@@ -55,7 +55,7 @@ impl Check for Params {
                 };
                 let mut shown: Vec<String> = lines.iter().take(SHOWN).map(|l| at(l)).collect();
                 if lines.len() > SHOWN {
-                    shown.push(format!("and {} more line(s)", lines.len() - SHOWN));
+                    shown.push(format!("and {} more", super::counted(lines.len() - SHOWN, "line")));
                 }
                 let mut files: Vec<&str> = lines.iter().map(|x| x.file.as_str()).collect();
                 files.dedup();

@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{Expr, IdedExpr};
 
-use crate::validate::schema::{Additional, Schema};
+use crate::validate::structural::{Additional, Schema};
 use crate::validate::KubeVersion;
 
 /// A reason the cluster would refuse the CRD (or this rule in it).

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::fielderr::{BadValue, ErrorKind, FieldError};
 use super::openapi::Seg;
-use super::schema::{Additional, RuleSpec, Schema};
+use super::structural::{Additional, RuleSpec, Schema};
 use super::KubeVersion;
 
 pub use compat::CompatIssue;
