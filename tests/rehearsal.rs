@@ -406,7 +406,15 @@ fn rehearse_trainer_2_1_0_beside_kueue_0_17_0() {
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
-    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0();
+    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0(swap::Applied::ClientSide);
+}
+
+/// The same with the release last applied server-side (the runtimes enabled with
+/// `--force-conflicts`, as a Helm 4 user gets past TA-NB-007).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_healthy_2_2_1_server_side_with_running_trainjobs_to_2_3_0() {
+    swap::healthy_2_2_1_with_running_trainjobs_to_2_3_0(swap::Applied::ServerSide);
 }
 
 /// The webhook differential: a TrainJob on each built-in 2.3.0 runtime admitted with its JobSet,

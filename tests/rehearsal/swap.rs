@@ -32,8 +32,23 @@ fn started(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
-pub fn healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
-    let Some(mut lab) = Lab::start_with("swap-2.2.1-to-2.3.0", &["2.2.1", "2.3.0"], Webhooks::On) else { return };
+/// How the release was last applied before the runbook: the stored method a `helm upgrade`
+/// (`--server-side=auto`) keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// The runtimes enabled by a client-side upgrade (`--server-side=false`).
+    ClientSide,
+    /// Enabled by a server-side upgrade forced over the rotators (`--force-conflicts`), as a
+    /// Helm 4 user gets through TA-NB-007.
+    ServerSide,
+}
+
+pub fn healthy_2_2_1_with_running_trainjobs_to_2_3_0(applied: Applied) {
+    let scenario = match applied {
+        Applied::ClientSide => "swap-2.2.1-to-2.3.0",
+        Applied::ServerSide => "swap-ssa-2.2.1-to-2.3.0",
+    };
+    let Some(mut lab) = Lab::start_with(scenario, &["2.2.1", "2.3.0"], Webhooks::On) else { return };
     for binary in [MANAGER_2_2_1, JOBSET_0_11_0, MANAGER_2_3_0, JOBSET_0_12_0] {
         assert!(lab.cp.bin.join(binary).is_file(), "{binary} not built: run `cargo xtask controlplane`");
     }
@@ -60,8 +75,12 @@ pub fn healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
         // Secrets' declared keys (TA-NB-007, seen here on 2.2.1 → 2.2.1: "conflict occurred while
         // applying object kubeflow-system/kubeflow-trainer-webhook-cert … conflicts with
         // \"manager\""); a client-side upgrade (three-way merge) leaves the rotators' keys alone.
+        let how = match applied {
+            Applied::ClientSide => "--server-side=false",
+            Applied::ServerSide => "--force-conflicts",
+        };
         let install = lab.shell(&format!(
-            "helm upgrade {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --plain-http -f {values} --server-side=false --wait --timeout 4m",
+            "helm upgrade {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --plain-http -f {values} {how} --wait --timeout 4m",
             lab.repo()
         ));
         assert!(install.ok(), "{install}\n{:#?}", lab.standin_records());
@@ -101,7 +120,34 @@ pub fn healthy_2_2_1_with_running_trainjobs_to_2_3_0() {
 
     // The runbook, verbatim.
     let (runbook, blocks) = printed::runbook(&lab, "2.3.0");
-    let results = printed::run_blocks(&lab, &blocks);
+    let mut results = printed::run_blocks(&lab, &blocks);
+    if applied == Applied::ServerSide {
+        // Observed: on a release applied server-side, the runbook's upgrade stops on JobSet's
+        // Secret — the 2.3.0 chart's JobSet subchart still declares the keys JobSet's rotator
+        // rewrote. `check` warns of it (TA-NB-007, a warning), and the runbook carries no step for
+        // it. A person then reruns the upgrade with the fix the rule names, --force-conflicts.
+        let failed = results.last().expect("at least one block").clone();
+        let conflict = format!("conflict occurred while applying object {NAMESPACE}/{}", running::JOBSET_SECRET);
+        assert!(!failed.ok() && failed.stderr.contains(&conflict), "expected the runbook's upgrade to stop on {conflict:?}:\n{failed}");
+        assert!(runbook.contains(&format!("**TA-NB-007** `Secret/{NAMESPACE}/{}`", running::JOBSET_SECRET)), "{runbook}");
+        lab.note(&format!(
+            "OBSERVED TA-NB-007 in the runbook (block {}/{}): {}",
+            results.len(),
+            blocks.len(),
+            failed.stderr.lines().find(|l| l.starts_with("Error:")).unwrap_or_default()
+        ));
+        let at = results.len() - 1;
+        let forced: String = blocks[at]
+            .lines()
+            .map(|l| if l.starts_with("helm ") && l.contains(" upgrade ") { format!("{l} --force-conflicts") } else { l.to_string() })
+            .collect::<Vec<_>>()
+            .join("\n");
+        results.pop();
+        results.extend(printed::run_blocks(&lab, &[forced]));
+        if results.last().is_some_and(|r| r.ok()) {
+            results.extend(printed::run_blocks(&lab, &blocks[at + 1..]));
+        }
+    }
     let last = results.last().expect("at least one block");
     assert!(
         results.len() == blocks.len() && last.ok(),
