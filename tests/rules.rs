@@ -149,6 +149,7 @@ rule_tests! {
     nb_007: "TA-NB-007";
     nb_008: "TA-NB-008";
     nb_009: "TA-NB-009";
+    nb_010: "TA-NB-010";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -116,3 +116,61 @@ pub fn grants_for(objects: &[&Object], roles: &[Role], namespace: &str, account:
     out.dedup();
     out
 }
+
+/// Whether `grants` allow `verb` on `resource` of API `group` (`*` matches any group, resource
+/// or verb, as the RBAC authorizer reads it).
+pub fn allows(grants: &[Grant], group: &str, resource: &str, verb: &str) -> bool {
+    let has = |list: &[String], want: &str| list.iter().any(|x| x == "*" || x == want);
+    grants.iter().any(|g| has(&g.rule.api_groups, group) && has(&g.rule.resources, resource) && has(&g.rule.verbs, verb))
+}
+
+/// The namespace and ServiceAccount of the Deployment running Trainer's controller manager image
+/// among `objects` (`default` when it names none).
+pub fn manager_account(objects: &[&Object]) -> Option<(String, String)> {
+    let manager = objects.iter().find(|o| {
+        o.identity.kind == "Deployment"
+            && o.body
+                .pointer("/spec/template/spec/containers")
+                .and_then(Json::as_array)
+                .is_some_and(|cs| cs.iter().any(|c| str_at(c, &["image"]).contains("trainer-controller-manager")))
+    })?;
+    let account = match str_at(&manager.body, &["spec", "template", "spec", "serviceAccountName"]) {
+        "" => "default",
+        a => a,
+    };
+    Some((manager.identity.namespace.clone(), account.to_string()))
+}
+
+/// Whether `grants` let a client list and watch PriorityClasses: what an informer needs, and so
+/// what the manager's cached lookup of one needs.
+pub fn reads_priority_classes(grants: &[Grant]) -> bool {
+    ["list", "watch"].iter().all(|verb| allows(grants, "scheduling.k8s.io", "priorityclasses", verb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{objects_in, Origin};
+
+    const RENDER: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m, namespace: ns}\nspec:\n  template:\n    spec:\n      serviceAccountName: mgr\n      containers: [{name: manager, image: ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0}]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules:\n- {apiGroups: [scheduling.volcano.sh], resources: [podgroups], verbs: [get, list, watch]}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: r}\nsubjects: [{kind: ServiceAccount, name: mgr, namespace: ns}]\n";
+
+    fn reads(extra_rule: &str) -> bool {
+        let text = RENDER.replace("verbs: [get, list, watch]}\n", &format!("verbs: [get, list, watch]}}\n{extra_rule}"));
+        let objects = objects_in(&text, "t", Origin::Template, "ns");
+        let refs: Vec<&Object> = objects.iter().collect();
+        let (ns, sa) = manager_account(&refs).unwrap();
+        assert_eq!((ns.as_str(), sa.as_str()), ("ns", "mgr"));
+        reads_priority_classes(&grants_for(&refs, &roles(&refs), &ns, &sa))
+    }
+
+    #[test]
+    fn the_manager_reads_priority_classes_only_with_list_and_watch() {
+        assert!(!reads(""), "podgroups of Volcano's group are not PriorityClasses");
+        assert!(reads("- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [get, list, watch]}\n"));
+        assert!(
+            !reads("- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [get]}\n"),
+            "get alone: the informer cannot list"
+        );
+        assert!(reads("- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n"));
+    }
+}

@@ -51,6 +51,7 @@ mod support;
 mod upgrade_gate;
 mod values_removed_key;
 mod values_unknown_key;
+mod volcano_priority_rbac;
 mod webhook_admission;
 mod webhook_ca_bundle;
 
@@ -262,6 +263,11 @@ pub const KINDS: &[KindSpec] = &[
         variants: ["no-scheduler"],
         reviews: false,
         typed
+    ),
+    kind!(
+        "volcano-priority-rbac",
+        volcano_priority_rbac,
+        "Volcano runtimes naming a PriorityClass the target's manager may not list (the TrainJob webhook's lookup hangs)"
     ),
     kind!("crds-disabled", crds_disabled, "CRDs the target ships that crds.enabled=false leaves out and the cluster lacks"),
     kind!(

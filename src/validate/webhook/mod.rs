@@ -120,6 +120,40 @@ pub fn trainjob(job: &Value, runtimes: &Runtimes) -> Vec<Refusal> {
     wrap(out)
 }
 
+/// A call to a webhook that the API server gives up on: the object is refused (failurePolicy
+/// Fail) with `failed calling webhook "<webhook>": …` instead of the webhook's own answer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CallFailure {
+    pub webhook: &'static str,
+    /// Why the webhook server does not answer.
+    pub reason: String,
+}
+
+/// Whether the TrainJob webhook's call for `job` never returns: its runtime has
+/// `podGroupPolicy.volcano` and a pod template naming a PriorityClass, and the manager may not
+/// list and watch `priorityclasses` (`priority_classes_readable`), so the Volcano plugin's cached
+/// lookup waits for an informer that never syncs until the API server's timeout. A create and an
+/// update alike; a TrainJob whose runtime is not found never reaches the plugin.
+pub fn trainjob_call_fails(job: &Value, runtimes: &Runtimes, priority_classes_readable: bool) -> Option<CallFailure> {
+    if priority_classes_readable {
+        return None;
+    }
+    let runtime = runtime_ref::resolve(job, runtimes).ok()?;
+    let names = volcano::priority_lookups(runtime);
+    let first = names.first()?;
+    Some(CallFailure {
+        webhook: TRAINJOB_WEBHOOK,
+        reason: format!(
+            "the Volcano plugin looks up PriorityClass {first:?} through the manager's cache, and the manager may not list and watch priorityclasses.scheduling.k8s.io: the lookup never returns"
+        ),
+    })
+}
+
+/// The PriorityClasses the TrainJob webhook looks up for TrainJobs on `runtime` (Volcano runtimes only).
+pub fn priority_lookups(runtime: &Value) -> Vec<String> {
+    volcano::priority_lookups(runtime)
+}
+
 /// What the TrainJob webhook refuses on an update of `old` to `new`: the checks of a create, and
 /// the runtimePatches immutability.
 pub fn trainjob_update(old: &Value, new: &Value, runtimes: &Runtimes) -> Vec<Refusal> {

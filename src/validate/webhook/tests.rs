@@ -154,3 +154,50 @@ fn qlora_on_torchtune_runtimes() {
     one["spec"]["trainer"]["numProcPerNode"] = json!(1);
     assert!(trainjob(&one, &llama).is_empty(), "one process per node is the single-device recipe");
 }
+
+/// A Volcano copy of torch-distributed whose replicated jobs name these PriorityClasses, in order.
+fn volcano_runtime(classes: &[&str]) -> Value {
+    let mut rt = torch_runtime();
+    rt["metadata"]["name"] = json!("volcano");
+    rt["spec"]["podGroupPolicy"] = json!({"volcano": {}});
+    let first = rt["spec"]["template"]["spec"]["replicatedJobs"][0].clone();
+    let jobs: Vec<Value> = classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut j = first.clone();
+            j["name"] = json!(format!("job-{i}"));
+            j["template"]["spec"]["template"]["spec"]["priorityClassName"] = json!(c);
+            j
+        })
+        .collect();
+    rt["spec"]["template"]["spec"]["replicatedJobs"] = json!(jobs);
+    rt
+}
+
+#[test]
+fn the_volcano_plugin_looks_up_priority_classes_until_a_reserved_one() {
+    assert_eq!(priority_lookups(&volcano_runtime(&["team-high", "team-low"])), ["team-high", "team-low"]);
+    // volcano.go returns from its loop at the first reserved name: the jobs after it are not looked up.
+    assert_eq!(priority_lookups(&volcano_runtime(&["team-high", "system-node-critical", "team-low"])), ["team-high"]);
+    assert!(priority_lookups(&volcano_runtime(&["system-cluster-critical", "team-low"])).is_empty());
+    // Not a Volcano runtime: no lookup.
+    let mut plain = volcano_runtime(&["team-high"]);
+    plain["spec"].as_object_mut().unwrap().remove("podGroupPolicy");
+    assert!(priority_lookups(&plain).is_empty());
+}
+
+#[test]
+fn the_call_fails_only_when_the_manager_cannot_read_priority_classes() {
+    let rt = volcano_runtime(&["team-high"]);
+    let rts = Runtimes(vec![&rt]);
+    let tj = job(json!({"runtimeRef": {"name": "volcano"}}));
+    let failed = trainjob_call_fails(&tj, &rts, false).expect("the lookup hangs");
+    assert_eq!(failed.webhook, TRAINJOB_WEBHOOK);
+    assert!(failed.reason.contains("\"team-high\""), "{}", failed.reason);
+    assert_eq!(trainjob_call_fails(&tj, &rts, true), None);
+    // A runtime that is not found never reaches the plugin; a reserved class is never looked up.
+    assert_eq!(trainjob_call_fails(&job(json!({"runtimeRef": {"name": "gone"}})), &rts, false), None);
+    let reserved = volcano_runtime(&["system-node-critical"]);
+    assert_eq!(trainjob_call_fails(&tj, &Runtimes(vec![&reserved]), false), None);
+}
