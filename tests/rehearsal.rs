@@ -11,7 +11,10 @@
 //!
 //! Admission webhooks are off and no Trainer or JobSet controller runs, except in
 //! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
-//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus like every corpus test;
+//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`), the 2.2.1 → 2.3.0 scenario with
+//! running TrainJobs (`swap.rs`), the webhook differential and Trainer 2.1.0 beside Kueue 0.17.0
+//! (`kueue.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus
+//! like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
@@ -20,6 +23,8 @@ mod support;
 mod access;
 #[path = "rehearsal/controllers.rs"]
 mod controllers;
+#[path = "rehearsal/kueue.rs"]
+mod kueue;
 #[path = "rehearsal/kustomize.rs"]
 mod kustomize;
 #[path = "rehearsal/lab.rs"]
@@ -380,6 +385,17 @@ fn rehearse_removed_flag_stops_the_2_3_manager() {
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_real_manager_serves_the_2_3_webhooks() {
     webhooks::real_manager_serves_the_2_3_webhooks();
+}
+
+/// Admission webhooks on: Trainer 2.1.0 (its manager and JobSet 0.10.1 as their Pods) beside
+/// Kueue 0.17.0 (its manager as its Pod, its own certs): a TrainJob labelled for a LocalQueue is
+/// suspended by Kueue's webhook, its `runtimePatches` pruned by the 2.1 CRD, its Workload
+/// admitted, and it never starts — Kueue logs "kueue runtime patch not found" — as `check`
+/// predicted live (TA-NB-001).
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_trainer_2_1_0_beside_kueue_0_17_0() {
+    kueue::trainer_2_1_0_beside_kueue_0_17_0();
 }
 
 /// Admission webhooks on: a healthy Trainer 2.2.1 (its 2.2.1 manager and JobSet 0.11.0 controller

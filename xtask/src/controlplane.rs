@@ -1,6 +1,7 @@
 //! `cargo xtask controlplane`: builds the tests' control plane — etcd, kube-apiserver,
-//! kube-controller-manager, kubectl and the helm CLI, and the Trainer controller manager the
-//! rehearsals run — from the Go modules in `tests/controlplane/` once, and caches the binaries
+//! kube-controller-manager, kubectl and the helm CLI, and the Trainer, JobSet and Kueue controllers
+//! the rehearsals run — from the Go modules in `tests/controlplane/` once (with the Kueue chart its
+//! module ships), and caches the binaries
 //! under `target/controlplane/<key>/bin/`. The key hashes everything that decides the bytes (go.mod,
 //! go.sum, the module's own Go files, the link flags, `go version`), so a changed pin rebuilds and
 //! an unchanged one costs nothing. Go's own module and build caches are used as they are, so a
@@ -35,8 +36,11 @@ struct Binary {
 /// (one module build per Kubernetes minor). The Trainer controller manager is built in a module
 /// of its own per version (its `k8s.io/*` and controller-runtime pins must not move the control
 /// plane's), with plain `-s -w`; so is the JobSet controller at each version a chart pins (0.12.0
-/// in Trainer 2.3.0's chart, 0.11.0 in 2.2.1's). Only the versions a scenario runs are built.
-const BINARIES: [Binary; 9] = [
+/// in Trainer 2.3.0's chart, 0.11.0 in 2.2.1's, 0.10.1 in 2.1.0's). Only the versions a scenario
+/// runs are built: Trainer 2.1.0 (its chart's JobSet 0.10.1 with it) and Kueue 0.17.0 for the
+/// neighbour scenario beside Kueue (Kueue's manager is `cmd/kueue`; its image
+/// `registry.k8s.io/kueue/kueue:v0.17.0` maps to `kueue-v0.17.0`).
+const BINARIES: [Binary; 12] = [
     Binary { name: "etcd", module: "", package: "./cmd/etcd" },
     Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
     Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
@@ -57,7 +61,20 @@ const BINARIES: [Binary; 9] = [
     // `jobset-v<version>` (see testkit::standin's controller part).
     Binary { name: "jobset-v0.12.0", module: "jobset-v0.12.0", package: "sigs.k8s.io/jobset" },
     Binary { name: "jobset-v0.11.0", module: "jobset-v0.11.0", package: "sigs.k8s.io/jobset" },
+    Binary {
+        name: "trainer-controller-manager-v2.1.0",
+        module: "trainer-v2.1.0",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
+    Binary { name: "jobset-v0.10.1", module: "jobset-v0.10.1", package: "sigs.k8s.io/jobset" },
+    Binary { name: "kueue-v0.17.0", module: "kueue-v0.17.0", package: "sigs.k8s.io/kueue/cmd/kueue" },
 ];
+
+/// Charts a module ships at its tag that the rehearsals install as they are (the Kueue chart is
+/// published from `charts/kueue` of the tag, see `hack/helm-chart-package.sh`): copied from the
+/// module's directory in Go's module cache to `bin/charts/<name>`. (module dir under
+/// `tests/controlplane/`, Go module path, directory in the module, name under `bin/charts/`.)
+const CHARTS: [(&str, &str, &str, &str); 1] = [("kueue-v0.17.0", "sigs.k8s.io/kueue", "charts/kueue", "kueue-v0.17.0")];
 
 const KUBE_VERSION: (&str, &str, &str) = ("v1.36.1", "1", "36");
 const HELM_VERSION: &str = "v4.2.3";
@@ -114,7 +131,11 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
     let root = target_dir().join("controlplane");
     let dir = root.join(&key);
     let bin = dir.join("bin");
-    if !force && bin.join(".complete").is_file() && BINARIES.iter().all(|b| bin.join(b.name).is_file()) {
+    if !force
+        && bin.join(".complete").is_file()
+        && BINARIES.iter().all(|b| bin.join(b.name).is_file())
+        && CHARTS.iter().all(|(_, _, _, name)| bin.join("charts").join(name).join("Chart.yaml").is_file())
+    {
         eprintln!("xtask: control plane binaries up to date ({})", bin.display());
         record_current(&root, &bin)?;
         return Ok(bin);
@@ -146,6 +167,11 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
         let line = format!("built {name} in {:.1} s", step.elapsed().as_secs_f64());
         eprintln!("xtask: {line}");
         timings.push(line);
+    }
+    for (subdir, path, chart, name) in CHARTS {
+        let dir = go_output(&module.join(subdir), &["list", "-m", "-f", "{{.Dir}}", path])?;
+        copy_tree(&Path::new(dir.trim()).join(chart), &partial.join("charts").join(name))
+            .with_context(|| format!("copying {chart} of {path} into the bin directory"))?;
     }
     check_versions(&partial)?;
     std::fs::write(partial.join(".complete"), format!("{key}\n{flags}\n{}", go_version.trim()))?;
@@ -214,6 +240,21 @@ fn cache_key(module: &Path, flags: &str, go_version: &str) -> Result<String> {
     hasher.update([0]);
     hasher.update(go_version.trim().as_bytes());
     Ok(hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Copies a directory tree (files made writable: the module cache's are read-only).
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("listing {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::write(&target, std::fs::read(entry.path())?)?;
+        }
+    }
+    Ok(())
 }
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {

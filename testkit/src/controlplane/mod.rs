@@ -45,11 +45,18 @@ pub use pki::ADMIN_USER;
 pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
 const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm", "trainer-controller-manager-v2.3.0"];
 /// The controllers `cargo xtask controlplane` builds for the stand-in to run as their Pods (named
-/// as the stand-in maps the charts' images, `testkit::standin`): Trainer's manager at 2.3.0 and
-/// 2.2.1, JobSet's at 0.12.0 (Trainer 2.3.0's subchart) and 0.11.0 (2.2.1's). Not required by
-/// [`bin_dir`]: a scenario asserts the ones it runs.
-pub const CONTROLLER_BINARIES: [&str; 4] =
-    ["trainer-controller-manager-v2.3.0", "trainer-controller-manager-v2.2.1", "jobset-v0.12.0", "jobset-v0.11.0"];
+/// as the stand-in maps the charts' images, `testkit::standin`): Trainer's manager at 2.3.0,
+/// 2.2.1 and 2.1.0, JobSet's at 0.12.0 (Trainer 2.3.0's subchart), 0.11.0 (2.2.1's) and 0.10.1
+/// (2.1.0's), Kueue's at 0.17.0. Not required by [`bin_dir`]: a scenario asserts the ones it runs.
+pub const CONTROLLER_BINARIES: [&str; 7] = [
+    "trainer-controller-manager-v2.3.0",
+    "trainer-controller-manager-v2.2.1",
+    "trainer-controller-manager-v2.1.0",
+    "jobset-v0.12.0",
+    "jobset-v0.11.0",
+    "jobset-v0.10.1",
+    "kueue-v0.17.0",
+];
 /// The kube-controller-manager controllers that run: those whose work the tests wait on (Jobs'
 /// Pods, Deployments' ReplicaSets and Pods, cascading and orphaning deletes, namespace
 /// deletion). Not the node lifecycle controller (the stand-in node posts no heartbeats), nor the

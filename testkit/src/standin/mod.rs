@@ -143,6 +143,8 @@ struct Context {
 
 /// A running stand-in for one namespace; stops when dropped.
 pub struct StandIn {
+    /// Where the Pods' files live (`<pod>/<container>.log` for a controller's output).
+    scratch: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     records: Arc<Mutex<Vec<Record>>>,
@@ -163,7 +165,7 @@ impl StandIn {
             kubeconfig: cp.admin_kubeconfig.clone(),
             ca_cert: cp.pki.ca_cert.clone(),
             port: cp.port,
-            scratch,
+            scratch: scratch.clone(),
             shim_dir,
             bin: cp.bin.clone(),
             netns: cp.netns.clone(),
@@ -181,7 +183,26 @@ impl StandIn {
                 runtime.block_on(poll(context, thread_stop, thread_records));
             })
             .map_err(|e| StandInError::Io("starting the stand-in thread".into(), e))?;
-        Ok(StandIn { stop, thread: Some(thread), records })
+        Ok(StandIn { scratch, stop, thread: Some(thread), records })
+    }
+
+    /// What a controller Pod's container wrote, every run in order (`kubectl logs` and
+    /// `--previous` together): `<container>.log`, then `<container>.<restart>.log`.
+    pub fn controller_log(&self, pod: &str, container: &str) -> String {
+        let dir = self.scratch.join(pod);
+        let mut runs: Vec<(u32, PathBuf)> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let rest = name.strip_prefix(container)?.strip_suffix(".log")?;
+                let restart = if rest.is_empty() { 0 } else { rest.strip_prefix('.')?.parse().ok()? };
+                Some((restart, e.path()))
+            })
+            .collect();
+        runs.sort();
+        runs.iter().map(|(_, path)| std::fs::read_to_string(path).unwrap_or_default()).collect::<Vec<_>>().join("")
     }
 
     /// Everything recorded so far.
