@@ -86,19 +86,8 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub error: usize,
-    pub warning: usize,
-    pub info: usize,
-}
-
-impl Counts {
-    fn of(findings: &[LocatedFinding]) -> Counts {
-        let n = |s: Severity| findings.iter().filter(|f| f.finding.severity == s).count();
-        Counts { error: n(Severity::Error), warning: n(Severity::Warning), info: n(Severity::Info) }
-    }
-}
+/// A reference's counts are the audit's own (one counting for every command).
+pub use crate::audit::verdict::Counts;
 
 /// One reference, audited.
 #[derive(Debug, Clone, Serialize)]
@@ -160,7 +149,7 @@ impl GitopsReview {
 
     /// The verdict in the words `check` uses: blocked when the run exits 1.
     pub fn decision(&self) -> crate::audit::verdict::Decision {
-        let counts = crate::audit::verdict::Counts::of(self.findings().map(|f| &f.finding));
+        let counts = Counts::of(self.findings().map(|f| &f.finding));
         let mut d = crate::audit::verdict::Decision::new(counts, self.fail_on, None, None);
         if self.fails() {
             d.verdict = crate::audit::verdict::Verdict::Blocked;
@@ -370,7 +359,7 @@ fn audit_chart(
     located.sort_by(|a, b| {
         (a.finding.severity, &a.finding.id, &a.at, &a.finding.subject).cmp(&(b.finding.severity, &b.finding.id, &b.at, &b.finding.subject))
     });
-    let counts = Counts::of(&located);
+    let counts = Counts::of(located.iter().map(|f| &f.finding));
     let verdict = if located.iter().any(|f| f.finding.severity <= options.fail_on) { Verdict::Blocked } else { Verdict::Ready };
     Ok(ReferenceReview {
         engine: r.engine,

@@ -48,7 +48,7 @@ fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
     if r.verdict == Verdict::NotAudited {
         return Verdict::NotAudited.as_str().to_string();
     }
-    let c = crate::audit::verdict::Counts { error: r.counts.error, warning: r.counts.warning, info: r.counts.info };
+    let c = r.counts;
     let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
     d.verdict = if r.verdict == Verdict::Blocked { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
     d.line()
