@@ -9,12 +9,12 @@
 //!    `runbook` in order (one `bash -euo pipefail` per block) with the stand-in running, and
 //!    checks the outcome; `check` on the upgraded state must then exit 0.
 //!
-//! Admission webhooks are off and no Trainer or JobSet controller runs, except in
-//! `rehearse_real_manager_serves_the_2_3_webhooks` (webhooks on, the real Trainer 2.3.0 manager
-//! and JobSet 0.12.0 controller as the chart's Pods, `webhooks.rs`), the 2.2.1 → 2.3.0 scenario with
-//! running TrainJobs (`swap.rs`), the webhook differential and Trainer 2.1.0 beside Kueue 0.17.0
-//! (`kueue.rs`): what needs them is named in docs/rehearsals.md. `#[ignore]`d without the corpus
-//! like every corpus test;
+//! Admission webhooks are on in every scenario, and the controllers run as the charts' Pods: the
+//! Trainer manager at the version installed (a relabelled 2.3.x/2.4.0 chart runs the 2.3.0
+//! manager) and the JobSet controller its chart pins, restarted at the new version when an upgrade
+//! rolls their Deployments out (`testkit::standin`). The from-state must run on them (each
+//! TrainJob gets its JobSet), the target's manager must have run by the end of the runbook, and
+//! no TrainJob may fail. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
 mod support;
@@ -104,9 +104,51 @@ fn attempts_add_each_fix_alone_then_all() {
     assert_eq!(attempts_of("helm upgrade r c --take-ownership"), ["helm upgrade r c", "helm upgrade r c --take-ownership"]);
 }
 
+/// The Trainer manager binary a chart version runs (a relabelled chart is 2.3.0's).
+fn manager_of(version: &str) -> String {
+    let version = if lab::RELABELLED.contains(&version) { "2.3.0" } else { version };
+    format!("trainer-controller-manager-v{version}")
+}
+
+/// The controllers that ran so far on this control plane: the binaries the stand-in started.
+fn controllers_started(lab: &Lab) -> Vec<String> {
+    lab.records
+        .iter()
+        .chain(lab.standin_records().iter())
+        .filter_map(|r| match r {
+            testkit::standin::Record::ControllerStarted { binary, .. } => Some(binary.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The from-state runs on the real controllers: the chart's Trainer manager and a JobSet
+/// controller were started as their Pods, and each TrainJob got its JobSet from that manager.
+fn controllers_ran(lab: &Lab, scenario: &str, manager: &str) {
+    let started = controllers_started(lab);
+    lab.note(&format!("controllers started: {started:?}"));
+    assert!(started.iter().any(|b| b == manager), "[{scenario}] {manager} did not run: {started:?}");
+    assert!(started.iter().any(|b| b.starts_with("jobset-v")), "[{scenario}] no JobSet controller ran: {started:?}");
+    for key in observe::State::read(lab).trainjobs.keys() {
+        let (namespace, name) = key.split_once('/').unwrap();
+        let jobset = running::poll(90, || lab.shell(&format!("kubectl get jobset {name} -n {namespace} -o name")).ok().then_some(()));
+        assert!(jobset.is_some(), "[{scenario}] {manager} made no JobSet for TrainJob {key}");
+    }
+}
+
+/// No TrainJob failed: none has a `Failed` condition that is true.
+fn none_failed(lab: &Lab, scenario: &str) {
+    let list = lab.get_json("trainjobs -A");
+    for job in list["items"].as_array().into_iter().flatten() {
+        let failed = job["status"]["conditions"].as_array().into_iter().flatten().any(|c| c["type"] == "Failed" && c["status"] == "True");
+        assert!(!failed, "[{scenario}] TrainJob {} failed: {}", job["metadata"]["name"], job["status"]);
+    }
+}
+
 fn rehearse(s: &Scenario) {
     let Some(mut lab) = Lab::start(s.name, s.versions) else { return };
     (s.from)(&mut lab);
+    controllers_ran(&lab, s.name, &manager_of(s.versions[0]));
 
     // 1. check, live.
     let check = printed::check(&lab, s.to);
@@ -143,6 +185,14 @@ fn rehearse(s: &Scenario) {
     let after = observe::State::read(&lab);
     let mut seen = ran.clone();
     seen.push(events);
+    // And what the controllers logged meanwhile (a manager that cannot read what was stored).
+    seen.push(Ran {
+        command: "the controllers' logs".into(),
+        code: Some(0),
+        stdout: lab.controller_logs(),
+        stderr: String::new(),
+        seconds: 0.0,
+    });
     lab.note(&format!("before: {}\nafter:  {}", before.describe(), after.describe()));
     let mut unobserved = Vec::new();
     for f in check.errors() {
@@ -184,6 +234,13 @@ fn rehearse(s: &Scenario) {
     for name in before.runtimes.keys() {
         assert!(after.runtimes.contains_key(name), "[{}] ClusterTrainingRuntime {name} lost by the runbook", s.name);
     }
+    // The target's manager took over (the rollout restarted the controller at its version), and
+    // no TrainJob failed on the way.
+    let target = manager_of(s.to);
+    let started = controllers_started(&lab);
+    lab.note(&format!("controllers started by the end of the runbook: {started:?}"));
+    assert!(started.iter().any(|b| *b == target), "[{}] {target} never ran: {started:?}", s.name);
+    none_failed(&lab, s.name);
     let again = printed::check(&lab, s.to);
     // The runbook puts back the Pod Security it relaxed (issue 21 §3), so the hooks would be
     // rejected again on the next run: that namespace's check still names TA-HOOK-101, and only it.
@@ -200,6 +257,24 @@ fn rehearse(s: &Scenario) {
     assert_eq!(again.ran.code, Some(0), "[{}] check after the runbook:\n{}", s.name, again.ran.stdout);
 }
 
+/// A Helm install of a 2.2 chart with every built-in runtime (`runtimes-all.yaml`), as a platform
+/// team gets one to run with the webhooks on. These charts apply the runtimes in the release that
+/// creates the webhook configuration (`failurePolicy: Fail`), before any manager Pod serves it, so
+/// a first install with them fails ("no endpoints available for service", `swap.rs`): the
+/// controllers go first, then the runtimes by an upgrade of the same version, server-side as
+/// Helm 4 applies by default, forced over the keys the cert rotators wrote (TA-NB-007).
+fn install_with_runtimes(lab: &Lab, version: &str) {
+    lab.shell_ok(&format!(
+        "helm install {RELEASE} {} --version {version} -n {NAMESPACE} --create-namespace --plain-http --wait --timeout 3m",
+        lab.repo()
+    ));
+    let values = values(lab, "runtimes-all.yaml");
+    lab.shell_ok(&format!(
+        "helm upgrade {RELEASE} {} --version {version} -n {NAMESPACE} --plain-http --reuse-values -f {values} --force-conflicts --wait --timeout 3m",
+        lab.repo()
+    ));
+}
+
 /// Helm 2.2.1 with every built-in runtime, a TrainJob using one (so the runtime carries the
 /// 2.2 controller's in-use finalizer), an edited built-in runtime, and a user's runtime copied
 /// from a built-in one → 2.3.0.
@@ -213,11 +288,7 @@ fn rehearse_helm_2_2_1_all_runtimes_to_2_3_0() {
         errors: &["TA-OWN-001", "TA-RT-001", "TA-RT-005"],
         from: |lab| {
             lab.standin_start();
-            let values = values(lab, "runtimes-all.yaml");
-            lab.shell_ok(&format!(
-                "helm install {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
-                lab.repo()
-            ));
+            install_with_runtimes(lab, "2.2.1");
             users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
             users::mark_in_use(lab, "torch-distributed");
             users::edit_builtin(lab, "deepspeed-distributed");
@@ -314,11 +385,7 @@ fn rehearse_pending_upgrade() {
         errors: &["TA-REL-001"],
         from: |lab| {
             lab.standin_start();
-            let values = values(lab, "runtimes-all.yaml");
-            lab.shell_ok(&format!(
-                "helm install {RELEASE} {} --version 2.2.1 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
-                lab.repo()
-            ));
+            install_with_runtimes(lab, "2.2.1");
             users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
             // No stand-in: the Deployment never becomes ready, so Helm waits after applying.
             lab.standin_stop();

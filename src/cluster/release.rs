@@ -187,6 +187,10 @@ pub struct Release {
     pub current: ReleaseRecord,
     /// Every revision, oldest first: (revision, status, chart version).
     pub history: Vec<(i64, String, String)>,
+    /// Each revision's apply method as Helm stored it (`ssa`, `csa`, or empty before Helm 4): a
+    /// rollback applies the way the revision it goes back to was applied.
+    #[serde(skip)]
+    pub apply_methods: std::collections::BTreeMap<i64, String>,
 }
 
 /// Groups decoded records by (namespace, name); the current revision is the highest.
@@ -200,7 +204,8 @@ pub fn releases(records: Vec<ReleaseRecord>) -> Vec<Release> {
         .filter_map(|mut revs| {
             revs.sort_by_key(|r| r.revision);
             let history = revs.iter().map(|r| (r.revision, r.status.clone(), r.chart_version.clone())).collect();
-            revs.pop().map(|current| Release { current, history })
+            let apply_methods = revs.iter().map(|r| (r.revision, r.apply_method.clone())).collect();
+            revs.pop().map(|current| Release { current, history, apply_methods })
         })
         .collect()
 }

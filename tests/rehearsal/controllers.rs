@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 
 use crate::lab::{Lab, NAMESPACE, RELEASE};
 use crate::printed;
+use testkit::standin::Record;
 
 /// The Trainer 2.3.0 controller manager in the control plane's bin directory.
 pub const MANAGER_2_3_0: &str = "trainer-controller-manager-v2.3.0";
@@ -64,4 +65,33 @@ pub fn removed_flag_stops_the_2_3_manager() {
     assert_eq!(ran.code, Some(2), "Go's flag package exits 2 on an undefined flag:\n{ran}");
     assert!(ran.stderr.contains(&predicted), "the manager did not print what check predicted ({predicted:?}):\n{ran}");
     lab.note(&format!("OBSERVED TA-NB-006 {}: the real 2.3.0 manager printed {predicted:?} and exited 2", finding.subject));
+
+    // And as its Pod: the image swapped to 2.3.0 with the edit kept (what the upgrade does to a
+    // Deployment whose arguments an edit owns), rolled out; the new Pod's 2.3.0 manager exits at
+    // its start with that text, and the kubelet stand-in restarts it in a crash loop.
+    let records_before = lab.standin_records().len();
+    lab.shell_ok(&format!(
+        "kubectl set image deployment/{RELEASE}-controller-manager -n {NAMESPACE} manager=ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"
+    ));
+    let exited = crate::running::poll(120, || {
+        lab.standin_records().into_iter().skip(records_before).find_map(|r| match r {
+            Record::ControllerExited { pod, exit_code, output } => Some((pod, exit_code, output)),
+            _ => None,
+        })
+    });
+    let (pod, code, output) = exited.unwrap_or_else(|| panic!("the 2.3.0 manager's Pod did not exit: {:#?}", lab.standin_records()));
+    lab.note(&format!("the rolled-out 2.3.0 manager Pod {pod}: exit {code}: {}", output.lines().next().unwrap_or_default()));
+    let started: Vec<String> = lab
+        .standin_records()
+        .into_iter()
+        .skip(records_before)
+        .filter_map(|r| match r {
+            Record::ControllerStarted { pod: p, binary, .. } if p == pod => Some(binary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started.first().map(String::as_str), Some(MANAGER_2_3_0), "{pod} ran {started:?}");
+    assert_eq!(code, 2, "{output}");
+    assert!(output.contains(&predicted), "the Pod's manager did not print {predicted:?}:\n{output}");
+    lab.note(&format!("OBSERVED TA-NB-006 {}: as its Pod, the 2.3.0 manager exited 2 with {predicted:?}", finding.subject));
 }

@@ -55,13 +55,18 @@ pub fn manifests(lab: &Lab, trainer: &str, jobset: &str) -> PathBuf {
 }
 
 /// The install commands of Trainer's docs for a kustomize install, run as given (field manager
-/// `kubectl`): the manager overlay, the CRDs established, then the runtimes overlay.
+/// `kubectl`): the manager overlay, the CRDs established, the controllers running, then the
+/// runtimes overlay — which the manager's runtime webhook (`failurePolicy: Fail`) refuses until
+/// its endpoint is published a moment after the Pod is Ready, so it is tried again for a minute
+/// as a person would.
 pub fn install(lab: &Lab, manifests: &Path) {
     let ran = lab.shell_ok(&format!(
         "kubectl apply --server-side -k {manager}\n\
          kubectl wait --for=condition=Established crd --all --timeout=60s\n\
-         kubectl apply --server-side -k {runtimes}\n\
-         kubectl -n kubeflow-system rollout status deployment/kubeflow-trainer-controller-manager --timeout=120s",
+         kubectl -n kubeflow-system rollout status deployment/kubeflow-trainer-controller-manager --timeout=120s\n\
+         kubectl -n kubeflow-system rollout status deployment/jobset-controller-manager --timeout=120s\n\
+         tries=0\n\
+         until kubectl apply --server-side -k {runtimes}; do tries=$((tries + 1)); [ $tries -lt 30 ]; sleep 2; done",
         manager = manifests.join("overlays/manager").display(),
         runtimes = manifests.join("overlays/runtimes").display()
     ));

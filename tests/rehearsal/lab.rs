@@ -80,13 +80,16 @@ pub struct Lab {
     started: Instant,
     /// Admission webhooks on this scenario's control planes (and the controllers run for them).
     webhooks: Webhooks,
+    /// The first version the scenario pushes: the one it installs.
+    from: String,
 }
 
 impl Lab {
     /// The world for `scenario` with `versions` in the registry, or None (after a SKIPPED line)
     /// when the control plane, bubblewrap or docker-registry are missing outside CI.
+    /// Admission webhooks are on and the controllers run as their Pods (issue 22).
     pub fn start(scenario: &'static str, versions: &[&str]) -> Option<Lab> {
-        Self::start_with(scenario, versions, Webhooks::Off)
+        Self::start_with(scenario, versions, Webhooks::On)
     }
 
     /// [`Self::start`] with admission webhooks as asked: with [`Webhooks::On`] the stand-in runs
@@ -102,7 +105,18 @@ impl Lab {
         let cp = controlplane::fresh_with_or_skip(scenario, webhooks)?;
         let dir = tempfile::Builder::new().prefix(&format!("rehearsal-{scenario}-")).tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("run")).unwrap();
-        let lab = Lab { scenario, corpus, registry, cp, dir, standin: None, records: Vec::new(), started: Instant::now(), webhooks };
+        let lab = Lab {
+            scenario,
+            corpus,
+            registry,
+            cp,
+            dir,
+            standin: None,
+            records: Vec::new(),
+            started: Instant::now(),
+            webhooks,
+            from: versions.first().map(|v| v.to_string()).unwrap_or_default(),
+        };
         lab.note(&format!("control plane up in {:.1} s", lab.cp.startup.as_secs_f64()));
         for version in versions {
             lab.push_chart(version);
@@ -229,7 +243,11 @@ impl Lab {
 
     pub fn shell_ok(&self, script: &str) -> Ran {
         let ran = self.shell(script);
-        assert!(ran.ok(), "[{}] a setup command failed:\n{ran}", self.scenario);
+        if !ran.ok() {
+            let records = self.standin_records();
+            let last = &records[records.len().saturating_sub(30)..];
+            panic!("[{}] a setup command failed:\n{ran}\nthe stand-in's last records: {last:#?}", self.scenario);
+        }
         ran
     }
 
@@ -273,10 +291,22 @@ impl Lab {
         Ran::from(format!("trainer-audit {} --kubeconfig {}", args.join(" "), kubeconfig.display()), out, started)
     }
 
-    /// Starts the stand-in on the release namespace (the namespace may not exist yet).
+    /// Starts the stand-in on the release namespace (the namespace may not exist yet). A
+    /// relabelled chart's manager image (`…:v2.4.0`) runs the 2.3.0 manager: the chart is 2.3.0's.
+    /// The `latest` tag (the 2.0.x charts' default, with no version label on the Pod) runs the
+    /// manager of the version the scenario installs: what `latest` was when that chart was.
     pub fn standin_start(&mut self) {
         assert!(self.standin.is_none(), "stand-in already running");
-        self.standin = Some(StandIn::start(&self.cp, NAMESPACE).unwrap());
+        let manager = |v: &str| format!("trainer-controller-manager-v{v}");
+        let mut aliases: std::collections::BTreeMap<String, String> = RELABELLED.iter().map(|v| (manager(v), manager("2.3.0"))).collect();
+        aliases.insert("trainer-controller-manager-latest".into(), manager(&self.from));
+        self.standin = Some(StandIn::start_aliased(&self.cp, NAMESPACE, aliases).unwrap());
+    }
+
+    /// What the running stand-in's controller Pods logged so far, Pod by Pod.
+    pub fn controller_logs(&self) -> String {
+        let logs = self.standin.as_ref().map(|s| s.controller_logs()).unwrap_or_default();
+        logs.iter().map(|(pod, log)| format!("--- {pod}\n{log}")).collect::<Vec<_>>().join("\n")
     }
 
     /// What the running stand-in recorded so far (empty when none runs).

@@ -4,8 +4,8 @@
 //! templated CRDs and every TrainJob with them, the plan's command refuses to run until the CRDs
 //! keep, and the runbook gets there with everything kept.
 
-use crate::lab::{Lab, NAMESPACE, RELEASE};
-use crate::{observe, printed, rehearse, users, values, Scenario};
+use crate::lab::{self, Lab, NAMESPACE, RELEASE};
+use crate::{observe, printed, rehearse, users, Scenario};
 
 /// A TrainJob in the 2.0 schema: `podSpecOverrides` (2.1 renamed it `podTemplateOverrides`, with
 /// the pod spec fields under `spec`), `labels`, and a string `numProcPerNode`.
@@ -49,7 +49,10 @@ fn rehearse_helm_2_0_0_to_2_3_0() {
             users::apply(lab, &trainjob_2_0("llama-ft", "torch-distributed"));
             users::mark_in_use(lab, "torch-distributed");
         },
-        stop_when: None,
+        // With the 2.3 CRDs taken over, the 2.3.0 manager cannot list the TrainJob whose
+        // numProcPerNode is still "auto" (TA-SCH-001): it never becomes Ready and Helm waits out
+        // its --timeout 10m; the attempt stops once the manager has said why.
+        stop_when: Some(|lab| lab.controller_logs().contains("json: cannot unmarshal string into Go struct field")),
     });
 }
 
@@ -63,11 +66,7 @@ fn rehearse_helm_2_2_0_to_2_3_0() {
         errors: &["TA-OWN-001"],
         from: |lab| {
             lab.standin_start();
-            let values = values(lab, "runtimes-all.yaml");
-            lab.shell_ok(&format!(
-                "helm install {RELEASE} {} --version 2.2.0 -n {NAMESPACE} --create-namespace --plain-http -f {values} --wait --timeout 3m",
-                lab.repo()
-            ));
+            crate::install_with_runtimes(lab, "2.2.0");
             users::apply(lab, &users::trainjob_2_2("llama-ft", "torch-distributed"));
             users::mark_in_use(lab, "torch-distributed");
         },
@@ -91,11 +90,17 @@ fn rehearse_helm_2_3_0_downgrade_to_2_2_1() {
     // What was printed before: a plain helm upgrade to the lower version (with --force-conflicts:
     // without it Helm 4 stops at the installer's field ownership of the runtimes, seen here,
     // before it deletes anything).
+    // It deletes the CRDs and then waits out its --timeout on the 2.2.1 runtimes (their CRD is
+    // gone): it is stopped once the TrainJob CRD is, what is observed until then is what counts.
     let before = observe::State::read(&lab);
-    let plain = lab.shell(&format!(
-        "helm upgrade {RELEASE} {} --version {to} -n {NAMESPACE} --plain-http --reset-then-reuse-values --take-ownership --force-conflicts --wait --timeout 3m",
-        lab.repo()
-    ));
+    let started = std::time::Instant::now();
+    let plain = lab.shell_until(
+        &format!(
+            "helm upgrade {RELEASE} {} --version {to} -n {NAMESPACE} --plain-http --reset-then-reuse-values --take-ownership --force-conflicts --wait --timeout 3m",
+            lab.repo()
+        ),
+        &|| started.elapsed() > lab::COMMAND_LIMIT || !lab.shell("kubectl get crd trainjobs.trainer.kubeflow.org -o name").ok(),
+    );
     let after = observe::State::read(&lab);
     lab.note(&format!("plain downgrade: {plain}\nbefore: {}\nafter:  {}", before.describe(), after.describe()));
     assert!(!before.trainjobs.is_empty() && after.trainjobs.is_empty(), "the plain downgrade kept the TrainJobs: {}", after.describe());

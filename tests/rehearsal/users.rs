@@ -83,10 +83,22 @@ spec:
 }
 
 /// Creates the team namespace and applies `yaml` as the user would (client-side `kubectl apply`).
+/// A webhook not served yet (its Pod Ready a moment before the endpointslice controller publishes
+/// it) is waited for, as a user tries again; anything else fails the scenario.
 pub fn apply(lab: &Lab, yaml: &str) {
-    lab.shell_ok(&format!(
-        "kubectl create namespace {TEAM} --dry-run=client -o yaml | kubectl apply -f -\nkubectl apply -f - <<'EOF'\n{yaml}EOF"
-    ));
+    let script =
+        format!("kubectl create namespace {TEAM} --dry-run=client -o yaml | kubectl apply -f -\nkubectl apply -f - <<'EOF'\n{yaml}EOF");
+    let started = std::time::Instant::now();
+    loop {
+        let ran = lab.shell(&script);
+        let unserved = ran.stderr.contains("failed calling webhook")
+            && (ran.stderr.contains("no endpoints available") || ran.stderr.contains("connection refused"));
+        if ran.ok() || !unserved || started.elapsed().as_secs() > 60 {
+            assert!(ran.ok(), "[{}] applying the user's objects failed:\n{ran}\ncontrollers: {:#?}", lab.scenario, lab.standin_records());
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }
 
 /// The user's edit of a built-in runtime: the trainer image pointed at their mirror.

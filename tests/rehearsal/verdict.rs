@@ -58,13 +58,29 @@ pub fn damage(lab: &Lab, finding: &Finding, before: &State, after: &State) -> Op
             _ => {}
         }
         // Still there as it was: does the object accept a write (a label, as any controller's)?
+        // A webhook that is not served (its manager down or restarting mid-upgrade) says nothing
+        // about the object: the write is tried again until the webhook answers, and a refusal
+        // only counts when it is not that.
         let (ns, name) = key.split_once('/')?;
-        let probe = lab.shell(&format!("kubectl label {resource} {name} -n {ns} rehearsal-probe=1 --overwrite"));
-        if !probe.ok() {
+        let started = std::time::Instant::now();
+        let probe = loop {
+            let probe = lab.shell(&format!("kubectl label {resource} {name} -n {ns} rehearsal-probe=1 --overwrite"));
+            if probe.ok() || !unserved_webhook(&probe.stderr) || started.elapsed().as_secs() > 90 {
+                break probe;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        };
+        if !probe.ok() && !unserved_webhook(&probe.stderr) {
             return Some(format!("{kind} {key} accepts no write: {}", squash(&probe.stderr)));
         }
     }
     None
+}
+
+/// An API server answer that only says a webhook was not reached.
+fn unserved_webhook(stderr: &str) -> bool {
+    stderr.contains("failed calling webhook")
+        && ["no endpoints available", "connection refused", "context deadline exceeded", "i/o timeout"].iter().any(|t| stderr.contains(t))
 }
 
 /// The runtimes findings cover through their spec: a ClusterTrainingRuntime's spec field read

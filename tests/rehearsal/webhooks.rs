@@ -154,8 +154,8 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     }
 
     // 3. The endpoints the API server calls: each controller's Pod IP, published by the real
-    //    endpointslice controller for its webhook Service — Trainer's in the control plane's
-    //    namespace, JobSet's in its own, reached over the veth pair.
+    //    endpointslice controller for its webhook Service — each in a network namespace of its
+    //    own, reached over its veth pair.
     let endpoints = |service: &str| {
         lab.shell_ok(&format!(
             "kubectl get endpointslices -n {NAMESPACE} -l kubernetes.io/service-name={service} -o jsonpath='{{.items[*].endpoints[*].addresses[*]}}'"
@@ -166,8 +166,22 @@ pub fn real_manager_serves_the_2_3_webhooks() {
     };
     let (trainer_ip, jobset_ip) = (endpoints(&format!("{RELEASE}-controller-manager")), endpoints(JOBSET_SERVICE));
     lab.note(&format!("webhook Service endpoints: Trainer {trainer_ip}, JobSet {jobset_ip}"));
-    assert_eq!(trainer_ip, testkit::controlplane::netns::POD_IP);
-    assert_eq!(jobset_ip, "10.244.0.3");
+    // The Pod IP of the Pods the Service selects (the ready ones are its endpoints).
+    let pod_ip = |service: &str| {
+        let selector = lab.get_json(&format!("service {service} -n {NAMESPACE}"))["spec"]["selector"].clone();
+        let labels: Vec<String> =
+            selector.as_object().into_iter().flatten().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect();
+        lab.shell_ok(&format!("kubectl get pods -n {NAMESPACE} -l {} -o jsonpath='{{.items[*].status.podIP}}'", labels.join(",")))
+            .stdout
+            .trim()
+            .to_string()
+    };
+    assert_eq!(trainer_ip, pod_ip(&format!("{RELEASE}-controller-manager")));
+    assert_eq!(jobset_ip, pod_ip(JOBSET_SERVICE));
+    assert!(
+        trainer_ip.starts_with("10.244.0.") && jobset_ip.starts_with("10.244.0.") && trainer_ip != jobset_ip,
+        "{trainer_ip} {jobset_ip}"
+    );
 
     // The whole chain for a TrainJob whose trainer command runs here: admitted by Trainer's
     // webhooks, its JobSet admitted by JobSet's, the Jobs made by the JobSet controller, the Pods

@@ -39,8 +39,9 @@ struct Binary {
 /// in Trainer 2.3.0's chart, 0.11.0 in 2.2.1's, 0.10.1 in 2.1.0's). Only the versions a scenario
 /// runs are built: Trainer 2.1.0 (its chart's JobSet 0.10.1 with it) and Kueue 0.17.0 for the
 /// neighbour scenario beside Kueue (Kueue's manager is `cmd/kueue`; its image
-/// `registry.k8s.io/kueue/kueue:v0.17.0` maps to `kueue-v0.17.0`).
-const BINARIES: [Binary; 12] = [
+/// `registry.k8s.io/kueue/kueue:v0.17.0` maps to `kueue-v0.17.0`), Trainer 2.2.0 for the Helm and
+/// kustomize 2.2.0 starting points, Trainer 2.0.0 with its chart's JobSet 0.8.2 for the 2.0.0 one.
+const BINARIES: [Binary; 15] = [
     Binary { name: "etcd", module: "", package: "./cmd/etcd" },
     Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
     Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
@@ -68,6 +69,17 @@ const BINARIES: [Binary; 12] = [
     },
     Binary { name: "jobset-v0.10.1", module: "jobset-v0.10.1", package: "sigs.k8s.io/jobset" },
     Binary { name: "kueue-v0.17.0", module: "kueue-v0.17.0", package: "sigs.k8s.io/kueue/cmd/kueue" },
+    Binary {
+        name: "trainer-controller-manager-v2.2.0",
+        module: "trainer-v2.2.0",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
+    Binary {
+        name: "trainer-controller-manager-v2.0.0",
+        module: "trainer-v2.0.0",
+        package: "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    },
+    Binary { name: "jobset-v0.8.2", module: "jobset-v0.8.2", package: "sigs.k8s.io/jobset" },
 ];
 
 /// Charts a module ships at its tag that the rehearsals install as they are (the Kueue chart is

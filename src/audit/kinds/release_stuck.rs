@@ -1,6 +1,12 @@
 //! `release-stuck`: the Helm release's last revision is in one of the statuses the rule names.
 //! Helm refuses to upgrade only a `pending-*` one; a rule may also name `failed`, which upgrades
-//! normally but says the last change did not complete.
+//! normally but says the last change did not complete. The `{rollback}` var is the command back
+//! to the last good revision: a rollback applies the way that revision was applied (Helm v4.2.3
+//! `pkg/action/rollback.go`, `getUpgradeServerSideValue(…, previousRelease.ApplyMethod)`), so to
+//! a server-side one it carries `--force-conflicts` — fields controllers took over since (the cert
+//! rotators' keys, TA-NB-007) conflict otherwise, and the rollback fails (seen in the
+//! pending-upgrade rehearsal) — and to a client-side one it cannot (Helm refuses
+//! `forceConflicts enabled when serverSideApply disabled`).
 
 use serde::Deserialize;
 
@@ -71,11 +77,37 @@ impl Check for Params {
                 None => "an upgrade proceeds normally, from this revision".to_string(),
             }
         };
+        let revision = last_good.unwrap_or(1);
         vec![Hit::new(
             format!("release {}/{}", r.current.namespace, r.current.name),
             format!("revision {} is {}: {effect}", r.current.revision, r.current.status),
         )
         .evidence(format!("status {} ({})", r.current.status, r.current.description))
-        .var("revision", last_good.map(|r| r.to_string()).unwrap_or_else(|| "1".into()))]
+        .var("revision", revision.to_string())
+        .var("rollback", rollback(&r.current.name, &r.current.namespace, revision, r.apply_methods.get(&revision).map(String::as_str)))]
+    }
+}
+
+/// `helm rollback RELEASE REVISION -n NAMESPACE`, forcing conflicts when the revision was applied
+/// server-side.
+fn rollback(release: &str, namespace: &str, revision: i64, method: Option<&str>) -> String {
+    use crate::shell::quote;
+    let force = if method == Some("ssa") { " --force-conflicts" } else { "" };
+    format!("helm rollback {} {revision} -n {}{force}", quote(release), quote(namespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rollback;
+
+    #[test]
+    fn a_rollback_to_a_server_side_revision_forces_conflicts_and_no_other_does() {
+        assert_eq!(
+            rollback("kubeflow-trainer", "kubeflow-system", 2, Some("ssa")),
+            "helm rollback kubeflow-trainer 2 -n kubeflow-system --force-conflicts"
+        );
+        assert_eq!(rollback("kubeflow-trainer", "kubeflow-system", 2, Some("csa")), "helm rollback kubeflow-trainer 2 -n kubeflow-system");
+        assert_eq!(rollback("kubeflow-trainer", "kubeflow-system", 2, None), "helm rollback kubeflow-trainer 2 -n kubeflow-system");
+        assert_eq!(rollback("my release", "ns", 1, Some("")), "helm rollback 'my release' 1 -n ns");
     }
 }

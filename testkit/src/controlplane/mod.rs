@@ -45,16 +45,19 @@ pub use pki::ADMIN_USER;
 pub const BIN_ENV: &str = "TRAINER_AUDIT_CONTROLPLANE_BIN";
 const BINARIES: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm", "trainer-controller-manager-v2.3.0"];
 /// The controllers `cargo xtask controlplane` builds for the stand-in to run as their Pods (named
-/// as the stand-in maps the charts' images, `testkit::standin`): Trainer's manager at 2.3.0,
-/// 2.2.1 and 2.1.0, JobSet's at 0.12.0 (Trainer 2.3.0's subchart), 0.11.0 (2.2.1's) and 0.10.1
-/// (2.1.0's), Kueue's at 0.17.0. Not required by [`bin_dir`]: a scenario asserts the ones it runs.
-pub const CONTROLLER_BINARIES: [&str; 7] = [
+/// as the stand-in maps the charts' images, `testkit::standin`): Trainer's manager at every
+/// version a rehearsal installs (2.3.0, 2.2.1, 2.2.0, 2.1.0, 2.0.0), JobSet's at the version each
+/// of those charts pins (0.12.0, 0.11.0 for both 2.2s, 0.10.1, 0.8.2), Kueue's at 0.17.0. Not required by [`bin_dir`]: a scenario asserts the ones it runs.
+pub const CONTROLLER_BINARIES: [&str; 10] = [
     "trainer-controller-manager-v2.3.0",
     "trainer-controller-manager-v2.2.1",
+    "trainer-controller-manager-v2.2.0",
     "trainer-controller-manager-v2.1.0",
+    "trainer-controller-manager-v2.0.0",
     "jobset-v0.12.0",
     "jobset-v0.11.0",
     "jobset-v0.10.1",
+    "jobset-v0.8.2",
     "kueue-v0.17.0",
 ];
 /// The kube-controller-manager controllers that run: those whose work the tests wait on (Jobs'

@@ -6,8 +6,9 @@
 //! controller's webhook server binds `:9443` on every interface. The only addresses allowed here
 //! are loopback ones and those inside namespaces the harness makes itself. So etcd,
 //! kube-apiserver, kube-controller-manager and the controllers the stand-in runs share one fresh
-//! network namespace whose `lo` also carries [`POD_IP`], the controllers' Pod IP: the API server
-//! reaches a webhook there, and nothing binds on the host but the proxy.
+//! network namespace whose `lo` also carries [`POD_IP`] (the source of its routes to the Pods),
+//! each controller Pod gets a namespace of its own joined to it, and nothing binds on the host but
+//! the proxy.
 //!
 //! - [`Netns::create`]: a thread unshares a new network namespace (we run as root), brings its
 //!   `lo` up with [`POD_IP`], keeps a handle to it, and then dials connections from inside it on
@@ -18,13 +19,13 @@
 //!   names the API server both on the host (kubectl, Helm, `trainer-audit`, the stand-in and its
 //!   hook Pods) and inside the namespace (kube-controller-manager, the controllers).
 //!
-//! - [`Netns::pod_network`]: a controller that binds the same ports as another (JobSet's manager
-//!   and Trainer's both serve `:9443`, `:8081`, `:8443`) gets a network namespace of its own
-//!   ([`PodNetwork`]) with its own Pod IP (`10.244.0.3`, …) on an `eth0`, joined to the control
-//!   plane's namespace by a veth pair whose both ends live in harness namespaces, with a /32
-//!   route each way; the API server reaches its webhook server over that pair. Its loopback
-//!   carries a proxy of the API server's port, so the in-cluster address `127.0.0.1:PORT` the
-//!   stand-in gives every Pod is right there too.
+//! - [`Netns::pod_network`]: each controller Pod (they all bind `:9443`, `:8081`, `:8443`, and a
+//!   rollout runs the old and the new Pod of one controller side by side until the new one is
+//!   Ready) gets a network namespace of its own ([`PodNetwork`]) with its own Pod IP
+//!   (`10.244.0.3`, …) on an `eth0`, joined to the control plane's namespace by a veth pair whose
+//!   both ends live in harness namespaces, with a /32 route each way; the API server reaches its
+//!   webhook server over that pair. Its loopback carries a proxy of the API server's port, so the
+//!   in-cluster address `127.0.0.1:PORT` the stand-in gives every Pod is right there too.
 //!
 //! None of this changes what a client sees: the same API server, certificate and port.
 
@@ -41,12 +42,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The Pod IP of the controller Pods the stand-in runs in the control plane's own namespace (on
-/// its `lo`): Trainer's manager ([`CONTROL_PLANE_SLOT`]).
+/// The address on the control plane namespace's `lo` that its routes to the Pods start from.
 pub const POD_IP: &str = "10.244.0.2";
-/// The controller that runs in the control plane's namespace at [`POD_IP`]; every other one gets
-/// a [`PodNetwork`] of its own.
-pub const CONTROL_PLANE_SLOT: &str = "trainer-controller-manager";
 
 /// What the namespace's thread does on request: sockets made there live in the namespace.
 enum Request {
@@ -61,7 +58,9 @@ pub struct Netns {
     /// The thread that unshared it (its id names the namespace to `ip link … netns`).
     tid: i32,
     requests: Mutex<mpsc::Sender<Request>>,
-    /// Namespaces of their own for controllers, by slot ([`Netns::pod_network`]).
+    /// Namespaces of their own for controller Pods, by Pod UID ([`Netns::pod_network`]), and how
+    /// many were made (the next Pod IP).
+    made: Mutex<usize>,
     pods: Mutex<BTreeMap<String, Arc<PodNetwork>>>,
 }
 
@@ -117,26 +116,27 @@ impl Netns {
             }
         })?;
         let (handle, tid) = ready_rx.recv().map_err(|_| std::io::Error::other("the netns thread died"))??;
-        let netns = Netns { handle, tid, requests: Mutex::new(request_tx), pods: Mutex::new(BTreeMap::new()) };
+        let netns = Netns { handle, tid, requests: Mutex::new(request_tx), pods: Mutex::new(BTreeMap::new()), made: Mutex::new(0) };
         netns.run(Command::new("ip").args(["link", "set", "lo", "up"]))?;
         Ok(netns)
     }
 
-    /// The network of the controller `slot` (a binary's name without its version): `None` for
-    /// [`CONTROL_PLANE_SLOT`], which runs in this namespace at [`POD_IP`]; else its own namespace,
-    /// made on first use with the next Pod IP (`10.244.0.3`, `10.244.0.4`, …) and kept for later
-    /// Pods of the same slot (a rollout's new Pod gets the same IP, as the old one is stopped
-    /// first). `api_port` is the API server's port, proxied onto the new namespace's loopback.
-    pub fn pod_network(&self, slot: &str, api_port: u16) -> std::io::Result<Option<Arc<PodNetwork>>> {
-        if slot == CONTROL_PLANE_SLOT {
-            return Ok(None);
-        }
+    /// The network of the controller Pod `pod` (its UID): its own namespace, made on first use
+    /// with the next Pod IP (`10.244.0.3`, `10.244.0.4`, … never reused) and kept for its restarts
+    /// until [`Self::release`]. `api_port` is the API server's port, proxied onto the new
+    /// namespace's loopback.
+    pub fn pod_network(&self, pod: &str, api_port: u16) -> std::io::Result<Arc<PodNetwork>> {
         let mut pods = self.pods.lock().map_err(|_| std::io::Error::other("the pod network lock is poisoned"))?;
-        if let Some(network) = pods.get(slot) {
-            return Ok(Some(network.clone()));
+        if let Some(network) = pods.get(pod) {
+            return Ok(network.clone());
         }
-        let index = pods.len() + 1;
+        let index = {
+            let mut made = self.made.lock().map_err(|_| std::io::Error::other("the pod network lock is poisoned"))?;
+            *made += 1;
+            *made
+        };
         let ip = format!("10.244.0.{}", 2 + index);
+        let key = pod;
         let pod = Arc::new(Self::unshare()?);
         let veth = format!("vpod{index}");
         // Both ends made here, the peer moved into the Pod's namespace as its eth0.
@@ -150,8 +150,16 @@ impl Netns {
         let dialer = self.dialer()?;
         let api = Proxy::serve(listener, api_port, dialer)?;
         let network = Arc::new(PodNetwork { netns: pod, ip, _api: api });
-        pods.insert(slot.to_string(), network.clone());
-        Ok(Some(network))
+        pods.insert(key.to_string(), network.clone());
+        Ok(network)
+    }
+
+    /// Forgets the network of a Pod that is gone: its namespace (and the veth pair with it) goes
+    /// once no process is left in it.
+    pub fn release(&self, pod: &str) {
+        if let Ok(mut pods) = self.pods.lock() {
+            pods.remove(pod);
+        }
     }
 
     /// A function dialing from inside this namespace, for a proxy (holds the request channel,

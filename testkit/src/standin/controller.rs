@@ -4,25 +4,26 @@
 //! real binary runs as the Pod's container does — the Pod's own command and arguments, its
 //! volumes (the chart's `--config` ConfigMap, the webhook certificate Secret), a TokenRequest
 //! token of the Pod's ServiceAccount, the in-cluster environment — in the sandbox (a private
-//! `/tmp`, where Trainer's cert rotator writes) inside the control plane's network namespace,
-//! whose `lo` carries the Pod IP [`POD_IP`] — or, for a controller binding the same ports as
-//! Trainer's (JobSet's), in a network namespace of its own joined to the control plane's by a
-//! veth pair, with a Pod IP of its own (`crate::controlplane::netns::Netns::pod_network`).
+//! `/tmp`, where Trainer's cert rotator writes) in a network namespace of the Pod's own joined to
+//! the control plane's by a veth pair, with a Pod IP of its own
+//! (`crate::controlplane::netns::Netns::pod_network`).
 //!
 //! Which binary: `<image repository's last segment>-<tag>` when built
 //! (`…/trainer-controller-manager:v2.2.1` → `trainer-controller-manager-v2.2.1`), else, for an
 //! image tagged as no release is (the Trainer charts' JobSet subchart ships `…/jobset/jobset:main`),
 //! `<segment>-v<the Pod's app.kubernetes.io/version label>` (`jobset-v0.12.0`, the subchart's
-//! version, which is the JobSet release it packages).
+//! version, which is the JobSet release it packages). A name the test declared an alias of a
+//! built one runs that one ([`crate::standin::StandIn::start_aliased`]: the relabelled charts
+//! 2.3.1 and 2.4.0, repackaged from 2.3.0, run the 2.3.0 manager).
 //!
 //! As a kubelet does, the stand-in keeps the Secret volumes in step with their Secrets (the
 //! rotator writes the certificate into the Secret and waits to see it in the mounted
 //! directory), reports the Pod Running with that Pod IP at once and Ready when the container's
 //! `readinessProbe` (`httpGet`) answers 200 — then kube-controller-manager's
 //! endpointslice-controller publishes the IP and the API server sends webhook calls there — and
-//! stops the process when the Pod is deleted. What a node would do differently: one controller
-//! process per binary at a time (every run binds the same ports in the one namespace, so a new
-//! Pod of a rollout stops the old Pod's process at its start, a `Recreate` in effect). A process
+//! stops the process when the Pod is deleted. Each Pod has its own network, so a rollout runs as
+//! in a cluster: the new Pod's process starts beside the old one, which serves (webhooks
+//! included) until the deployment controller deletes its Pod once the new one is Ready. A process
 //! that exits by itself is recorded, its Pod reported not ready, and it is started again after the
 //! kubelet's crash-loop back-off (10 s, doubling, at most 5 min; `restartCount` counts), as
 //! `restartPolicy: Always` does: a manager that loses its leader-election lease on a loaded
@@ -42,35 +43,49 @@ use kube::Api;
 use super::pod::{self, Prepare};
 use super::sandbox::{self, Mount};
 use super::{kube_err, now, push, Context, Record, StandInError};
-use crate::controlplane::netns::{Netns, POD_IP};
+use crate::controlplane::netns::Netns;
 use crate::controlplane::process;
 
+/// The ENTRYPOINT of every controller image built here: Trainer's
+/// (`cmd/trainer-controller-manager/Dockerfile`, v2.0.0 to v2.3.0), JobSet's and Kueue's
+/// (`Dockerfile` at each tag built).
+pub const ENTRYPOINT: &str = "/manager";
+
+/// The built binaries: the bin directory, and names that stand for another built binary.
+#[derive(Debug, Clone, Default)]
+pub struct Binaries {
+    pub dir: PathBuf,
+    /// (name asked for, built binary it runs).
+    pub aliases: BTreeMap<String, String>,
+}
+
+impl Binaries {
+    /// The built binary `name`, or the one it is an alias of.
+    pub fn find(&self, name: &str) -> Option<PathBuf> {
+        let name = self.aliases.get(name).map(String::as_str).unwrap_or(name);
+        let path = self.dir.join(name);
+        path.is_file().then_some(path)
+    }
+}
+
 /// The binary built for a container image: `<repository's last segment>-<tag>` in the bin dir.
-pub fn binary_for(bin: &Path, container: &Container) -> Option<PathBuf> {
+pub fn binary_for(bin: &Binaries, container: &Container) -> Option<PathBuf> {
     let image = container.image.as_deref()?;
     let (repository, tag) = image.rsplit_once(':')?;
     let name = repository.rsplit('/').next()?;
-    let path = bin.join(format!("{name}-{tag}"));
-    path.is_file().then_some(path)
+    bin.find(&format!("{name}-{tag}"))
 }
 
 /// [`binary_for`], else `<segment>-v<version>` from the Pod's `app.kubernetes.io/version` label
-/// when the image's tag names no built binary (a chart shipping a `main` tag).
-pub fn binary_for_pod(bin: &Path, pod: &Pod, container: &Container) -> Option<PathBuf> {
+/// when the image's tag names no built binary (a chart shipping a `main` or `latest` tag).
+pub fn binary_for_pod(bin: &Binaries, pod: &Pod, container: &Container) -> Option<PathBuf> {
     if let Some(path) = binary_for(bin, container) {
         return Some(path);
     }
     let version = pod.metadata.labels.as_ref()?.get("app.kubernetes.io/version")?;
     let (repository, _) = container.image.as_deref()?.rsplit_once(':')?;
     let name = repository.rsplit('/').next()?;
-    let path = bin.join(format!("{name}-v{}", version.trim_start_matches('v')));
-    path.is_file().then_some(path)
-}
-
-/// The controller a binary is a version of (`trainer-controller-manager-v2.2.1` →
-/// `trainer-controller-manager`): one process per slot at a time, on the slot's Pod IP.
-pub fn slot_of(binary: &str) -> &str {
-    binary.rsplit_once("-v").map(|(slot, _)| slot).unwrap_or(binary)
+    bin.find(&format!("{name}-v{}", version.trim_start_matches('v')))
 }
 
 /// A Pod whose container this module runs, if any: the first container with a built binary.
@@ -85,10 +100,10 @@ struct Running {
     pod: String,
     container: String,
     binary: String,
-    /// [`slot_of`] the binary.
-    slot: String,
     /// The network namespace it runs in and its Pod IP there.
     netns: Arc<Netns>,
+    /// The control plane's namespace, which holds the Pod's network until the Pod is gone.
+    control_plane: Option<Arc<Netns>>,
     ip: String,
     child: Child,
     /// The sandbox's arguments, to start the process again after it exits.
@@ -154,6 +169,15 @@ impl Controllers {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let dir = context.scratch.join(&name);
+        // A container without `command` runs its image's ENTRYPOINT (the kustomize overlays give
+        // none); every controller image built here has `ENTRYPOINT ["/manager"]`.
+        let mut pod = pod.clone();
+        if let Some(c) = pod.spec.iter_mut().flat_map(|s| s.containers.iter_mut()).find(|c| c.name == container.name) {
+            if c.command.as_ref().is_none_or(|command| command.is_empty()) {
+                c.command = Some(vec![ENTRYPOINT.to_string()]);
+            }
+        }
+        let pod = &pod;
         let runs = match pod::prepare(client, context, pod, &dir).await {
             Ok(runs) => runs,
             Err(Prepare::Stuck(reason)) => return Ok(Some(reason)),
@@ -166,27 +190,12 @@ impl Controllers {
         let Some(entry) = run.argv.first().cloned() else { return Ok(Some("no command".into())) };
         run.mounts.push(Mount { source: binary.to_path_buf(), target: entry, read_only: true });
         run.env.retain(|(k, _)| k != "POD_IP");
-        // Same ports on the slot's Pod IP: the previous Pod's process goes first (another version
-        // of the same controller after a rollout, too).
         let binary_name = binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let slot = slot_of(&binary_name).to_string();
-        let previous: Vec<String> = self.running.iter().filter(|(_, r)| r.slot == slot).map(|(k, _)| k.clone()).collect();
-        for key in previous {
-            if let Some(mut old) = self.running.remove(&key) {
-                process::stop(&mut old.child, Duration::from_secs(10));
-                push(
-                    records,
-                    Record::ControllerStopped { pod: old.pod.clone(), why: format!("Pod {name} of the same controller started") },
-                );
-            }
-        }
-        let (netns, ip) = match netns
-            .pod_network(&slot, context.port)
-            .map_err(|e| StandInError::Io(format!("making the network namespace of {slot}"), e))?
-        {
-            Some(network) => (network.netns.clone(), network.ip.clone()),
-            None => (netns, POD_IP.to_string()),
-        };
+        let network = netns
+            .pod_network(&uid, context.port)
+            .map_err(|e| StandInError::Io(format!("making the network namespace of Pod {name}"), e))?;
+        let (netns, ip) = (network.netns.clone(), network.ip.clone());
+        let control_plane = context.netns.clone();
         let secrets: Vec<(String, PathBuf)> = pod
             .spec
             .iter()
@@ -224,8 +233,8 @@ impl Controllers {
                 pod: name,
                 container: container.name.clone(),
                 binary: binary_name,
-                slot,
                 netns,
+                control_plane,
                 ip,
                 child,
                 args,
@@ -245,6 +254,9 @@ impl Controllers {
     pub fn stop(&mut self, uid: &str, records: &Mutex<Vec<Record>>) {
         if let Some(mut running) = self.running.remove(uid) {
             process::stop(&mut running.child, Duration::from_secs(10));
+            if let Some(control_plane) = &running.control_plane {
+                control_plane.release(uid);
+            }
             push(records, Record::ControllerStopped { pod: running.pod, why: "its Pod was deleted".into() });
         }
     }
@@ -355,34 +367,42 @@ mod tests {
 
     #[test]
     fn an_image_maps_to_its_built_binary_only_when_it_exists() {
-        let bin = tempfile::tempdir().unwrap();
-        std::fs::write(bin.path().join("trainer-controller-manager-v2.3.0"), b"").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("trainer-controller-manager-v2.3.0"), b"").unwrap();
+        let bin = Binaries { dir: dir.path().to_path_buf(), ..Default::default() };
         assert_eq!(
-            binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0")),
-            Some(bin.path().join("trainer-controller-manager-v2.3.0"))
+            binary_for(&bin, &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0")),
+            Some(dir.path().join("trainer-controller-manager-v2.3.0"))
         );
-        assert_eq!(binary_for(bin.path(), &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1")), None);
-        assert_eq!(binary_for(bin.path(), &container("registry.k8s.io/jobset/jobset:v0.12.0")), None);
-        assert_eq!(binary_for(bin.path(), &container("no-tag")), None);
+        assert_eq!(binary_for(&bin, &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1")), None);
+        assert_eq!(binary_for(&bin, &container("registry.k8s.io/jobset/jobset:v0.12.0")), None);
+        assert_eq!(binary_for(&bin, &container("no-tag")), None);
+    }
+
+    #[test]
+    fn an_alias_runs_the_binary_it_names_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("trainer-controller-manager-v2.3.0"), b"").unwrap();
+        let aliases = [("trainer-controller-manager-v2.4.0".to_string(), "trainer-controller-manager-v2.3.0".to_string())].into();
+        let bin = Binaries { dir: dir.path().to_path_buf(), aliases };
+        assert_eq!(
+            binary_for(&bin, &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.4.0")),
+            Some(dir.path().join("trainer-controller-manager-v2.3.0"))
+        );
+        assert_eq!(binary_for(&bin, &container("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.1")), None);
     }
 
     #[test]
     fn a_main_tagged_image_maps_by_the_pods_chart_version() {
-        let bin = tempfile::tempdir().unwrap();
-        std::fs::write(bin.path().join("jobset-v0.12.0"), b"").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("jobset-v0.12.0"), b"").unwrap();
+        let bin = Binaries { dir: dir.path().to_path_buf(), ..Default::default() };
         let image = container("us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset:main");
         let mut pod = Pod::default();
-        assert_eq!(binary_for_pod(bin.path(), &pod, &image), None);
+        assert_eq!(binary_for_pod(&bin, &pod, &image), None);
         pod.metadata.labels = Some([("app.kubernetes.io/version".to_string(), "0.12.0".to_string())].into());
-        assert_eq!(binary_for_pod(bin.path(), &pod, &image), Some(bin.path().join("jobset-v0.12.0")));
+        assert_eq!(binary_for_pod(&bin, &pod, &image), Some(dir.path().join("jobset-v0.12.0")));
         pod.metadata.labels = Some([("app.kubernetes.io/version".to_string(), "0.11.0".to_string())].into());
-        assert_eq!(binary_for_pod(bin.path(), &pod, &image), None);
-    }
-
-    #[test]
-    fn versions_of_one_controller_share_a_slot() {
-        assert_eq!(slot_of("trainer-controller-manager-v2.2.1"), "trainer-controller-manager");
-        assert_eq!(slot_of("trainer-controller-manager-v2.3.0"), crate::controlplane::netns::CONTROL_PLANE_SLOT);
-        assert_eq!(slot_of("jobset-v0.12.0"), "jobset");
+        assert_eq!(binary_for_pod(&bin, &pod, &image), None);
     }
 }

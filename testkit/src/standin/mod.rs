@@ -135,8 +135,8 @@ struct Context {
     port: u16,
     scratch: PathBuf,
     shim_dir: PathBuf,
-    /// The control plane's bin directory (controllers' binaries).
-    bin: PathBuf,
+    /// The control plane's bin directory (controllers' binaries) and the test's aliases.
+    bin: controller::Binaries,
     /// The control plane's network namespace when webhooks are on: controller Pods run there.
     netns: Option<Arc<crate::controlplane::netns::Netns>>,
 }
@@ -153,6 +153,17 @@ pub struct StandIn {
 impl StandIn {
     /// Starts polling `namespace` (which may not exist yet: `helm --create-namespace`).
     pub fn start(cp: &ControlPlane, namespace: &str) -> Result<StandIn, StandInError> {
+        Self::start_aliased(cp, namespace, std::collections::BTreeMap::new())
+    }
+
+    /// [`Self::start`], where a controller image whose binary is named in `aliases` (e.g.
+    /// `trainer-controller-manager-v2.4.0`, a relabelled chart's image) runs the built binary it
+    /// maps to (`trainer-controller-manager-v2.3.0`).
+    pub fn start_aliased(
+        cp: &ControlPlane,
+        namespace: &str,
+        aliases: std::collections::BTreeMap<String, String>,
+    ) -> Result<StandIn, StandInError> {
         if !sandbox::available() {
             return Err(StandInError::NoSandbox);
         }
@@ -167,7 +178,7 @@ impl StandIn {
             port: cp.port,
             scratch: scratch.clone(),
             shim_dir,
-            bin: cp.bin.clone(),
+            bin: controller::Binaries { dir: cp.bin.clone(), aliases },
             netns: cp.netns.clone(),
         };
         let stop = Arc::new(AtomicBool::new(false));
@@ -203,6 +214,35 @@ impl StandIn {
             .collect();
         runs.sort();
         runs.iter().map(|(_, path)| std::fs::read_to_string(path).unwrap_or_default()).collect::<Vec<_>>().join("")
+    }
+
+    /// What every controller Pod's containers wrote so far: (Pod, its logs, every run in order).
+    pub fn controller_logs(&self) -> Vec<(String, String)> {
+        let mut pods: Vec<String> = std::fs::read_dir(&self.scratch)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        pods.sort();
+        pods.into_iter()
+            .filter_map(|pod| {
+                let mut containers: Vec<String> = std::fs::read_dir(self.scratch.join(&pod))
+                    .ok()?
+                    .flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        let stem = name.strip_suffix(".log")?;
+                        Some(stem.split('.').next().unwrap_or(stem).to_string())
+                    })
+                    .collect();
+                containers.sort();
+                containers.dedup();
+                let logs: String = containers.iter().map(|c| self.controller_log(&pod, c)).collect();
+                (!logs.is_empty()).then_some((pod, logs))
+            })
+            .collect()
     }
 
     /// Everything recorded so far.
