@@ -239,7 +239,7 @@ fn rehearse(s: &Scenario) {
     let target = manager_of(s.to);
     let started = controllers_started(&lab);
     lab.note(&format!("controllers started by the end of the runbook: {started:?}"));
-    assert!(started.iter().any(|b| *b == target), "[{}] {target} never ran: {started:?}", s.name);
+    assert!(started.contains(&target), "[{}] {target} never ran: {started:?}", s.name);
     none_failed(&lab, s.name);
     let again = printed::check(&lab, s.to);
     // The runbook puts back the Pod Security it relaxed (issue 21 §3), so the hooks would be
