@@ -81,11 +81,12 @@ impl CheckInput<'_> {
         ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
-    /// Identities (kind, namespace, name) of the current release's objects, from its manifest.
+    /// Identities (kind, namespace, name) of the release's objects, from the manifest of the
+    /// revision the upgrade starts from (`Release::base`: a pending one's rollback target).
     pub fn release_objects(&self) -> Vec<(String, String, String)> {
         match self.release {
             Some(r) => r
-                .current
+                .base()
                 .objects()
                 .iter()
                 .map(|o| (o.identity.kind.clone(), o.identity.namespace.clone(), o.identity.name.clone()))

@@ -191,6 +191,39 @@ pub struct Release {
     /// rollback applies the way the revision it goes back to was applied.
     #[serde(skip)]
     pub apply_methods: std::collections::BTreeMap<i64, String>,
+    /// When the current revision is stuck pending: the record of the revision the rollback
+    /// restores ([`Release::base`]).
+    #[serde(skip)]
+    pub rollback_record: Option<ReleaseRecord>,
+}
+
+impl Release {
+    /// The revision a rollback goes back to: the last good one on record (deployed or superseded,
+    /// not the current), else the one before the current (Helm keeps a limited history).
+    pub fn rollback_target(&self) -> Option<i64> {
+        self.history
+            .iter()
+            .rev()
+            .find(|(rev, s, _)| *rev != self.current.revision && (s == "deployed" || s == "superseded"))
+            .map(|(rev, _, _)| *rev)
+            .or_else(|| (self.current.revision > 1).then(|| self.current.revision - 1))
+    }
+
+    /// The revision the release is upgraded from: the current one, or, when it is stuck
+    /// pending, the one the rollback (TA-REL-001, which must come first) restores — the upgrade
+    /// after it starts there, with that revision's objects, values and apply method.
+    pub fn base(&self) -> &ReleaseRecord {
+        match &self.rollback_record {
+            Some(record) if self.current.is_stuck() => record,
+            _ => &self.current,
+        }
+    }
+
+    /// [`Release::base`]'s revision and chart version.
+    pub fn upgrade_base(&self) -> (i64, &str) {
+        let base = self.base();
+        (base.revision, base.chart_version.as_str())
+    }
 }
 
 /// Groups decoded records by (namespace, name); the current revision is the highest.
@@ -205,7 +238,13 @@ pub fn releases(records: Vec<ReleaseRecord>) -> Vec<Release> {
             revs.sort_by_key(|r| r.revision);
             let history = revs.iter().map(|r| (r.revision, r.status.clone(), r.chart_version.clone())).collect();
             let apply_methods = revs.iter().map(|r| (r.revision, r.apply_method.clone())).collect();
-            revs.pop().map(|current| Release { current, history, apply_methods })
+            let current = revs.pop()?;
+            let mut release = Release { current, history, apply_methods, rollback_record: None };
+            if release.current.is_stuck() {
+                let target = release.rollback_target();
+                release.rollback_record = revs.into_iter().find(|r| Some(r.revision) == target);
+            }
+            Some(release)
         })
         .collect()
 }
@@ -253,4 +292,43 @@ pub fn redacted_record(object: &Json) -> Result<Json, ClusterError> {
     let mut out = object.clone();
     out["data"]["release"] = Json::String(stored);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{releases, ReleaseRecord};
+
+    fn record(revision: i64, status: &str, version: &str) -> ReleaseRecord {
+        ReleaseRecord {
+            name: "kubeflow-trainer".into(),
+            namespace: "kubeflow-system".into(),
+            revision,
+            status: status.into(),
+            chart_name: "kubeflow-trainer".into(),
+            chart_version: version.into(),
+            app_version: String::new(),
+            description: String::new(),
+            last_deployed: String::new(),
+            driver: "Secret".into(),
+            apply_method: "ssa".into(),
+            config: serde_json::Value::Null,
+            manifest: String::new(),
+            hooks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_pending_release_is_upgraded_from_the_revision_it_rolls_back_to() {
+        let pending =
+            releases(vec![record(1, "superseded", "2.2.1"), record(2, "deployed", "2.2.1"), record(3, "pending-upgrade", "2.3.0")]);
+        assert_eq!(pending[0].rollback_target(), Some(2));
+        assert_eq!(pending[0].upgrade_base(), (2, "2.2.1"));
+        assert_eq!(pending[0].base().revision, 2);
+        assert_eq!(pending[0].current.revision, 3);
+        let failed = releases(vec![record(1, "superseded", "2.2.1"), record(2, "failed", "2.3.0")]);
+        assert_eq!(failed[0].upgrade_base(), (2, "2.3.0"));
+        let first = releases(vec![record(1, "pending-install", "2.3.0")]);
+        assert_eq!(first[0].rollback_target(), None);
+        assert_eq!(first[0].upgrade_base(), (1, "2.3.0"));
+    }
 }

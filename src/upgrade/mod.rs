@@ -221,7 +221,7 @@ impl Upgrade {
         }
         let mut user_values = match &request.file_values {
             Some(file) => json_to_map(file),
-            None => release.map(|r| json_to_map(&r.current.config)).unwrap_or_default(),
+            None => release.map(|r| json_to_map(&r.base().config)).unwrap_or_default(),
         };
         crate::helm::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;

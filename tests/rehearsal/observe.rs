@@ -13,6 +13,8 @@ pub const TRAINER_CRDS: [&str; 3] =
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runtime {
+    /// Its UID: another one on read-back is the object deleted and re-created.
+    pub uid: String,
     pub terminating: bool,
     pub finalizers: Vec<String>,
     pub labels: BTreeMap<String, String>,
@@ -53,6 +55,7 @@ impl State {
                 runtimes.insert(
                     meta["name"].as_str().unwrap_or_default().to_string(),
                     Runtime {
+                        uid: meta["uid"].as_str().unwrap_or_default().to_string(),
                         terminating: !meta["deletionTimestamp"].is_null(),
                         finalizers: meta["finalizers"]
                             .as_array()

@@ -82,6 +82,35 @@ spec:
     )
 }
 
+/// A minimal torch ClusterTrainingRuntime a user writes for 2.2 and 2.3 (2.2 dropped
+/// `mlPolicy.torch.numProcPerNode`: the TrainJob's trainer sets it).
+pub fn runtime_2_2(name: &str) -> String {
+    format!(
+        r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: {name}
+  labels: {{trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {{}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - {{name: node, image: "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}}
+"#
+    )
+}
+
 /// Creates the team namespace and applies `yaml` as the user would (client-side `kubectl apply`).
 /// A webhook not served yet (its Pod Ready a moment before the endpointslice controller publishes
 /// it) is waited for, as a user tries again; anything else fails the scenario.

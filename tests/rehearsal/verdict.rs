@@ -39,6 +39,10 @@ pub fn damage(lab: &Lab, finding: &Finding, before: &State, after: &State) -> Op
         return match after.runtimes.get(name) {
             None if before.runtimes.contains_key(name) => Some(format!("ClusterTrainingRuntime {name} deleted")),
             Some(r) if r.terminating => Some(format!("ClusterTrainingRuntime {name} left Terminating (finalizers {:?})", r.finalizers)),
+            // Deleted, then re-created (by the 2.3 installer hook): the TrainJobs lost it meanwhile.
+            Some(r) if before.runtimes.get(name).is_some_and(|b| !b.uid.is_empty() && b.uid != r.uid) => {
+                Some(format!("ClusterTrainingRuntime {name} deleted and re-created (UID {} → {})", before.runtimes[name].uid, r.uid))
+            }
             _ => None,
         };
     }
@@ -72,6 +76,19 @@ pub fn damage(lab: &Lab, finding: &Finding, before: &State, after: &State) -> Op
         };
         if !probe.ok() && !unserved_webhook(&probe.stderr) {
             return Some(format!("{kind} {key} accepts no write: {}", squash(&probe.stderr)));
+        }
+        // A webhook still unserved (an upgrade that failed half-way left its Service selecting no
+        // ready Pod) hides the object's own validation from every write through it; the status
+        // subresource, which the controller writes and no webhook of these charts intercepts, is
+        // validated with the same rules (the whole object's CEL rules, k8s v1.36.1
+        // `statusStrategy.ValidateUpdate`).
+        if !probe.ok() {
+            let status = lab.shell(&format!(
+                "kubectl patch {resource} {name} -n {ns} --subresource=status --type=merge -p '{{\"status\":{{\"conditions\":[{{\"type\":\"RehearsalProbe\",\"status\":\"True\",\"reason\":\"Probe\",\"message\":\"probe\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}]}}}}'"
+            ));
+            if !status.ok() && !unserved_webhook(&status.stderr) {
+                return Some(format!("{kind} {key} accepts no status write (its webhook unserved): {}", squash(&status.stderr)));
+            }
         }
     }
     None

@@ -66,7 +66,7 @@ impl Check for Params {
             return Vec::new();
         }
         let install = input.release.is_none();
-        if !install && input.release.is_some_and(|r| r.current.apply_method != "ssa") {
+        if !install && input.release.is_some_and(|r| r.base().apply_method != "ssa") {
             return Vec::new();
         }
         let mut targets: Vec<&Object> =

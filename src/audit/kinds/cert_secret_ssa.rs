@@ -49,10 +49,12 @@ impl Check for Params {
             return Vec::new();
         }
         let Some(release) = input.release else { return Vec::new() };
-        if release.current.apply_method != "ssa" {
+        // The revision the upgrade starts from (a pending release's rollback target).
+        let base = release.base();
+        if base.apply_method != "ssa" {
             return Vec::new();
         }
-        let stored = release.current.objects();
+        let stored = base.objects();
         let (applied, whence): (Vec<&Object>, &str) = if stored.is_empty() {
             match input.installed {
                 Some(inv) => (inv.objects.iter().filter(|o| o.origin == Origin::Template).collect(), "the installed chart's render"),
@@ -61,7 +63,7 @@ impl Check for Params {
         } else {
             (stored.iter().collect(), "the release manifest")
         };
-        let (ns, name, revision) = (&release.current.namespace, &release.current.name, release.current.revision);
+        let (ns, name, revision) = (&base.namespace, &base.name, base.revision);
         let mut hits = Vec::new();
         for secret in applied.into_iter().filter(|o| o.identity.kind == "Secret") {
             let owned = self.declared(&secret.body);

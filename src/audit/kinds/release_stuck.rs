@@ -57,15 +57,8 @@ impl Check for Params {
         if !self.statuses.iter().any(|s| s.as_str() == r.current.status) {
             return Vec::new();
         }
-        // The revision to roll back to: the last good one on record, else the one before (Helm
-        // keeps a limited history; `helm history` shows what is left).
-        let last_good = r
-            .history
-            .iter()
-            .rev()
-            .find(|(rev, s, _)| *rev != r.current.revision && (s == "deployed" || s == "superseded"))
-            .map(|(rev, _, _)| *rev)
-            .or_else(|| (r.current.revision > 1).then(|| r.current.revision - 1));
+        // The revision to roll back to (`helm history` shows what is left).
+        let last_good = r.rollback_target();
         // Helm bases an upgrade after a failed revision on the last `deployed` one, else on the
         // failed revision itself (Helm v4.2.3 pkg/action/upgrade.go, prepareUpgrade).
         let deployed = r.history.iter().rev().find(|(rev, s, _)| *rev != r.current.revision && s == "deployed");

@@ -80,7 +80,7 @@ impl Check for Params {
         // The Deployments in the release's stored manifest: a post-renderer's output is stored there.
         let stored: Vec<Json> = input
             .release
-            .map(|r| r.current.objects().into_iter().filter(|o| o.identity.kind == "Deployment").map(|o| o.body).collect())
+            .map(|r| r.base().objects().into_iter().filter(|o| o.identity.kind == "Deployment").map(|o| o.body).collect())
             .unwrap_or_default();
         let mut hits = Vec::new();
         for d in input.state.of_kind("Deployment").filter(|d| is_trainer_deployment(d)) {
