@@ -55,34 +55,6 @@ spec: {{clusterQueue: cluster-queue}}
     )
 }
 
-/// A 2.1 ClusterTrainingRuntime (2.1's chart ships none), numProcPerNode a number (valid in 2.1's
-/// int-or-string and in the 2.2 API Kueue 0.17 reads runtimes with).
-fn runtime() -> String {
-    r#"apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch-distributed
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy:
-    numNodes: 1
-    torch: {numProcPerNode: 1}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                containers:
-                - {name: node, image: "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}
-"#
-    .to_string()
-}
-
 fn queued_trainjob(name: &str) -> String {
     running::runnable_trainjob(name, "torch-distributed", 1, "echo trained beside Kueue").replace(
         &format!("metadata: {{name: {name}, namespace: {TEAM}}}"),
@@ -170,7 +142,9 @@ pub fn trainer_2_1_0_beside_kueue_0_17_0() {
     // The platform team's queues, a runtime, and the user's TrainJob labelled for the queue.
     let team = running::team_namespace(&lab);
     users::apply(&lab, &queues());
-    users::apply(&lab, &runtime());
+    // A 2.1 ClusterTrainingRuntime (2.1's chart ships none), numProcPerNode a number (valid in
+    // 2.1's int-or-string and in the 2.2 API Kueue 0.17 reads runtimes with).
+    users::apply(&lab, &users::torch_runtime("torch-distributed", "{numProcPerNode: 1}"));
     let check = printed::check(&lab, "2.1.0");
     // As the user submits it (`kubectl apply`, strict field validation by default): whatever the
     // API server says about the field it drops from the webhook's patch is shown here.

@@ -53,9 +53,8 @@ spec:
     )
 }
 
-/// A 2.1-era ClusterTrainingRuntime as the user applied it from the 2.1 manifests (2.1's chart
-/// has no runtimes): `mlPolicy.torch.numProcPerNode`, which 2.2 removed.
-pub fn runtime_2_1(name: &str) -> String {
+/// A minimal torch ClusterTrainingRuntime `name` with `mlPolicy.torch` as given (YAML flow).
+pub fn torch_runtime(name: &str, torch: &str) -> String {
     format!(
         r#"apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
@@ -65,7 +64,7 @@ metadata:
 spec:
   mlPolicy:
     numNodes: 1
-    torch: {{numProcPerNode: auto}}
+    torch: {torch}
   template:
     spec:
       replicatedJobs:
@@ -82,33 +81,16 @@ spec:
     )
 }
 
+/// A 2.1-era ClusterTrainingRuntime as the user applied it from the 2.1 manifests (2.1's chart
+/// has no runtimes): `mlPolicy.torch.numProcPerNode`, which 2.2 removed.
+pub fn runtime_2_1(name: &str) -> String {
+    torch_runtime(name, "{numProcPerNode: auto}")
+}
+
 /// A minimal torch ClusterTrainingRuntime a user writes for 2.2 and 2.3 (2.2 dropped
 /// `mlPolicy.torch.numProcPerNode`: the TrainJob's trainer sets it).
 pub fn runtime_2_2(name: &str) -> String {
-    format!(
-        r#"apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: {name}
-  labels: {{trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy:
-    numNodes: 1
-    torch: {{}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers:
-                - {{name: node, image: "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}}
-"#
-    )
+    torch_runtime(name, "{}")
 }
 
 /// Creates the team namespace and applies `yaml` as the user would (client-side `kubectl apply`).
