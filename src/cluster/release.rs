@@ -187,10 +187,6 @@ pub struct Release {
     pub current: ReleaseRecord,
     /// Every revision, oldest first: (revision, status, chart version).
     pub history: Vec<(i64, String, String)>,
-    /// Each revision's apply method as Helm stored it (`ssa`, `csa`, or empty before Helm 4): a
-    /// rollback applies the way the revision it goes back to was applied.
-    #[serde(skip)]
-    pub apply_methods: std::collections::BTreeMap<i64, String>,
     /// When the current revision is stuck pending: the record of the revision the rollback
     /// restores ([`Release::base`]).
     #[serde(skip)]
@@ -237,9 +233,8 @@ pub fn releases(records: Vec<ReleaseRecord>) -> Vec<Release> {
         .filter_map(|mut revs| {
             revs.sort_by_key(|r| r.revision);
             let history = revs.iter().map(|r| (r.revision, r.status.clone(), r.chart_version.clone())).collect();
-            let apply_methods = revs.iter().map(|r| (r.revision, r.apply_method.clone())).collect();
             let current = revs.pop()?;
-            let mut release = Release { current, history, apply_methods, rollback_record: None };
+            let mut release = Release { current, history, rollback_record: None };
             if release.current.is_stuck() {
                 let target = release.rollback_target();
                 release.rollback_record = revs.into_iter().find(|r| Some(r.revision) == target);

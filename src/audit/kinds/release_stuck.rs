@@ -77,7 +77,15 @@ impl Check for Params {
         )
         .evidence(format!("status {} ({})", r.current.status, r.current.description))
         .var("revision", revision.to_string())
-        .var("rollback", rollback(&r.current.name, &r.current.namespace, revision, r.apply_methods.get(&revision).map(String::as_str)))]
+        .var(
+            "rollback",
+            rollback(
+                &r.current.name,
+                &r.current.namespace,
+                revision,
+                r.rollback_record.as_ref().filter(|b| b.revision == revision).map(|b| b.apply_method.as_str()),
+            ),
+        )]
     }
 }
 
