@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{Refusal, DEFAULTING_WEBHOOK};
-use crate::validate::{BadValue, ErrorKind, FieldError};
+use kube_validate::{BadValue, ErrorKind, FieldError};
 
 /// Go's name for a JSON value's type in an `UnmarshalTypeError` (the schema's word for it here).
 fn go_json_type(schema_type: &str) -> Option<&'static str> {

@@ -3,7 +3,7 @@
 //! `pkg/webhooks/`) refuse on a create or update, so that `check` can name the live objects a 2.3
 //! controller will refuse to let anyone write (rule TA-WH-001, whose sources cite every modelled
 //! line) and the webhook differential can compare against the real webhooks. The API server's own
-//! schema and CEL validation runs before these and is [`crate::validate::Validator`]'s; this module
+//! schema and CEL validation runs before these and is [`kube_validate::Validator`]'s; this module
 //! models only what the webhook servers add. Each check lives in its own module, with the file and
 //! lines it follows.
 
@@ -95,8 +95,8 @@ impl<'a> Runtimes<'a> {
 
 /// What the TrainJob defaulting webhook refuses before the API server validates the object:
 /// a TrainJob that does not decode into Trainer's Go types. `schema_errors` are the CRD schema's
-/// errors for the same object ([`crate::validate::Validator::validate`]).
-pub fn trainjob_undecodable(job: &Value, schema_errors: &[crate::validate::FieldError]) -> Option<Refusal> {
+/// errors for the same object ([`kube_validate::Validator::validate`]).
+pub fn trainjob_undecodable(job: &Value, schema_errors: &[kube_validate::FieldError]) -> Option<Refusal> {
     decode::refusal(job, schema_errors)
 }
 

@@ -99,7 +99,7 @@ fn runtime_replicated_jobs_and_the_bypass_label() {
 
 #[test]
 fn a_wrongly_typed_trainjob_is_refused_by_the_defaulter() {
-    use crate::validate::{BadValue, ErrorKind, FieldError};
+    use kube_validate::{BadValue, ErrorKind, FieldError};
     let e = FieldError::new(
         ErrorKind::TypeInvalid,
         "spec.trainer.numNodes",

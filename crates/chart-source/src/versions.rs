@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use semver::Version;
 
 use super::reference::{tag_from_wire, validate_tag};
-use crate::version::{parse_strict, precedence, Constraint, ConstraintError};
+use helm_render::version::{parse_strict, precedence, Constraint, ConstraintError};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ChartVersion {

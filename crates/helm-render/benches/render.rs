@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, render_templates, RenderOptions};
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, render_templates, RenderOptions};
 
 const RUNS: usize = 50;
 
@@ -34,12 +34,12 @@ fn main() {
     let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").map(PathBuf::from);
     let (chart_path, values_path) = match &corpus {
         Some(c) => (c.join("charts/kubeflow-trainer-2.3.0.tgz"), Some(c.join("values/runtimes-all.yaml"))),
-        None => (Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts/demo"), None),
+        None => (Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/charts/demo"), None),
     };
     let chart = if chart_path.is_dir() { Chart::load_dir(&chart_path) } else { Chart::load_archive_file(&chart_path) }
         .unwrap_or_else(|e| panic!("cannot load {}: {e}", chart_path.display()));
     let values = match &values_path {
-        Some(p) => trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(p).expect("values file")).expect("values"),
+        Some(p) => helm_render::values::read_values_file(&std::fs::read_to_string(p).expect("values file")).expect("values"),
         None => Default::default(),
     };
     let mut options = RenderOptions { values, ..Default::default() };
@@ -58,7 +58,7 @@ fn main() {
     println!("  helm template content (sorted, hooks)  {:>8.2} ms", full * 1e3);
     let Some(values_path) = values_path else { return };
     let script = std::env::temp_dir().join(format!("trainer-audit-bench-oracle-{}.py", std::process::id()));
-    std::fs::write(&script, include_str!("../xtask/src/oracle_bench.py")).expect("write oracle script");
+    std::fs::write(&script, include_str!("../../../xtask/src/oracle_bench.py")).expect("write oracle script");
     let out = Command::new("python3").arg(&script).arg(&chart_path).arg(&values_path).arg(runs().to_string()).output();
     let _ = std::fs::remove_file(&script);
     match out {

@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
-use crate::gotmpl::{ListKind, Map, MapKind, Value};
-use crate::helm::objects::{Capabilities, Files, NilStringMap};
+use crate::objects::{Capabilities, Files, NilStringMap};
+use gotmpl::{ListKind, Map, MapKind, Value};
 
 /// What `.Release` holds for `helm template`.
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ pub fn chart_data(
     m.insert(
         "Values".into(),
         match values {
-            Value::Map(cell) => Value::Map(Rc::new(crate::gotmpl::value::MapCell {
+            Value::Map(cell) => Value::Map(Rc::new(gotmpl::value::MapCell {
                 kind: MapKind::Values,
                 entries: std::cell::RefCell::new(cell.entries.borrow().clone()),
             })),

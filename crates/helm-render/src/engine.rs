@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::gotmpl::{Budget, GoError, Limits, Templates, Value};
-use crate::helm::funcs::helm_funcs;
+use crate::funcs::helm_funcs;
+use gotmpl::{Budget, GoError, Limits, Templates, Value};
 
 /// One template file to render.
 #[derive(Debug, Clone)]
@@ -29,20 +29,20 @@ pub struct RenderError(pub String);
 
 // The stages before and after the engine keep their own typed errors; a render reports their
 // text, which is Helm's, unchanged.
-impl From<crate::helm::values::CoalesceError> for RenderError {
-    fn from(e: crate::helm::values::CoalesceError) -> RenderError {
+impl From<crate::values::CoalesceError> for RenderError {
+    fn from(e: crate::values::CoalesceError) -> RenderError {
         RenderError(e.to_string())
     }
 }
 
-impl From<crate::helm::values_schema::InvalidSchema> for RenderError {
-    fn from(e: crate::helm::values_schema::InvalidSchema) -> RenderError {
+impl From<crate::values_schema::InvalidSchema> for RenderError {
+    fn from(e: crate::values_schema::InvalidSchema) -> RenderError {
         RenderError(e.to_string())
     }
 }
 
-impl From<crate::helm::manifest::SortError> for RenderError {
-    fn from(e: crate::helm::manifest::SortError) -> RenderError {
+impl From<crate::manifest::SortError> for RenderError {
+    fn from(e: crate::manifest::SortError) -> RenderError {
         RenderError(e.to_string())
     }
 }
@@ -74,10 +74,10 @@ pub fn render(files: &[TemplateFile<'_>], limits: Limits) -> Result<BTreeMap<Str
         }
         let file = by_name[name];
         if let Value::Map(m) = &file.data {
-            let mut template = crate::gotmpl::Map::new();
+            let mut template = gotmpl::Map::new();
             template.insert("Name".into(), Value::str(name));
             template.insert("BasePath".into(), Value::str(&file.base_path));
-            m.entries.borrow_mut().insert("Template".into(), Value::map_of(crate::gotmpl::MapKind::Values, template));
+            m.entries.borrow_mut().insert("Template".into(), Value::map_of(gotmpl::MapKind::Values, template));
         }
         let out = templates.execute(name, file.data.clone(), &budget).map_err(|e| RenderError(reformat_exec_error(name, &e)))?;
         rendered.insert(name.to_string(), remove_no_value(out));
@@ -165,8 +165,8 @@ pub fn reformat_exec_error(filename: &str, err: &GoError) -> String {
         return format!("execution error in ({filename}): {}", err.text);
     }
     let location = tokens[1];
-    if let (Some(start), Some(end)) = (tokens[2].find(crate::helm::funcs::WARN_START), tokens[2].rfind(crate::helm::funcs::WARN_END)) {
-        let inner_start = start + crate::helm::funcs::WARN_START.len();
+    if let (Some(start), Some(end)) = (tokens[2].find(crate::funcs::WARN_START), tokens[2].rfind(crate::funcs::WARN_END)) {
+        let inner_start = start + crate::funcs::WARN_START.len();
         if inner_start <= end {
             return format!("execution error at ({location}): {}", &tokens[2][inner_start..end]);
         }

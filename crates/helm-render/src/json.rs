@@ -4,8 +4,8 @@
 
 use base64::Engine;
 
-use crate::gotmpl::fmt::format_float_shortest;
-use crate::gotmpl::{Map, Value};
+use gotmpl::fmt::format_float_shortest;
+use gotmpl::{Map, Value};
 
 /// encoding/json's error text for a value it cannot write or a text it cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,9 +26,9 @@ pub fn to_json(v: &Value, style: &JsonStyle) -> Result<String, JsonError> {
     Ok(out)
 }
 
-/// Go's float encoding ([`crate::gotmpl::fmt::format_float_json`]); NaN and infinities are errors.
+/// Go's float encoding ([`gotmpl::fmt::format_float_json`]); NaN and infinities are errors.
 pub fn format_json_float(f: f64) -> Result<String, JsonError> {
-    crate::gotmpl::fmt::format_float_json(f).ok_or_else(|| JsonError(format!("json: unsupported value: {}", format_float_shortest(f))))
+    gotmpl::fmt::format_float_json(f).ok_or_else(|| JsonError(format!("json: unsupported value: {}", format_float_shortest(f))))
 }
 
 fn write(out: &mut String, v: &Value, style: &JsonStyle, depth: usize) -> Result<(), JsonError> {
@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn parses_json_numbers_as_floats() {
         let v = from_json(r#"{"a": 1, "d": 10000000, "s": "x\u00e9"}"#).unwrap();
-        assert_eq!(crate::gotmpl::fmt::sprint_value(&v), "map[a:1 d:1e+07 s:xé]");
+        assert_eq!(gotmpl::fmt::sprint_value(&v), "map[a:1 d:1e+07 s:xé]");
         assert_eq!(from_json("{").unwrap_err().0, "unexpected end of JSON input");
     }
 }

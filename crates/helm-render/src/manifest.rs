@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::gotmpl::Value;
 use crate::yaml::read_first_head;
+use gotmpl::Value;
 
 /// A rendered object that is part of the release.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,7 @@ struct Head {
 fn scalar_string(v: &Value) -> String {
     match v {
         Value::Nil | Value::Invalid => String::new(),
-        other => crate::helm::funcs::strval(other),
+        other => crate::funcs::strval(other),
     }
 }
 

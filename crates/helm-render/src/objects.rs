@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use base64::Engine;
 
-use crate::gotmpl::{GoError, ListKind, Map, Object, Value};
 use crate::yaml::to_yaml;
+use gotmpl::{GoError, ListKind, Map, Object, Value};
 
 /// Helm v4.2.3's default API versions for client-only rendering, in scheme priority order.
 pub const DEFAULT_API_VERSIONS: &[&str] = &[
@@ -318,7 +318,7 @@ impl Object for Files {
     }
     fn display(&self) -> String {
         let parts: Vec<String> =
-            self.0.iter().map(|(k, v)| format!("{k}:{}", crate::gotmpl::fmt::sprint_value(&Value::Bytes(Rc::from(&v[..]))))).collect();
+            self.0.iter().map(|(k, v)| format!("{k}:{}", gotmpl::fmt::sprint_value(&Value::Bytes(Rc::from(&v[..]))))).collect();
         format!("map[{}]", parts.join(" "))
     }
     fn to_json(&self) -> Value {

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::chart::Chart;
-use crate::gotmpl::{Limits, Map, MapKind, Value};
-use crate::helm::context::{chart_data, ChartMeta, ReleaseInfo};
-use crate::helm::engine::{render, TemplateFile};
-use crate::helm::manifest::{sort_manifests, source_block, Hook, Manifest};
-use crate::helm::objects::{Capabilities, Files, KubeVersion};
-use crate::helm::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
+use crate::context::{chart_data, ChartMeta, ReleaseInfo};
+use crate::engine::{render, TemplateFile};
+use crate::manifest::{sort_manifests, source_block, Hook, Manifest};
+use crate::objects::{Capabilities, Files, KubeVersion};
+use crate::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
 use crate::version::Constraint;
+use gotmpl::{Limits, Map, MapKind, Value};
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -145,9 +145,9 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
 }
 
 /// Helm's `ValidateAgainstSchema`: each chart's schema against its part of the values.
-fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), crate::helm::values_schema::InvalidSchema> {
+fn validate_schemas(chart: &Chart, values: &Value, report: &mut String) -> Result<(), crate::values_schema::InvalidSchema> {
     if let Some(schema) = &chart.schema {
-        if let Some(lines) = crate::helm::values_schema::validate(schema, values)? {
+        if let Some(lines) = crate::values_schema::validate(schema, values)? {
             report.push_str(&format!("{}:\n{lines}", chart.name()));
         }
     }
@@ -249,7 +249,7 @@ fn chart_meta(chart: &Chart) -> ChartMeta {
             map.insert("ImportValues".into(), Value::list(d.import_values.clone()));
             map.insert("Name".into(), Value::str(&d.name));
             map.insert("Repository".into(), Value::str(&d.repository));
-            map.insert("Tags".into(), Value::list_of(crate::gotmpl::ListKind::String, d.tags.iter().map(|t| Value::str(t)).collect()));
+            map.insert("Tags".into(), Value::list_of(gotmpl::ListKind::String, d.tags.iter().map(|t| Value::str(t)).collect()));
             map.insert("Version".into(), Value::str(&d.version));
             Value::map(map)
         })

@@ -3,7 +3,7 @@
 //! int64, everything else a string. `--set-string` keeps strings, `--set-json` parses JSON values,
 //! `--set-literal` takes the rest verbatim.
 
-use crate::gotmpl::{Map, Value};
+use gotmpl::{Map, Value};
 
 const MAX_NESTED: usize = 30;
 const MAX_INDEX: usize = 65536;
@@ -43,7 +43,7 @@ pub enum SetError {
     UnterminatedList,
     /// `--set-json`: the value is not JSON.
     #[error("{0}")]
-    Json(#[source] crate::helm::json::JsonError),
+    Json(#[source] crate::json::JsonError),
 }
 
 /// Parses `text` and sets its assignments into `data` (`strvals.ParseInto`).
@@ -233,7 +233,7 @@ impl Parser {
             if json_text.trim().is_empty() {
                 return Ok(Value::Nil);
             }
-            return crate::helm::json::from_json(json_text.trim()).map_err(SetError::Json);
+            return crate::json::from_json(json_text.trim()).map_err(SetError::Json);
         }
         if self.chars.get(self.pos) == Some(&'{') {
             self.pos += 1;
@@ -289,7 +289,7 @@ mod tests {
     fn parse(text: &str, mode: Mode) -> String {
         let mut m = Map::new();
         parse_into(text, &mut m, mode).unwrap();
-        crate::helm::json::to_json(&Value::map(m), &crate::helm::json::COMPACT).unwrap()
+        crate::json::to_json(&Value::map(m), &crate::json::COMPACT).unwrap()
     }
 
     #[test]

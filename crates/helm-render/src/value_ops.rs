@@ -2,8 +2,8 @@
 //! `helm` so neither reaches into the other for them: `MergeMaps` (how values documents and `-f`
 //! files combine) and Sprig's `strval` (how a value reads as a string, e.g. in annotations).
 
-use crate::gotmpl::fmt::sprint_value;
-use crate::gotmpl::{Map, Value};
+use gotmpl::fmt::sprint_value;
+use gotmpl::{Map, Value};
 
 /// `MergeMaps`: maps merged recursively, everything else replaced; `src` wins.
 pub fn merge_maps(dst: &mut Map, src: &Map) {

@@ -6,9 +6,9 @@
 use std::rc::Rc;
 
 use crate::chart::{Chart, Dependency};
-use crate::gotmpl::{Map, Value};
 use crate::version::{parse_lenient, Constraint};
 use crate::yaml::YamlError;
+use gotmpl::{Map, Value};
 
 /// Why values could not be coalesced for a chart and its subcharts (Helm's text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,13 +141,12 @@ pub fn coalesce_tables(dst: &mut Map, src: &Map, prefix: &str, merge: bool, warn
                     coalesce_tables(&mut inner, &s.entries.borrow(), &full, merge, warnings);
                     dst.insert(key.clone(), Value::map(inner));
                 }
-                (Value::Map(_), _) => warnings.0.push(format!(
-                    "warning: cannot overwrite table with non table for {full} ({})",
-                    crate::gotmpl::fmt::sprint_value(sval)
-                )),
+                (Value::Map(_), _) => warnings
+                    .0
+                    .push(format!("warning: cannot overwrite table with non table for {full} ({})", gotmpl::fmt::sprint_value(sval))),
                 (s, Value::Map(_)) if !s.is_nil() => warnings.0.push(format!(
                     "warning: destination for {full} is a table. Ignoring non-table value ({})",
-                    crate::gotmpl::fmt::sprint_value(s)
+                    gotmpl::fmt::sprint_value(s)
                 )),
                 _ => {}
             },
@@ -165,7 +164,7 @@ fn coalesce_deps(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool, warni
                 return Err(CoalesceError::SubchartNotATable {
                     subchart: name,
                     type_name: other.type_name(),
-                    shown: crate::gotmpl::fmt::sprint_value(other),
+                    shown: gotmpl::fmt::sprint_value(other),
                 })
             }
         };
@@ -313,7 +312,7 @@ fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), Coa
             let (child, parent) = match entry {
                 Value::Map(m) => {
                     let m = m.entries.borrow();
-                    let text = |k: &str| m.get(k).map(crate::gotmpl::fmt::sprint_value).unwrap_or_else(|| "<nil>".into());
+                    let text = |k: &str| m.get(k).map(gotmpl::fmt::sprint_value).unwrap_or_else(|| "<nil>".into());
                     (text("child"), text("parent"))
                 }
                 Value::String(s) => (format!("exports.{s}"), ".".to_string()),
@@ -322,7 +321,7 @@ fn process_imports(chart: &mut Chart, warnings: &mut Warnings) -> Result<(), Coa
             let mut pair = Map::new();
             pair.insert("child".into(), Value::str(&child));
             pair.insert("parent".into(), Value::str(&parent));
-            rewritten.push(Value::map_of(crate::gotmpl::MapKind::String, pair));
+            rewritten.push(Value::map_of(gotmpl::MapKind::String, pair));
             match shared_table(&cvals, &format!("{}.{child}", dep.name)) {
                 Ok(table) => merge_in_place(&imported, &path_to_map(&parent, table), "", warnings),
                 Err(missing) => warnings
@@ -392,20 +391,20 @@ fn merge_in_place(dst: &Value, src: &Value, prefix: &str, warnings: &mut Warning
                 Value::Map(_) => merge_in_place(&dv, &sval, &full, warnings),
                 v if !v.is_nil() => warnings.0.push(format!(
                     "warning: destination for {full} is a table. Ignoring non-table value ({})",
-                    crate::gotmpl::fmt::sprint_value(v)
+                    gotmpl::fmt::sprint_value(v)
                 )),
                 _ => {}
             },
-            Some(_) if matches!(sval, Value::Map(_)) => warnings
-                .0
-                .push(format!("warning: cannot overwrite table with non table for {full} ({})", crate::gotmpl::fmt::sprint_value(&sval))),
+            Some(_) if matches!(sval, Value::Map(_)) => {
+                warnings.0.push(format!("warning: cannot overwrite table with non table for {full} ({})", gotmpl::fmt::sprint_value(&sval)))
+            }
             Some(_) => {}
         }
     }
 }
 
 /// Whether `target` is `value` or inside it (storing `value` in `target` would make a cycle).
-fn reaches(value: &Value, target: &Rc<crate::gotmpl::value::MapCell>) -> bool {
+fn reaches(value: &Value, target: &Rc<gotmpl::value::MapCell>) -> bool {
     match value {
         Value::Map(m) => Rc::ptr_eq(m, target) || m.entries.borrow().values().any(|v| reaches(v, target)),
         Value::List(l) => l.items.iter().any(|v| reaches(v, target)),
@@ -472,7 +471,7 @@ mod tests {
     }
 
     fn user(json: &str) -> Map {
-        to_map(&crate::helm::json::from_json(json).unwrap()).unwrap()
+        to_map(&crate::json::from_json(json).unwrap()).unwrap()
     }
 
     #[test]

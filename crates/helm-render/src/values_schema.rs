@@ -5,8 +5,8 @@
 //! multipleOf, allOf, anyOf, oneOf, not, and local `$ref`s. Where jsonschema iterates Go maps
 //! (several failing properties), the order here is by property name.
 
-use crate::gotmpl::{Map, Value};
-use crate::helm::json::from_json;
+use crate::json::from_json;
+use gotmpl::{Map, Value};
 
 #[derive(Debug, Clone)]
 struct Failure {
@@ -48,13 +48,13 @@ fn is_type(v: &Value, t: &str) -> bool {
 fn show(v: &Value) -> String {
     match v {
         Value::String(s) => format!("'{s}'"),
-        Value::Float(f) => crate::gotmpl::fmt::format_float_shortest(*f),
-        other => crate::helm::json::to_json(other, &crate::helm::json::COMPACT).unwrap_or_default(),
+        Value::Float(f) => gotmpl::fmt::format_float_shortest(*f),
+        other => crate::json::to_json(other, &crate::json::COMPACT).unwrap_or_default(),
     }
 }
 
 fn num(f: f64) -> String {
-    crate::gotmpl::fmt::format_float_shortest(f)
+    gotmpl::fmt::format_float_shortest(f)
 }
 
 fn map_of(v: &Value) -> Option<Map> {
@@ -308,7 +308,7 @@ fn render_failures(failures: &[Failure], indent: usize, out: &mut String) {
 /// A chart's values.schema.json that is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid values.schema.json: {0}")]
-pub struct InvalidSchema(#[source] pub crate::helm::json::JsonError);
+pub struct InvalidSchema(#[source] pub crate::json::JsonError);
 
 pub fn validate(schema_json: &[u8], values: &Value) -> Result<Option<String>, InvalidSchema> {
     let schema = from_json(&String::from_utf8_lossy(schema_json)).map_err(InvalidSchema)?;

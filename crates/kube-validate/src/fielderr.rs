@@ -218,7 +218,7 @@ impl fmt::Display for FieldError {
 }
 
 /// Go's `strconv.Quote`, as the template engine's `%q` prints it: the API server quotes values with it.
-pub use crate::gotmpl::fmt::go_quote;
+pub use gotmpl::fmt::go_quote;
 
 /// Go's `%v` of a float64: `strconv.FormatFloat(f, 'g', -1, 64)`, whose shortest form switches to
 /// an exponent when the decimal exponent is below -4 or at least 6 (`eprec = 6` in strconv/ftoa.go).

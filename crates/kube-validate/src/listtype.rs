@@ -101,7 +101,7 @@ fn validate_map(path: &str, s: &Schema, items: &[Value], errs: &mut Vec<FieldErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::KubeVersion;
+    use crate::KubeVersion;
     use serde_json::json;
 
     #[test]

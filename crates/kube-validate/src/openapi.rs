@@ -597,7 +597,7 @@ fn has_duplicates(items: &[Value]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::KubeVersion;
+    use crate::KubeVersion;
     use serde_json::json;
 
     fn run(schema: Value, v: Value) -> Vec<String> {

@@ -219,7 +219,7 @@ fn skip_prune(v: &mut Value, s: &Schema, path: &str, dropped: &mut Vec<String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::KubeVersion;
+    use crate::KubeVersion;
     use serde_json::json;
 
     fn schema(v: Value) -> Schema {

@@ -73,7 +73,7 @@ pub fn ratcheted(root: &Schema, new: &Value, old: &Value, node: &[Seg]) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::KubeVersion;
+    use crate::KubeVersion;
     use serde_json::json;
 
     #[test]

@@ -7,11 +7,15 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::cel::Unevaluated;
 use super::{CrdIssue, FieldError, KubeVersion, Validator, Verdict};
+
+/// Objects below which a share of a survey is not worth handing to another thread.
+const MIN_SHARE: usize = 256;
 
 /// The Kubernetes version assumed when the cluster's is unknown (a snapshot without
 /// `ClusterInfo` and no `--kube-version`): the newest the validator models.
@@ -204,7 +208,8 @@ impl CrdSet {
     }
 
     /// Assesses every object of the set's kinds; the others are passed over. The objects are
-    /// shared out over the machine's cores ([`crate::par`]); the result does not depend on how.
+    /// shared out over the machine's cores (rayon's pool, in order-keeping shares); the result does not
+    /// depend on how.
     pub fn survey<'a>(&self, objects: impl IntoIterator<Item = &'a Value>) -> Survey {
         self.survey_keeping(objects, true)
     }
@@ -226,7 +231,10 @@ impl CrdSet {
             .collect();
         let objects: Vec<&Value> = objects.into_iter().collect();
         let mut notable = Vec::new();
-        for part in crate::par::map_chunks(&objects, |chunk| self.survey_part(chunk, keep)) {
+        // One share per core, none under MIN_SHARE objects; the shares come back in order.
+        let size = objects.len().div_ceil(rayon::current_num_threads().max(1)).max(MIN_SHARE);
+        let parts: Vec<_> = objects.par_chunks(size).map(|chunk| self.survey_part(chunk, keep)).collect();
+        for part in parts {
             for (kind, t) in part.0 {
                 if let Some(sum) = kinds.get_mut(&kind) {
                     sum.objects += t.objects;

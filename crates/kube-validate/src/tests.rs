@@ -1,4 +1,4 @@
-//! End-to-end checks of [`Validator`] on the project's own fixture CRD (tests/fixtures/validate),
+//! End-to-end checks of [`Validator`] on the project's own fixture CRD (tests/fixtures),
 //! which exercises every constraint kind.
 
 use serde_json::{json, Value};
@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::*;
 
 fn fixture() -> Value {
-    let text = include_str!("../../tests/fixtures/validate/widgets-crd.json");
+    let text = include_str!("../tests/fixtures/widgets-crd.json");
     serde_json::from_str(text).expect("fixture CRD is JSON")
 }
 
@@ -196,4 +196,16 @@ fn outlook_skips_the_update_probe_only_when_transition_rules_are_reflexive() {
     let mut touched = counter.clone();
     touched["metadata"]["annotations"] = json!({"x": "y"});
     assert!(v.validate(&touched, Some(&counter)).errors.is_empty());
+}
+
+#[test]
+fn without_status_keeps_everything_else_in_order() {
+    let o = json!({"kind": "Widget", "status": {"x": 1}, "spec": {"status": "kept"}, "metadata": {}});
+    let copy = without_status(&o);
+    assert_eq!(copy, json!({"kind": "Widget", "spec": {"status": "kept"}, "metadata": {}}));
+    assert_eq!(
+        copy.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["kind".into(), "spec".into(), "metadata".into()])
+    );
+    assert_eq!(without_status(&json!("text")), json!("text"));
 }

@@ -1,8 +1,8 @@
 //! Chart.yaml: the fields Helm reads (JSON names matched case-insensitively, as sigs.k8s.io/yaml
 //! does), defaults (`apiVersion` v1 when missing), and Helm's validation messages.
 
-use crate::gotmpl::{Map, Value};
 use crate::yaml::{read_first, YamlError};
+use gotmpl::{Map, Value};
 
 #[derive(Debug, Clone, Default)]
 pub struct Maintainer {
@@ -93,7 +93,7 @@ fn string(m: &Map, name: &str) -> Result<String, MetadataError> {
         Some(Value::String(s)) => Ok(sanitize(s)),
         // sigs.k8s.io/yaml converts scalars for string fields: `off` → "false", `1.10` → "1.1".
         Some(Value::Bool(b)) => Ok(b.to_string()),
-        Some(Value::Float(f)) => Ok(crate::gotmpl::fmt::format_float_shortest(*f)),
+        Some(Value::Float(f)) => Ok(gotmpl::fmt::format_float_shortest(*f)),
         Some(other) => Err(MetadataError::NotAString { field: name.to_string(), found: crate::chart::json_kind(other) }),
     }
 }

@@ -2,6 +2,7 @@
 //! templates, `crds/`, other files, and subcharts under `charts/` (archived or unpacked), from an
 //! archive's files or a directory (with `.helmignore`). Classification follows Helm's `LoadFiles`.
 
+pub mod archive;
 pub mod ignore;
 pub mod metadata;
 
@@ -11,8 +12,8 @@ use std::sync::Arc;
 
 pub use metadata::{Dependency, Metadata};
 
-use crate::gotmpl::Value;
-use crate::source::archive::{ensure_gzip, load_archive, ArchiveError, ArchiveFile};
+use crate::chart::archive::{ensure_gzip, load_archive, ArchiveError, ArchiveFile};
+use gotmpl::Value;
 
 #[derive(Debug, Clone)]
 pub struct ChartFile {
@@ -165,7 +166,7 @@ pub fn parse_values(text: &str) -> Result<Value, LoadError> {
     let docs = crate::yaml::read_documents(text).map_err(|e| {
         LoadError::Invalid(format!("cannot load values.yaml: cannot unmarshal yaml document: error converting YAML to JSON: {}", e.0))
     })?;
-    let mut merged = crate::gotmpl::Map::new();
+    let mut merged = gotmpl::Map::new();
     for doc in docs {
         match doc {
             Value::Map(m) => crate::value_ops::merge_maps(&mut merged, &m.entries.borrow()),
@@ -195,8 +196,8 @@ const MAX_FILE: u64 = 5 * 1024 * 1024;
 fn read_bounded(path: &Path) -> Result<Vec<u8>, LoadError> {
     let io = |e: std::io::Error| LoadError::Io { path: path.display().to_string(), reason: e.to_string() };
     let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.len() > crate::source::archive::MAX_CHART_BYTES {
-        return Err(LoadError::Invalid(format!("{} is larger than {} bytes", path.display(), crate::source::archive::MAX_CHART_BYTES)));
+    if meta.len() > crate::chart::archive::MAX_CHART_BYTES {
+        return Err(LoadError::Invalid(format!("{} is larger than {} bytes", path.display(), crate::chart::archive::MAX_CHART_BYTES)));
     }
     std::fs::read(path).map_err(io)
 }

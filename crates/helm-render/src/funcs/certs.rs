@@ -12,7 +12,7 @@ use rsa::{Pkcs1v15Sign, RsaPrivateKey};
 use sha2::Digest;
 
 use super::strings::{int, s};
-use crate::gotmpl::{FnError, FuncMap, Object, Param, Value};
+use gotmpl::{FnError, FuncMap, Object, Param, Value};
 
 type R = Result<Value, FnError>;
 
@@ -112,7 +112,7 @@ fn certificate_arg(v: &Value) -> Result<&Certificate, FnError> {
 
 fn new_rsa_key(bits: usize) -> Result<RsaPrivateKey, FnError> {
     // Key generation is seconds of CPU at 4096 bits: bounded per render like other runaway work.
-    crate::gotmpl::exec::charge_expensive_call("RSA key generation", if bits > 2048 { 32 } else { 4 })?;
+    gotmpl::exec::charge_expensive_call("RSA key generation", if bits > 2048 { 32 } else { 4 })?;
     RsaPrivateKey::new(&mut rand_core::OsRng, bits).map_err(|e| format!("error generating rsa key: {e}").into())
 }
 
@@ -120,7 +120,7 @@ fn generate_private_key(kind: &str) -> Result<String, FnError> {
     Ok(match kind {
         "" | "rsa" => key_pem(&new_rsa_key(4096)?),
         "ecdsa" => {
-            crate::gotmpl::exec::charge_expensive_call("ECDSA key generation", 1)?;
+            gotmpl::exec::charge_expensive_call("ECDSA key generation", 1)?;
             let key = p256::SecretKey::random(&mut rand_core::OsRng);
             // SEC 1 ECPrivateKey with the curve named and the public point, as Go's MarshalECPrivateKey writes it.
             use p256::elliptic_curve::sec1::ToEncodedPoint;
@@ -241,7 +241,7 @@ impl Template {
         let mut ip_bytes = Vec::new();
         for ip in list_items(ips) {
             let Some(text) = ip.as_str() else {
-                return Err(format!("error parsing ip: {} is not a string", crate::gotmpl::fmt::sprint_value(&ip)).into());
+                return Err(format!("error parsing ip: {} is not a string", gotmpl::fmt::sprint_value(&ip)).into());
             };
             let parsed: std::net::IpAddr = text.parse().map_err(|_| FnError::from(format!("error parsing ip: {text}")))?;
             ip_bytes.push(match parsed {
@@ -255,9 +255,7 @@ impl Template {
         let mut dns_names = Vec::new();
         for name in list_items(dns) {
             let Some(text) = name.as_str() else {
-                return Err(
-                    format!("error processing alternate dns name: {} is not a string", crate::gotmpl::fmt::sprint_value(&name)).into()
-                );
+                return Err(format!("error processing alternate dns name: {} is not a string", gotmpl::fmt::sprint_value(&name)).into());
             };
             dns_names.push(text.to_string());
         }

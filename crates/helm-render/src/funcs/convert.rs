@@ -1,7 +1,7 @@
 //! Sprig's value conversions: `strval` (strings as is, everything else `%v`) and spf13/cast's
 //! lenient numeric casts, where failures quietly become zero.
 
-use crate::gotmpl::Value;
+use gotmpl::Value;
 // Sprig `strval` lives below both chart loading (annotations) and the function library.
 pub use crate::value_ops::strval;
 
@@ -84,7 +84,7 @@ pub fn to_float64(v: &Value) -> f64 {
         Value::Int(i) | Value::Int64(i) => *i as f64,
         Value::Uint(u) => *u as f64,
         Value::Float(f) => *f,
-        Value::String(s) => crate::gotmpl::parse::go_parse_float(s).unwrap_or(0.0),
+        Value::String(s) => gotmpl::parse::go_parse_float(s).unwrap_or(0.0),
         Value::Bool(b) => *b as i64 as f64,
         _ => 0.0,
     }

@@ -7,7 +7,7 @@ use base64::Engine;
 use hmac::Mac;
 
 use super::strings::{int, s};
-use crate::gotmpl::{FnError, FuncMap, Param, Value};
+use gotmpl::{FnError, FuncMap, Param, Value};
 
 type R = Result<Value, FnError>;
 
@@ -118,7 +118,7 @@ fn derive_password(counter: u32, kind: &str, master: &str, user: &str, site: &st
         return Ok(Value::string(format!("cannot find password template {kind}")));
     };
     // scrypt with N=2^15, r=8 touches 32 MiB per call: bounded per render like other runaway work.
-    crate::gotmpl::exec::charge_expensive_call("derivePassword", 1)?;
+    gotmpl::exec::charge_expensive_call("derivePassword", 1)?;
     let params = scrypt::Params::new(15, 8, 2, 64).expect("N=2^15, r=8, p=2 are valid scrypt parameters");
     let mut key = [0u8; 64];
     scrypt::scrypt(master.as_bytes(), &scoped(user), &params, &mut key).expect("64 is a valid scrypt output length");
@@ -215,7 +215,7 @@ fn base64_error(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gotmpl::exec::{charge_expensive_call, Budget, BudgetError, Limits, MAX_EXPENSIVE_UNITS};
+    use gotmpl::exec::{charge_expensive_call, Budget, BudgetError, Limits, MAX_EXPENSIVE_UNITS};
 
     #[test]
     fn expensive_work_is_bounded_per_render_and_reset_by_the_next() {

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::strings::s;
-use crate::gotmpl::{FnError, FuncMap, GoError, Object, Param, Value};
+use gotmpl::{FnError, FuncMap, GoError, Object, Param, Value};
 
 /// An instant with a fixed UTC offset.
 #[derive(Debug, Clone)]
@@ -345,11 +345,7 @@ pub(super) fn add(map: &mut FuncMap) {
     });
     map.add("mustToDate", &[Str, Str], None, |_, a| {
         parse(s(&a[0]), s(&a[1])).map(time_value).ok_or_else(|| {
-            FnError::new(format!(
-                "parsing time {} as {}: cannot parse",
-                crate::gotmpl::fmt::go_quote(s(&a[1])),
-                crate::gotmpl::fmt::go_quote(s(&a[0]))
-            ))
+            FnError::new(format!("parsing time {} as {}: cannot parse", gotmpl::fmt::go_quote(s(&a[1])), gotmpl::fmt::go_quote(s(&a[0]))))
         })
     });
     map.add("unixEpoch", &[Param::Time], None, |_, a| Ok(Value::string(as_time(&a[0]).unix.to_string())));
@@ -357,7 +353,7 @@ pub(super) fn add(map: &mut FuncMap) {
         map.add(name, &[Str, Param::Time], None, |_, a| {
             let t = as_time(&a[1]);
             let d = parse_duration(s(&a[0]))
-                .ok_or_else(|| FnError::new(format!("time: invalid duration {}", crate::gotmpl::fmt::go_quote(s(&a[0])))))?;
+                .ok_or_else(|| FnError::new(format!("time: invalid duration {}", gotmpl::fmt::go_quote(s(&a[0])))))?;
             let total = t.unix as i128 * 1_000_000_000 + t.nanos as i128 + d;
             Ok(time_value(Time { unix: total.div_euclid(1_000_000_000) as i64, nanos: total.rem_euclid(1_000_000_000) as u32, ..t }))
         });

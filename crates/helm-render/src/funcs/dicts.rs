@@ -3,9 +3,9 @@
 
 use super::convert::strval;
 use super::strings::{s, string_list};
-use crate::gotmpl::{FnError, FuncMap, Map, MapKind, Param, Value};
+use gotmpl::{FnError, FuncMap, Map, MapKind, Param, Value};
 
-fn map_of(v: &Value) -> Option<&std::rc::Rc<crate::gotmpl::value::MapCell>> {
+fn map_of(v: &Value) -> Option<&std::rc::Rc<gotmpl::value::MapCell>> {
     match v {
         Value::Map(m) => Some(m),
         _ => None,

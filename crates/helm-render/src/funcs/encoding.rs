@@ -2,9 +2,9 @@
 //! entry, `must*` variants fail instead), Sprig's JSON encoders, and TOML.
 
 use super::strings::s;
-use crate::gotmpl::{FnError, FuncMap, Map, Param, Value};
-use crate::helm::json::{from_json, to_json, JsonStyle, COMPACT};
+use crate::json::{from_json, to_json, JsonStyle, COMPACT};
 use crate::yaml::{read_first, to_yaml};
+use gotmpl::{FnError, FuncMap, Map, Param, Value};
 
 const PRETTY: JsonStyle = JsonStyle { escape_html: true, indent: Some("  ") };
 const RAW: JsonStyle = JsonStyle { escape_html: false, indent: None };
@@ -38,7 +38,7 @@ pub enum DecodeError {
     Yaml(crate::yaml::YamlError),
     /// Not JSON.
     #[error("{0}")]
-    Json(crate::helm::json::JsonError),
+    Json(crate::json::JsonError),
     /// A YAML document that is not the map or list asked for (`found`: its JSON kind).
     #[error("error unmarshaling JSON: while decoding JSON: {}", type_mismatch(*found, target))]
     YamlShape { found: Option<&'static str>, target: &'static str },
@@ -135,7 +135,7 @@ fn toml_key(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         k.to_string()
     } else {
-        crate::gotmpl::fmt::go_quote(k)
+        gotmpl::fmt::go_quote(k)
     }
 }
 
@@ -152,16 +152,16 @@ fn toml_scalar(v: &Value) -> Result<String, TomlError> {
             } else if f.fract() == 0.0 && f.abs() < 1e16 {
                 format!("{f:.1}")
             } else {
-                crate::gotmpl::fmt::format_float_shortest(*f)
+                gotmpl::fmt::format_float_shortest(*f)
             }
         }
-        Value::String(s) => crate::gotmpl::fmt::go_quote(s),
+        Value::String(s) => gotmpl::fmt::go_quote(s),
         Value::List(l) => {
             let items: Result<Vec<String>, TomlError> = l.items.iter().map(toml_scalar).collect();
             format!("[{}]", items?.join(", "))
         }
         Value::Nil | Value::Invalid => return Err(TomlError::Nil),
-        other => crate::gotmpl::fmt::go_quote(&crate::gotmpl::fmt::sprint_value(other)),
+        other => gotmpl::fmt::go_quote(&gotmpl::fmt::sprint_value(other)),
     })
 }
 
@@ -220,7 +220,7 @@ fn toml_value(text: &str) -> Option<Value> {
         return items.map(Value::list);
     }
     if text.starts_with('"') {
-        return crate::gotmpl::parse::unquote(text).map(Value::string);
+        return gotmpl::parse::unquote(text).map(Value::string);
     }
     if let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
         return Some(Value::str(inner));

@@ -4,7 +4,7 @@
 
 use super::convert::to_int64;
 use super::MAX_RESULT_ITEMS;
-use crate::gotmpl::{FnError, FuncMap, ListKind, Param, Value};
+use gotmpl::{FnError, FuncMap, ListKind, Param, Value};
 
 type R = Result<Value, FnError>;
 

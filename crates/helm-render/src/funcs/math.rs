@@ -4,7 +4,7 @@
 
 use super::convert::{strval, to_float64, to_int64};
 use super::strings::s;
-use crate::gotmpl::{FnError, FuncMap, Param, Value};
+use gotmpl::{FnError, FuncMap, Param, Value};
 
 type R = Result<Value, FnError>;
 

@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use super::convert::strval;
 use super::strings::{int, s, string_list};
-use crate::gotmpl::fmt::go_quote;
-use crate::gotmpl::{FnError, FuncMap, GoError, Map, Object, Param, Value};
 use crate::version::{parse_lenient, Constraint};
+use gotmpl::fmt::go_quote;
+use gotmpl::{FnError, FuncMap, GoError, Map, Object, Param, Value};
 
 type R = Result<Value, FnError>;
 

@@ -17,8 +17,8 @@ mod templates;
 pub use convert::{strval, to_float64, to_int64};
 pub use misc::{WARN_END, WARN_START};
 
-use crate::gotmpl::builtins::add_builtins;
-use crate::gotmpl::FuncMap;
+use gotmpl::builtins::add_builtins;
+use gotmpl::FuncMap;
 
 /// Helm v4's template function map.
 pub fn helm_funcs() -> FuncMap {

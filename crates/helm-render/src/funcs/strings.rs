@@ -6,9 +6,9 @@ use sha2::Digest;
 
 use super::convert::{strslice, strval};
 use super::MAX_RESULT_BYTES;
-use crate::gotmpl::builtins::strings_list;
-use crate::gotmpl::fmt::{go_quote, sprint_value};
-use crate::gotmpl::{FnError, FuncMap, ListKind, Map, MapKind, Param, Value};
+use gotmpl::builtins::strings_list;
+use gotmpl::fmt::{go_quote, sprint_value};
+use gotmpl::{FnError, FuncMap, ListKind, Map, MapKind, Param, Value};
 
 pub(super) fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")

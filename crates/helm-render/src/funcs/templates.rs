@@ -2,8 +2,8 @@
 //! executed into a string with Helm's per-name recursion bound, and a string parsed and executed
 //! as a template over the chart's templates, each failing with the words Helm uses.
 
-use crate::gotmpl::fmt::go_quote;
-use crate::gotmpl::{Context, FnError, GoError, TextError, Value};
+use gotmpl::fmt::go_quote;
+use gotmpl::{Context, FnError, GoError, TextError, Value};
 
 /// `include NAME DATA`.
 pub fn include(ctx: &mut Context<'_, '_>, name: &str, data: Value) -> Result<String, FnError> {

@@ -4,8 +4,8 @@
 //! quoted, literal with chomping and indentation hints), and folding at column 80.
 
 use super::resolve::{is_base60_float, resolve_plain, Resolved};
-use crate::gotmpl::fmt::format_float_shortest;
-use crate::gotmpl::Value;
+use gotmpl::fmt::format_float_shortest;
+use gotmpl::Value;
 
 /// The tree go-yaml v2 decodes from the JSON text.
 enum Node {
@@ -94,7 +94,7 @@ fn to_node_inner(v: &Value, depth: usize, direct: bool) -> Result<Node, EmitErro
         Value::Float(f) if direct => Node::Float(*f),
         Value::Float(f) => {
             // JSON text, then go-yaml's resolution of that text.
-            let text = crate::gotmpl::fmt::format_float_json(*f).ok_or(EmitError::UnsupportedFloat(*f))?;
+            let text = gotmpl::fmt::format_float_json(*f).ok_or(EmitError::UnsupportedFloat(*f))?;
             match resolve_plain(&text) {
                 Resolved::Int(i) => Node::Int(i as i128),
                 Resolved::Uint(u) => Node::Int(u as i128),
@@ -744,7 +744,7 @@ impl Emitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gotmpl::Map;
+    use gotmpl::Map;
 
     fn y(v: &Value) -> String {
         to_yaml(v).unwrap()

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use super::resolve::{resolve_plain, Resolved};
-use crate::gotmpl::{Map, Value};
+use gotmpl::{Map, Value};
 
 /// Nodes an alias expansion may add to one document before it is refused as a bomb.
 const MAX_EXPANDED_NODES: usize = 2_000_000;
@@ -366,7 +366,7 @@ fn format_key_float(f: f64) -> String {
     let f32v = f as f32;
     let text = format!("{f32v:e}");
     let _ = text;
-    crate::gotmpl::fmt::format_float_g(f32v as f64, Some(short_digits_f32(f32v)), false)
+    gotmpl::fmt::format_float_g(f32v as f64, Some(short_digits_f32(f32v)), false)
 }
 
 fn short_digits_f32(f: f32) -> usize {
@@ -454,7 +454,7 @@ fn first_line(info: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gotmpl::fmt::sprint_value;
+    use gotmpl::fmt::sprint_value;
 
     fn show(text: &str) -> String {
         sprint_value(&read_first(text).unwrap())

@@ -14,8 +14,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{Expr, IdedExpr};
 
-use crate::validate::structural::{Additional, Schema};
-use crate::validate::KubeVersion;
+use crate::structural::{Additional, Schema};
+use crate::KubeVersion;
 
 /// A reason the cluster would refuse the CRD (or this rule in it).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -11,7 +11,7 @@ use cel::objects::Key;
 use cel::Value as Cel;
 use serde_json::Value;
 
-use crate::validate::structural::{Additional, Schema};
+use crate::structural::{Additional, Schema};
 
 /// Converts `v` typed by `s`; `only` restricts an object to the named top-level fields.
 pub fn to_cel(v: &Value, s: &Schema, only: Option<&BTreeSet<String>>, resource_root: bool) -> Cel {

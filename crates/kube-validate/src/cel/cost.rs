@@ -10,7 +10,7 @@
 
 use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 
-use crate::validate::structural::Schema;
+use crate::structural::Schema;
 
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
 pub const RUNTIME_BUDGET: u64 = 10_000_000;
