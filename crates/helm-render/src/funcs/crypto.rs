@@ -38,7 +38,7 @@ pub(super) fn secure_random<const N: usize>() -> [u8; N] {
     if getrandom::getrandom(&mut bytes).is_err() {
         // No OS entropy source (extremely unusual): fall back to the template RNG rather than fail a render.
         for b in bytes.iter_mut() {
-            *b = super::misc::random_u64() as u8;
+            *b = super::random::random_u64() as u8;
         }
     }
     bytes

@@ -2,10 +2,10 @@
 //! `getHostByName`), Sprig's defaults, reflection, paths, URLs, regular expressions (Go RE2
 //! syntax, with Go's ASCII `\d \w \s`), semver, and random values.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use super::convert::strval;
+use super::random::random_u64;
 use super::strings::{int, s, string_list};
 use crate::version::{parse_lenient, Constraint};
 use gotmpl::fmt::go_quote;
@@ -153,32 +153,6 @@ pub(super) fn add(map: &mut FuncMap) {
         let h = super::strings::hex(&b);
         Ok(Value::string(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])))
     });
-}
-
-thread_local! {
-    static RNG: Cell<u64> = Cell::new(seed());
-}
-
-fn seed() -> u64 {
-    let mut bytes = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut bytes);
-    }
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    u64::from_le_bytes(bytes) ^ t ^ (std::process::id() as u64).rotate_left(32) | 1
-}
-
-/// xorshift64*: random-looking output for the random functions (not for secrets).
-pub fn random_u64() -> u64 {
-    RNG.with(|r| {
-        let mut x = r.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        r.set(x);
-        x.wrapping_mul(0x2545F4914F6CDD1D)
-    })
 }
 
 fn random_string(n: i64, alphabet: &str) -> R {

@@ -11,6 +11,7 @@ mod encoding;
 mod lists;
 mod math;
 mod misc;
+mod random;
 mod strings;
 mod templates;
 

@@ -72,7 +72,7 @@ pub(super) fn add(map: &mut FuncMap) {
     map.add("shuffle", &[Str], None, |_, a| {
         let mut chars: Vec<char> = s(&a[0]).chars().collect();
         for i in (1..chars.len()).rev() {
-            let j = (super::misc::random_u64() % (i as u64 + 1)) as usize;
+            let j = (super::random::random_u64() % (i as u64 + 1)) as usize;
             chars.swap(i, j);
         }
         ok(chars.into_iter().collect())
