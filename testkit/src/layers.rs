@@ -32,7 +32,7 @@ pub const PRODUCT: &str = "trainer-audit";
 /// module may use the modules of lower layers only; modules of one layer do not use each other.
 pub const LAYERS: &[&[&str]] = &[
     // The ground: no module of the crate below them.
-    &["invocation", "par", "shell"],
+    &["cache", "invocation", "par", "shell"],
     &["engine"],
     &["objects"],
     &["gitops", "inventory", "webhook"],

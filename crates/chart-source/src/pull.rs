@@ -24,7 +24,8 @@ pub enum PullError {
     PinnedDigestMismatch { reference: String, expected: String, actual: String },
     #[error("--offline: {what} is not in the cache at {cache}; pull it once without --offline")]
     NotCached { what: String, cache: String },
-    #[error("--offline needs a cache directory: set TRAINER_AUDIT_CACHE_DIR or HOME")]
+    /// An offline pull without a cache ([`Puller::cache`] is None).
+    #[error("--offline needs a cache directory")]
     NoCache,
     #[error("{reference} is not a Helm chart: {reason}")]
     BadConfig { reference: String, reason: String },
