@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::measure::{build_release, corpus, median, peak_rss_kib, repo_root, tempfile_dir, time};
 use crate::setup;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -31,27 +32,6 @@ pub fn run(args: &[String]) -> Result<()> {
     }
 }
 
-pub(crate) fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
-}
-
-pub(crate) fn corpus() -> Result<PathBuf> {
-    let dir = std::env::var_os("TRAINER_AUDIT_CORPUS").map(PathBuf::from).unwrap_or_else(|| repo_root().join("../shared/corpus"));
-    if !dir.join("charts").is_dir() {
-        bail!("no corpus at {} (set TRAINER_AUDIT_CORPUS)", dir.display());
-    }
-    Ok(dir)
-}
-
-pub(crate) fn build_release() -> Result<PathBuf> {
-    let status =
-        Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "--bin", "trainer-audit"]).current_dir(repo_root()).status()?;
-    if !status.success() {
-        bail!("release build failed");
-    }
-    Ok(repo_root().join("target/release/trainer-audit"))
-}
-
 struct CorpusRegistry {
     tool: PathBuf,
     port: u16,
@@ -73,32 +53,6 @@ fn start_registry(corpus: &Path) -> Result<CorpusRegistry> {
         bail!("corpus-registry start failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(CorpusRegistry { tool, port })
-}
-
-fn time(mut cmd: Command) -> Result<Duration> {
-    let start = Instant::now();
-    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-    let elapsed = start.elapsed();
-    if !out.status.success() {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(elapsed)
-}
-
-/// Like [`time`], but findings (exit 1) are a normal outcome; only exit 2 fails.
-pub(crate) fn time_any_exit(mut cmd: Command) -> Result<Duration> {
-    let start = Instant::now();
-    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-    let elapsed = start.elapsed();
-    if out.status.code() == Some(2) {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(elapsed)
-}
-
-pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn pull(runs: usize) -> Result<()> {
@@ -416,29 +370,11 @@ fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
     }
 }
 
-pub(crate) fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("trainer-audit-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
 /// Enough JSON reading for one string field of our own pull report.
 fn json_field(text: &str, field: &str) -> Option<String> {
     let start = text.find(&format!("\"{field}\": \""))? + field.len() + 5;
     let end = text[start..].find('"')? + start;
     Some(text[start..end].to_string())
-}
-
-/// Peak RSS (KiB) of a command, via GNU time when the machine has it.
-pub(crate) fn peak_rss_kib(cmd: Command) -> Option<u64> {
-    if !Path::new("/usr/bin/time").exists() {
-        return None;
-    }
-    let program = cmd.get_program().to_os_string();
-    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
-    let envs: Vec<_> = cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_os_string(), v.to_os_string()))).collect();
-    let out = Command::new("/usr/bin/time").arg("-f").arg("%M").arg(program).args(args).envs(envs).stdout(Stdio::null()).output().ok()?;
-    String::from_utf8_lossy(&out.stderr).lines().last()?.trim().parse().ok()
 }
 
 /// `bench render`: the corpus 2.3.0 chart with runtimes-all.yaml, in-process and whole-process,
