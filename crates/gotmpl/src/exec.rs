@@ -82,7 +82,7 @@ thread_local! {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
     /// `what` (a key derivation or generation) would pass `MAX_EXPENSIVE_UNITS`.
-    #[error("{what}: this render asked for more key derivation or generation than trainer-audit allows (a runaway template?)")]
+    #[error("{what}: this render asked for more key derivation or generation than one render allows (a runaway template?)")]
     ExpensiveWork { what: &'static str },
     /// The render's output passed its byte budget.
     #[error("the render produced more than {limit} bytes (a runaway template?)")]
