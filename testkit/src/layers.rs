@@ -117,12 +117,9 @@ pub fn workspace(root: &Path) -> Result<Workspace, String> {
     crates.sort_by_key(|c| (floor(&c.name).unwrap_or(usize::MAX), c.name.clone()));
     let mut modules = BTreeMap::new();
     for c in &crates {
-        // xtask is a binary of project tasks, not a library with floors of its own.
-        if c.name != "xtask" {
-            let mut graph = scan(&c.src).map_err(|e| format!("reading {}: {e}", c.src.display()))?;
-            graph.dir = c.src.strip_prefix(root).unwrap_or(&c.src).to_string_lossy().replace('\\', "/");
-            modules.insert(c.name.clone(), graph);
-        }
+        let mut graph = scan(&c.src).map_err(|e| format!("reading {}: {e}", c.src.display()))?;
+        graph.dir = c.src.strip_prefix(root).unwrap_or(&c.src).to_string_lossy().replace('\\', "/");
+        modules.insert(c.name.clone(), graph);
     }
     Ok(Workspace { crates, modules })
 }
