@@ -47,12 +47,10 @@ pub const LAYERS: &[&[&str]] = &[
 ];
 
 /// Loops between modules left to their crate's owners, as (crate, module whose submodules loop or
-/// "" for the crate's top-level modules, the modules of the loop): the template executor and its
-/// function table call each other; the validator's schema nodes hold CEL's compiled rules, which
-/// read the schema nodes, and its formats, metadata and ratcheting work over the same nodes.
-/// Printed and not failed on; any other loop fails.
-pub const KNOWN_LOOPS: &[(&str, &str, &[&str])] =
-    &[("gotmpl", "", &["exec", "funcs"]), ("kube-validate", "", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
+/// "" for the crate's top-level modules, the modules of the loop): the validator's schema nodes
+/// hold CEL's compiled rules, which read the schema nodes, and its formats, metadata and
+/// ratcheting work over the same nodes. Printed and not failed on; any other loop fails.
+pub const KNOWN_LOOPS: &[(&str, &str, &[&str])] = &[("kube-validate", "", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
 
 fn known(krate: &str, top: &str, group: &[String]) -> bool {
     KNOWN_LOOPS.iter().any(|(c, t, g)| *c == krate && *t == top && g.iter().copied().eq(group.iter().map(String::as_str)))
