@@ -115,8 +115,8 @@ fn kubeconform() -> Result<PathBuf> {
 
 /// The TrainJob CRD the 2.3.0 chart renders (default values), as JSON.
 fn trainjob_crd(chart: &Path) -> Result<Value> {
-    use trainer_audit::chart::Chart;
-    use trainer_audit::helm::render::{render_chart, RenderOptions};
+    use helm_render::chart::Chart;
+    use helm_render::render::{render_chart, RenderOptions};
     use trainer_audit::inventory::Inventory;
     let chart = Chart::load_archive_file(chart)?;
     let mut o = RenderOptions::default();

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::CheckInput;
 use crate::cluster::legacy::trainjob_finished;
 use crate::objects::str_at;
-use crate::validate::webhook::{self, Refusal, Runtimes};
+use crate::webhook::{self, Refusal, Runtimes};
 
 /// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
 pub const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
