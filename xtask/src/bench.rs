@@ -19,16 +19,17 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|validate|fleet|start [--runs N]"),
     };
     match target {
         "fleet" => crate::bench_fleet::fleet(runs),
+        "validate" => crate::bench_validate::validate(runs),
         "pull" => pull(runs),
         "render" => render(runs),
         "diff" => diff(runs),
         "cluster" => cluster(runs),
         "start" => start(runs),
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|validate|fleet|start [--runs N]"),
     }
 }
 
@@ -306,7 +307,7 @@ fn cluster_one(binary: &Path, dir: &Path, fixture: Fixture, runs: usize) -> Resu
 }
 
 /// The 1-minute load average, as text ("?" where /proc/loadavg is missing).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|t| t.split_whitespace().next().map(str::to_string))
@@ -315,14 +316,14 @@ fn load_average() -> String {
 
 /// One whole-process run, or the medians of several: wall time, and CPU time (user + system)
 /// and peak RSS from GNU time when the machine has it.
-struct Measured {
-    wall: Duration,
-    cpu: Option<Duration>,
-    rss_kib: Option<u64>,
+pub(crate) struct Measured {
+    pub wall: Duration,
+    pub cpu: Option<Duration>,
+    pub rss_kib: Option<u64>,
 }
 
 impl Measured {
-    fn median(samples: Vec<Measured>) -> Measured {
+    pub(crate) fn median(samples: Vec<Measured>) -> Measured {
         fn mid<T: Ord + Copy>(mut v: Vec<T>) -> Option<T> {
             v.sort();
             v.get(v.len() / 2).copied()
@@ -334,7 +335,7 @@ impl Measured {
         }
     }
 
-    fn row(&self) -> String {
+    pub(crate) fn row(&self) -> String {
         let cpu = self.cpu.map(|c| format!("{:.2} s", c.as_secs_f64())).unwrap_or_else(|| "n/a".into());
         let rss = self.rss_kib.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
         format!("{:>6.2} s  {cpu:>8}  {rss:>8}", self.wall.as_secs_f64())
@@ -342,7 +343,7 @@ impl Measured {
 }
 
 /// Runs `cmd` once (output discarded); an exit code outside `ok` fails the benchmark.
-fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
+pub(crate) fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
     let gnu_time = Path::new("/usr/bin/time");
     let report = std::env::temp_dir().join(format!("trainer-audit-bench-time-{}", std::process::id()));
     let mut run = if gnu_time.exists() {
