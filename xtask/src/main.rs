@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_fleet;
+mod bench_validate;
 mod citations;
 mod conformance;
 mod conformance_charts;
@@ -89,6 +90,10 @@ const USAGE: &str = "usage: cargo xtask <task>
   bench cluster [--runs N]
                       status over 50,000 TrainJobs (snapshot and live) beside
                       kubectl get -A -o json from the same fake API server; check
+  bench validate [--runs N]
+                      50,000 TrainJobs validated against the corpus 2.3.0 TrainJob CRD
+                      (status --chart, whole process) beside kubeconform v0.8.0 (built
+                      from the Go module proxy into target/peers) on the same objects
   bench cluster-serve DIR
                       write that cluster's snapshot and kubeconfig into DIR and
                       serve it until stdin closes (for profiling)

@@ -77,3 +77,68 @@ pub fn peak_rss_kib(cmd: Command) -> Option<u64> {
     let out = Command::new("/usr/bin/time").arg("-f").arg("%M").arg(program).args(args).envs(envs).stdout(Stdio::null()).output().ok()?;
     String::from_utf8_lossy(&out.stderr).lines().last()?.trim().parse().ok()
 }
+
+/// The 1-minute load average, as text ("?" where /proc/loadavg is missing).
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// One whole-process run, or the medians of several: wall time, and CPU time (user + system)
+/// and peak RSS from GNU time when the machine has it.
+pub struct Measured {
+    pub wall: Duration,
+    pub cpu: Option<Duration>,
+    pub rss_kib: Option<u64>,
+}
+
+impl Measured {
+    pub fn median(samples: Vec<Measured>) -> Measured {
+        fn mid<T: Ord + Copy>(mut v: Vec<T>) -> Option<T> {
+            v.sort();
+            v.get(v.len() / 2).copied()
+        }
+        Measured {
+            wall: mid(samples.iter().map(|s| s.wall).collect()).unwrap_or_default(),
+            cpu: mid(samples.iter().filter_map(|s| s.cpu).collect()),
+            rss_kib: mid(samples.iter().filter_map(|s| s.rss_kib).collect()),
+        }
+    }
+
+    pub fn row(&self) -> String {
+        let cpu = self.cpu.map(|c| format!("{:.2} s", c.as_secs_f64())).unwrap_or_else(|| "n/a".into());
+        let rss = self.rss_kib.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
+        format!("{:>6.2} s  {cpu:>8}  {rss:>8}", self.wall.as_secs_f64())
+    }
+}
+
+/// Runs `cmd` once (output discarded); an exit code outside `ok` fails the benchmark.
+pub fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
+    let gnu_time = Path::new("/usr/bin/time");
+    let report = std::env::temp_dir().join(format!("trainer-audit-bench-time-{}", std::process::id()));
+    let mut run = if gnu_time.exists() {
+        let mut c = Command::new(gnu_time);
+        c.arg("-o").arg(&report).args(["-f", "%U %S %M"]).arg(cmd.get_program()).args(cmd.get_args());
+        c.envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
+        c
+    } else {
+        cmd
+    };
+    let start = Instant::now();
+    let out = run.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
+    let wall = start.elapsed();
+    if !out.status.code().is_some_and(|c| ok.contains(&c)) {
+        bail!("{run:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    let fields: Vec<f64> = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| t.lines().last().map(|l| l.split_whitespace().filter_map(|f| f.parse().ok()).collect()))
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(&report);
+    match fields[..] {
+        [user, system, rss] => Ok(Measured { wall, cpu: Some(Duration::from_secs_f64(user + system)), rss_kib: Some(rss as u64) }),
+        _ => Ok(Measured { wall, cpu: None, rss_kib: None }),
+    }
+}
