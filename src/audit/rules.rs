@@ -193,14 +193,31 @@ pub struct Rule {
 #[error("{0}")]
 pub struct RuleError(pub String);
 
-impl Rule {
-    /// Whether the rule applies to this upgrade.
-    pub fn applies_to(&self, from: &semver::Version, to: &semver::Version) -> bool {
-        self.applies.from.as_ref().is_none_or(|c| c.matches(from)) && self.applies.to.as_ref().is_none_or(|c| c.matches(to))
-    }
+/// What a run asks the rules for: where they run, and (when known) the versions and the engine
+/// of the change, and whether there is a cluster. A rule is applicable when its scope is this
+/// one, its `applies` ranges hold `from` and `to`, its `engines` (all when empty) hold the
+/// engine, and its kind does not read a cluster the run does not have.
+#[derive(Debug, Clone, Copy)]
+pub struct Applicable<'a> {
+    pub scope: Scope,
+    /// The hop (`from`, `to`); None: versions do not select (the chart review).
+    pub versions: Option<(&'a semver::Version, &'a semver::Version)>,
+    /// None: every engine.
+    pub engine: Option<Engine>,
+    /// False: there is no cluster (a GitOps reference reviewed alone), so kinds that read it
+    /// do not run.
+    pub cluster: bool,
+}
 
-    pub fn applies_to_engine(&self, engine: Engine) -> bool {
-        self.engines.is_empty() || self.engines.contains(&engine)
+impl Rule {
+    /// The one test of whether a rule runs ([`RuleSet::applicable`]).
+    pub fn applicable(&self, when: &Applicable) -> bool {
+        let versions = when.versions.is_none_or(|(from, to)| {
+            self.applies.from.as_ref().is_none_or(|c| c.matches(from)) && self.applies.to.as_ref().is_none_or(|c| c.matches(to))
+        });
+        let engine = when.engine.is_none_or(|e| self.engines.is_empty() || self.engines.contains(&e));
+        let cluster = when.cluster || self.check.as_ref().is_some_and(|c| !c.reads_cluster());
+        self.scope == when.scope && versions && engine && cluster
     }
 
     /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
@@ -309,8 +326,57 @@ pub fn resolve<'a>(rules: &'a [Rule], id: &str) -> (Vec<&'a Rule>, Option<String
     (rules.iter().filter(|r| r.id == current.id).collect(), Some(id.to_ascii_uppercase()))
 }
 
+/// The rules a run audits with, loaded once per run ([`RuleSet::load`]) and shared by every
+/// cluster, hop and report of it (cloning shares them).
+#[derive(Debug, Clone)]
+pub struct RuleSet(Arc<[Rule]>);
+
+impl std::ops::Deref for RuleSet {
+    type Target = [Rule];
+    fn deref(&self) -> &[Rule] {
+        &self.0
+    }
+}
+
+impl From<Vec<Rule>> for RuleSet {
+    fn from(rules: Vec<Rule>) -> RuleSet {
+        RuleSet(rules.into())
+    }
+}
+
+/// The built-in rules: the embedded packs are part of the binary and load in every build
+/// (`tests::embedded_rules_load`), so a request made without a rule set (tests, the library's
+/// defaults) gets them. Commands load theirs with [`RuleSet::load`], which reports a failure.
+impl Default for RuleSet {
+    fn default() -> RuleSet {
+        RuleSet::builtin().expect("the embedded rule packs load (audit::rules::tests::embedded_rules_load)")
+    }
+}
+
+impl RuleSet {
+    /// The embedded rules, parsed once per process.
+    pub fn builtin() -> Result<RuleSet, RuleError> {
+        static BUILTIN: std::sync::OnceLock<Result<RuleSet, String>> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(|| load(None).map(RuleSet::from).map_err(|e| e.0)).clone().map_err(RuleError)
+    }
+
+    /// The embedded rules plus every `*.yaml` in `extra` ([`load`]).
+    pub fn load(extra: Option<&Path>) -> Result<RuleSet, RuleError> {
+        match extra {
+            None => RuleSet::builtin(),
+            Some(_) => load(extra).map(RuleSet::from),
+        }
+    }
+
+    /// The rules that run for `when` ([`Rule::applicable`]), in file order.
+    pub fn applicable<'s>(&'s self, when: &'s Applicable<'s>) -> impl Iterator<Item = &'s Rule> + 's {
+        self.0.iter().filter(move |r| r.applicable(when))
+    }
+}
+
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name). An id is defined at
-/// most once per scope, its entries share one kind, and no alias names a live rule.
+/// most once per scope, its entries share one kind, and no alias names a live rule. Runs load a
+/// [`RuleSet`] once instead.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
     super::compat::embedded().map_err(|e| RuleError(e.to_string()))?;
     let mut rules = Vec::new();
@@ -425,6 +491,23 @@ mod tests {
         assert_eq!(find(&rules, "TA-T-001", Scope::Review).unwrap().origin, "b.yaml:1");
         let taken = review.replace("- id: TA-T-001\n", "- id: TA-T-002\n  aliases: [TA-T-001]\n");
         assert!(both(&upgrade, &taken).unwrap_err().0.contains("alias TA-T-001 is the id of a rule"));
+    }
+
+    #[test]
+    fn one_test_says_whether_a_rule_runs() {
+        let rule = &parse_rules("x.yaml", &GOOD.replace("  params:", "  applies: {to: \">=2.3.0-0\"}\n  engines: [argocd]\n  params:"))
+            .unwrap()[0];
+        let (v22, v23) = (semver::Version::new(2, 2, 0), semver::Version::new(2, 3, 0));
+        let when = |scope, to, engine| Applicable { scope, versions: Some((&v22, to)), engine, cluster: true };
+        assert!(rule.applicable(&when(Scope::Upgrade, &v23, Some(Engine::Argocd))));
+        assert!(rule.applicable(&when(Scope::Upgrade, &v23, None)), "no engine asked: every engine");
+        assert!(!rule.applicable(&when(Scope::Upgrade, &v22, Some(Engine::Argocd))), "applies.to");
+        assert!(!rule.applicable(&when(Scope::Upgrade, &v23, Some(Engine::Helm))), "engines");
+        assert!(!rule.applicable(&when(Scope::Review, &v23, Some(Engine::Argocd))), "scope");
+        // The finalizer kind reads the cluster: it does not run without one.
+        assert!(!rule.applicable(&Applicable { cluster: false, ..when(Scope::Upgrade, &v23, None) }));
+        let set = RuleSet::from(vec![rule.clone()]);
+        assert_eq!(set.applicable(&when(Scope::Upgrade, &v23, None)).count(), 1);
     }
 
     #[test]

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use super::finding::{sort_findings, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
-use super::rules::{Rule, Scope, REGISTRY_FLAGS};
+use super::rules::{Applicable, Rule, Scope, REGISTRY_FLAGS};
 
-/// Findings of the upgrade rules that apply to this upgrade.
-pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
+/// Findings of the upgrade rules that apply to this upgrade (`cluster`: the run has one; without,
+/// only the rules whose kinds do not read it run).
+pub fn run(rules: &[Rule], input: &CheckInput, cluster: bool) -> Vec<Finding> {
     let engine = input.engine();
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     vars.insert("release".into(), input.release_name.clone());
@@ -24,7 +25,8 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("unpack_chart".into(), unpack_chart(&input.repository, &input.registry_flags, &input.to, &input.target.chart.name));
     let untagged = super::citation::upgrade_notes(super::compat::get(), &input.from, &input.to);
     let mut findings = Vec::new();
-    for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
+    let when = Applicable { scope: Scope::Upgrade, versions: Some((&input.from, &input.to)), engine: Some(engine), cluster };
+    for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(check) = &rule.check else { continue };
         findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor(), &untagged)));
     }
@@ -59,7 +61,8 @@ pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String
         .into_iter()
         .collect();
     let mut findings = Vec::new();
-    for rule in rules.iter().filter(|r| r.scope == Scope::Review && r.applies_to_engine(chart.engine)) {
+    let when = Applicable { scope: Scope::Review, versions: None, engine: Some(chart.engine), cluster: true };
+    for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(hits) = rule.check.as_ref().and_then(|c| c.review(chart)) else { continue };
         findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None, &untagged)));
     }

@@ -1,7 +1,10 @@
-//! The verdict every output of `check`, `plan`, `gitops` and a fleet carries, in the same
-//! words: `ready` or `blocked` against `--fail-on`, the counts behind it, and the inputs that
-//! decided it; one line for people (`blocked: 6 errors, 9 warnings`, `ready`, `already at 2.3.0`),
-//! placed first, and the same data for machines (JSON's top-level `verdict`, SARIF's invocation).
+//! The verdict every output carries, in the same words: `ready` or `blocked` against
+//! `--fail-on` ([`Decision`]: the counts behind it, the level, whether it gates the exit code),
+//! and the words a GitOps reference, a `status` or a fleet's cluster end in (`not-audited`,
+//! `installed`, `not-installed`, `failed`): one [`Verdict`] for the whole tool. One line for
+//! people (`blocked: 6 errors, 9 warnings`, `ready`, `already at 2.3.0`), placed first, and the
+//! same data for machines (JSON's top-level `verdict`, SARIF's invocation); the exit code is
+//! [`Decision::exit_code`] (a fleet's, its worst cluster's).
 
 use serde::Serialize;
 
@@ -14,29 +17,47 @@ pub enum Verdict {
     Ready,
     /// Findings at or above `--fail-on` (or something that could not be audited).
     Blocked,
+    /// `gitops`: the files do not say enough to audit a reference (a digest pin, an unresolved
+    /// variable).
+    NotAudited,
+    /// `status`: Trainer is installed.
+    Installed,
+    /// `status`: no Trainer found.
+    NotInstalled,
+    /// A cluster that could not be read or audited.
+    Failed,
 }
 
 impl Verdict {
+    /// The word machines read (JSON, JSON Lines, metrics labels).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Ready => "ready",
             Verdict::Blocked => "blocked",
+            Verdict::NotAudited => "not-audited",
+            Verdict::Installed => "installed",
+            Verdict::NotInstalled => "not-installed",
+            Verdict::Failed => "failed",
         }
     }
 
-    /// The exit code of a run with this verdict: 1 when blocked.
+    /// The word people read: [`Verdict::as_str`], but `not audited` in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::NotAudited => "not audited",
+            other => other.as_str(),
+        }
+    }
+
+    /// The exit code of a run that ends in this verdict (a gate's: 1 when blocked; 2 when the
+    /// cluster failed).
     pub fn exit_code(self) -> u8 {
         match self {
-            Verdict::Ready => 0,
             Verdict::Blocked => 1,
+            Verdict::Failed => 2,
+            Verdict::Ready | Verdict::NotAudited | Verdict::Installed | Verdict::NotInstalled => 0,
         }
     }
-}
-
-/// Whether `findings` fail the gate at `fail_on` (None: the run is no gate): the one fail
-/// decision, which [`Decision::new`] and every command's exit code share.
-pub fn fails(findings: &[Finding], fail_on: Option<Severity>) -> bool {
-    fail_on.is_some_and(|level| Counts::of(findings).at_or_above(level) > 0)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -89,16 +110,36 @@ pub struct Decision {
     /// The installed version equals the target: nothing to upgrade.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_at: Option<String>,
+    /// Whether the verdict decides the exit code: a gate's does (`check`, `gitops`, any command
+    /// given `--fail-on`); `plan` and `hooks` without `--fail-on` say their verdict and exit 0.
+    #[serde(skip)]
+    pub gates: bool,
 }
 
 impl Decision {
+    /// The verdict at `fail_on`, gating the exit code.
     pub fn new(counts: Counts, fail_on: Severity, from: Option<&str>, to: Option<&str>) -> Decision {
         let verdict = if counts.at_or_above(fail_on) > 0 { Verdict::Blocked } else { Verdict::Ready };
         let already_at = match (from, to) {
             (Some(f), Some(t)) if f == t => Some(t.to_string()),
             _ => None,
         };
-        Decision { verdict, counts, fail_on, already_at }
+        Decision { verdict, counts, fail_on, already_at, gates: true }
+    }
+
+    /// The verdict at `--fail-on` when it was given (gating the exit code), else at `error`
+    /// without gating it: the decision of a command that is no gate unless asked to be.
+    pub fn at(counts: Counts, fail_on: Option<Severity>, from: Option<&str>, to: Option<&str>) -> Decision {
+        Decision { gates: fail_on.is_some(), ..Decision::new(counts, fail_on.unwrap_or(Severity::Error), from, to) }
+    }
+
+    /// The exit code this decision gives a run: 1 when it gates and is blocked, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.gates {
+            self.verdict.exit_code()
+        } else {
+            0
+        }
     }
 
     /// The line a person reads first: `blocked: 6 errors, 9 warnings`, `ready`,
@@ -116,6 +157,7 @@ impl Decision {
             (Verdict::Ready, Some(v)) => format!("already at {v}"),
             (Verdict::Ready, None) if quiet => "ready".to_string(),
             (Verdict::Ready, None) => format!("ready: {}", parts.join(", ")),
+            (other, _) => other.label().to_string(),
         }
     }
 }

@@ -23,7 +23,7 @@ mod versions;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::report::style::ColorChoice;
 use crate::source::oci::RegistryError;
@@ -87,13 +87,6 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
 /// Why a run failed; always exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -119,6 +112,8 @@ pub enum CliError {
     Values(#[from] crate::upgrade::values::ValuesError),
     #[error(transparent)]
     Output(#[from] crate::report::output::OutputError),
+    #[error(transparent)]
+    Rules(#[from] crate::audit::rules::RuleError),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -156,11 +151,6 @@ fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError>
     }
 }
 
-/// Exit 1 when any finding is at or above `fail_on`, else 0 (`audit::verdict::fails`).
-fn fails_at(findings: &[crate::audit::finding::Finding], fail_on: Option<crate::audit::finding::Severity>) -> ExitCode {
-    ExitCode::from(u8::from(crate::audit::verdict::fails(findings, fail_on)))
-}
-
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -168,13 +158,20 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::Io(format!("cannot start the async runtime: {e}")))
 }
 
-/// A JSON report with its `schemaVersion` first (`trainer-audit schema REPORT` describes it).
-fn print_report(report: crate::report::json_schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
-    print_json(&crate::report::json_schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
+/// Prints a command's report through the one printer ([`crate::report::output::print`]) and
+/// returns its exit code.
+fn print(
+    doc: &dyn crate::report::document::Document,
+    choice: &crate::report::output::Choice,
+    ctx: &crate::report::document::Context,
+) -> Result<ExitCode, CliError> {
+    Ok(ExitCode::from(crate::report::output::print(doc, choice, ctx)?))
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Io(e.to_string()))?;
-    println!("{text}");
-    Ok(())
+/// The output choice of a command that prints one document in `format` (no `-o`, no `--quiet`).
+fn document(
+    command: crate::report::format::Command,
+    format: crate::report::format::Format,
+) -> Result<crate::report::output::Choice, CliError> {
+    Ok(crate::report::output::Choice::new(crate::report::output::Flags::document(command, format))?)
 }

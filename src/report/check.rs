@@ -1,6 +1,56 @@
-//! The `check` report ([`crate::upgrade::check::CheckReport`]) as text and Markdown.
+//! The `check` report ([`crate::upgrade::check::CheckReport`]) as text and Markdown, and as the
+//! printer prints it in every format `check` offers for one cluster.
 
+use super::document::{json_report, pretty, unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
+use super::json_schema::Report as SchemaReport;
+use crate::audit::verdict::Decision;
 use crate::upgrade::check::CheckReport;
+
+impl Document for CheckReport {
+    fn render(&self, format: Format, ctx: &Context) -> Result<String, OutputError> {
+        let fail_on = self.decision.fail_on;
+        Ok(match format {
+            Format::Text => text_painted(self, ctx.paint, ctx.detail),
+            Format::Json | Format::Jsonl => json_report(SchemaReport::Check, self)?,
+            Format::Sarif => {
+                let root = std::env::current_dir().map_err(|e| OutputError::Write(format!("cannot read the current directory: {e}")))?;
+                let g = &ctx.given;
+                let files = super::sarif::locate::Files::new(root, g.snapshot.clone(), g.values.clone(), g.chart.clone());
+                pretty(&super::sarif::check_sarif(self, ctx.rules(), &files))?
+            }
+            Format::Markdown => markdown(self),
+            Format::Github => super::github::check_commands(self, fail_on),
+            Format::Html => super::html::check_page(ctx.cluster_name(), self, fail_on),
+            Format::Openmetrics => metrics(ctx.cluster_name(), self, ctx.read_at),
+            other => return Err(unoffered(Command::Check, other)),
+        })
+    }
+
+    fn decision(&self, _ctx: &Context) -> Option<Decision> {
+        Some(self.decision.clone())
+    }
+
+    fn step_summary(&self, _ctx: &Context) -> Option<String> {
+        Some(super::github::check_summary(self, self.decision.fail_on))
+    }
+}
+
+/// `check --format openmetrics` for one cluster.
+fn metrics(name: &str, r: &CheckReport, read_at: Option<i64>) -> String {
+    let method = super::openmetrics::method_name(r.method);
+    let cluster = super::openmetrics::Cluster {
+        cluster: name,
+        verdict: r.decision.verdict.as_str(),
+        exit_code: r.decision.exit_code(),
+        installed: Some(&r.from),
+        target: Some(&r.to),
+        method: Some(&method),
+        findings: Some(&r.findings),
+        read_at,
+    };
+    super::openmetrics::render(&[cluster], r.decision.fail_on)
+}
 
 pub fn text(r: &CheckReport) -> String {
     text_painted(r, super::style::Paint::PLAIN, super::findings::Detail::Short)

@@ -12,12 +12,28 @@ pub enum Detail {
     Verbose,
 }
 
+impl Detail {
+    /// The detail `--verbose` asks for.
+    pub fn of(verbose: bool) -> Detail {
+        if verbose {
+            Detail::Verbose
+        } else {
+            Detail::Short
+        }
+    }
+}
+
 /// `1 error`, `2 warnings`, `0 info`: the one way every report counts a severity.
 pub fn count(n: usize, severity: Severity) -> String {
     match severity {
         Severity::Info => format!("{n} info"),
         s => format!("{n} {}{}", s.as_str(), if n == 1 { "" } else { "s" }),
     }
+}
+
+/// `0 errors, 4 warnings, 4 info`: counts in the words every report uses.
+pub fn counts(c: &crate::audit::verdict::Counts) -> String {
+    format!("{}, {}, {}", count(c.error, Severity::Error), count(c.warning, Severity::Warning), count(c.info, Severity::Info))
 }
 
 /// `N findings: a errors, b warnings, c info`.

@@ -20,10 +20,10 @@ pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
 /// Appends `markdown` to the step summary when running in a GitHub Actions job. A summary that
 /// cannot be written is reported and does not change the run's outcome (the gate is the exit
 /// code, the summary only shows it).
-pub fn step_summary(markdown: impl FnOnce() -> String) {
+pub fn step_summary(markdown: impl FnOnce() -> Option<String>) {
     let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else { return };
+    let Some(mut text) = markdown() else { return };
     let written = std::fs::OpenOptions::new().append(true).create(true).open(&path).and_then(|mut f| {
-        let mut text = markdown();
         text.push('\n');
         std::io::Write::write_all(&mut f, text.as_bytes())
     });
@@ -114,15 +114,6 @@ pub fn gitops_commands(review: &GitopsReview, root: &std::path::Path) -> String 
     out
 }
 
-/// `ready` or `blocked`: blocked when a finding is at or above `fail_on`.
-pub fn verdict(findings: &[Finding], fail_on: Severity) -> &'static str {
-    if findings.iter().any(|f| f.severity <= fail_on) {
-        "blocked"
-    } else {
-        "ready"
-    }
-}
-
 /// `2 error, 1 warning, 0 info`.
 pub fn counts(findings: &[Finding]) -> String {
     let n = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
@@ -167,7 +158,8 @@ fn first_commands<'a>(findings: impl Iterator<Item = &'a Finding>, out: &mut Str
     }
 }
 
-fn badge(verdict: &str) -> &'static str {
+/// The badge a step summary's heading opens with.
+pub fn badge(verdict: &str) -> &'static str {
     match verdict {
         "ready" | "pass" => "✅",
         "blocked" | "fail" => "❌",
@@ -200,7 +192,7 @@ pub fn check_summary(r: &CheckReport, fail_on: Severity) -> String {
 pub fn plan_summary(p: &Plan) -> String {
     let all: Vec<&Finding> = p.steps.iter().flat_map(|s| s.preconditions.iter()).collect();
     let errors = all.iter().filter(|f| f.severity == Severity::Error).count();
-    let verdict = if errors > 0 { "blocked" } else { "ready" };
+    let verdict = p.decision().verdict.as_str();
     let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
     let mut out = format!(
         "### {} Trainer upgrade plan: {} → {}\n\n`{}/{}` route {} → {}: {} step{}, {errors} blocking finding{}\n",
@@ -223,8 +215,7 @@ pub fn plan_summary(p: &Plan) -> String {
 
 /// The step summary of `gitops`: per reference its verdict and counts, then the blocking findings.
 pub fn gitops_summary(review: &GitopsReview) -> String {
-    let fails = review.fails();
-    let verdict = if fails { "blocked" } else { "ready" };
+    let verdict = review.decision().verdict.as_str();
     let mut out = format!(
         "### {} Trainer GitOps review: {verdict}\n\n{} reference{} (`--fail-on {}`)\n\n| Reference | File | Change | Verdict | Counts |\n|---|---|---|---|---|\n",
         badge(verdict),
@@ -245,52 +236,13 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
             cell(&r.at.file),
             r.at.line,
             cell(&change),
-            r.verdict.as_str(),
-            super::gitops::counts(r)
+            r.verdict.label(),
+            super::findings::counts(&r.counts)
         );
     }
     let blocking = || review.findings().filter(|f| f.finding.severity <= review.fail_on);
     blocking_table(blocking().map(|f| (&f.finding, format!("{} ({}:{})", f.finding.subject, f.at.file, f.at.line))), &mut out);
     first_commands(blocking().map(|f| &f.finding), &mut out);
-    out
-}
-
-/// The step summary of a fleet run (`check` or `plan` over several clusters): the verdicts and
-/// one row per cluster.
-pub fn fleet_summary(command: &str, rows: &[crate::fleet::audit::Row]) -> String {
-    use crate::fleet::audit::Verdict;
-    let worst = rows
-        .iter()
-        .map(|r| r.verdict)
-        .find(|v| *v == Verdict::Failed)
-        .or_else(|| rows.iter().map(|r| r.verdict).find(|v| *v == Verdict::Blocked));
-    let verdict = match worst {
-        Some(Verdict::Failed) => "failed",
-        Some(_) => "blocked",
-        None => "ready",
-    };
-    let mut out = format!(
-        "### {} Trainer fleet {command}: {verdict}\n\n{}\n\n| Cluster | Installed | Target | Errors | Warnings | Verdict |\n|---|---|---|---|---|---|\n",
-        badge(verdict),
-        super::fleet::tally(rows)
-    );
-    for r in rows {
-        let failed = r.verdict == Verdict::Failed;
-        let n = |n: usize| if failed { "-".to_string() } else { n.to_string() };
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            cell(&r.cluster),
-            r.installed.as_deref().unwrap_or("-"),
-            r.target.as_deref().unwrap_or("-"),
-            n(r.errors),
-            n(r.warnings),
-            match &r.failure {
-                Some(why) => format!("failed: {}", cell(why)),
-                None => r.verdict.as_str().to_string(),
-            }
-        );
-    }
     out
 }
 

@@ -4,10 +4,71 @@
 //! `<details>` in Markdown).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::findings::{cell, count, fix_markdown, Detail};
+use super::document::{json_report, pretty, unoffered, Context, Document, OutputError};
+use super::findings::{cell, fix_markdown, Detail};
+use super::format::{Command, Format};
 use crate::audit::finding::{FixLine, Severity};
-use crate::gitops_review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
+use crate::audit::verdict::Decision;
+use crate::gitops_review::{GitopsReview, LocatedFinding, Outcome, ReferenceReview, Verdict};
+
+/// `gitops`'s report: what it made, and the tree's root as given (the files of annotations and
+/// SARIF results are relative to the repository the workflow runs in).
+pub struct GitopsDocument<'a> {
+    pub outcome: &'a Outcome,
+    pub root: &'a Path,
+}
+
+impl Document for GitopsDocument<'_> {
+    fn render(&self, format: Format, ctx: &Context) -> Result<String, OutputError> {
+        let review = match self.outcome {
+            Outcome::List { scan, comparison } => {
+                return match format {
+                    Format::Json => pretty(&serde_json::json!({ "scan": scan, "comparison": comparison })),
+                    _ => {
+                        let mut out = crate::gitops::text::scan(scan, ctx.detail == Detail::Verbose);
+                        if let Some(c) = comparison {
+                            out.push('\n');
+                            out.push_str(&crate::gitops::text::comparison(c));
+                        }
+                        Ok(out)
+                    }
+                };
+            }
+            Outcome::Review(review) => review,
+        };
+        Ok(match format {
+            Format::Text => text_detailed(review, ctx.detail),
+            Format::Markdown => markdown(review),
+            Format::Json => json_report(super::json_schema::Report::Gitops, &json(review).map_err(|e| OutputError::Write(e.to_string()))?)?,
+            Format::Sarif => {
+                // An id the review pack shares with the upgrade rules is described in the
+                // review's words (the engine-aware ones).
+                let mut rules = ctx.rules().to_vec();
+                rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
+                pretty(&super::gitops_sarif::sarif(review, &rules, self.root))?
+            }
+            Format::Codequality => pretty(&super::gitops_sarif::codequality(review))?,
+            Format::Github => super::github::gitops_commands(review, self.root),
+            other => return Err(unoffered(Command::Gitops, other)),
+        })
+    }
+
+    fn decision(&self, _ctx: &Context) -> Option<Decision> {
+        match self.outcome {
+            Outcome::Review(review) => Some(review.decision()),
+            Outcome::List { .. } => None,
+        }
+    }
+
+    fn step_summary(&self, _ctx: &Context) -> Option<String> {
+        match self.outcome {
+            Outcome::Review(review) => Some(super::github::gitops_summary(review)),
+            Outcome::List { .. } => None,
+        }
+    }
+}
 
 fn change(r: &ReferenceReview) -> String {
     let to = r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?");
@@ -34,24 +95,14 @@ fn route(r: &ReferenceReview) -> String {
 
 /// `0 errors, 4 warnings, 4 info`: the counts in the words every report uses.
 pub fn counts(r: &ReferenceReview) -> String {
-    format!(
-        "{}, {}, {}",
-        count(r.counts.error, Severity::Error),
-        count(r.counts.warning, Severity::Warning),
-        count(r.counts.info, Severity::Info)
-    )
+    super::findings::counts(&r.counts)
 }
 
 /// A reference's verdict in `check`'s words: `ready`, `blocked: 1 error, 2 warnings`, or
 /// `not audited`.
 fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
-    if r.verdict == Verdict::NotAudited {
-        return Verdict::NotAudited.as_str().to_string();
-    }
-    let c = r.counts;
-    let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
-    d.verdict = if r.verdict == Verdict::Blocked { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
-    d.line()
+    // The reference's own verdict (blocked also when it could not be audited), with its counts.
+    crate::audit::verdict::Decision { verdict: r.verdict, ..crate::audit::verdict::Decision::new(r.counts, fail_on, None, None) }.line()
 }
 
 fn heading(review: &GitopsReview) -> String {
@@ -86,7 +137,7 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str());
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.label());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
@@ -229,6 +280,7 @@ fn badge(v: Verdict) -> &'static str {
         Verdict::Ready => "✅ ready",
         Verdict::Blocked => "❌ blocked",
         Verdict::NotAudited => "⚠️ not audited",
+        other => other.label(),
     }
 }
 

@@ -96,11 +96,6 @@ pub fn badge(verdict: &str) -> String {
     format!("<span class=\"badge {0}\" data-verdict=\"{0}\">{0}</span>", escape(verdict))
 }
 
-/// `ready` or `blocked`: blocked when a finding is at or above `fail_on`.
-pub fn verdict(findings: &[Finding], fail_on: Severity) -> &'static str {
-    super::github::verdict(findings, fail_on)
-}
-
 /// A URL-looking source becomes a link (opened by the reader, never loaded by the page).
 fn source(text: &str) -> String {
     let mut out = Vec::new();

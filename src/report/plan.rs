@@ -1,6 +1,24 @@
-//! `plan` as text and Markdown.
+//! `plan` as text and Markdown, and in every format `plan` offers for one cluster.
 
+use super::document::{json_report, pretty, unoffered, Context, OutputError};
+use super::format::{Command, Format};
+use super::json_schema::Report as SchemaReport;
 use crate::plan::Plan;
+use crate::upgrade::check::Inputs;
+
+/// The plan in `format`.
+pub fn render(p: &Plan, notes: &[String], inputs: &Inputs, format: Format, ctx: &Context) -> Result<String, OutputError> {
+    Ok(match format {
+        Format::Text => text(p, notes),
+        Format::Json | Format::Jsonl => json_report(SchemaReport::Plan, &json(p, notes, inputs))?,
+        Format::Markdown => markdown(p, notes),
+        Format::Sarif => {
+            let findings: Vec<_> = p.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
+            pretty(&super::sarif::sarif(&findings, ctx.rules()))?
+        }
+        other => return Err(unoffered(Command::Plan, other)),
+    })
+}
 
 fn decision(p: &Plan) -> crate::audit::verdict::Decision {
     p.decision()

@@ -1,8 +1,36 @@
 //! The rule list (`rules`) and one rule explained (`explain ID`) as text.
 
+use super::document::{pretty, unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
 use crate::audit::finding::Severity;
 use crate::audit::kinds::kind;
-use crate::audit::rules::{Rule, Scope};
+use crate::audit::rules::{Rule, RuleSet, Scope};
+
+/// `rules`: the rule list.
+pub struct RuleList(pub RuleSet);
+
+impl Document for RuleList {
+    fn render(&self, format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(match format {
+            Format::Text => list(&self.0),
+            Format::Json => pretty(&*self.0)?,
+            Format::Markdown => markdown(&self.0),
+            other => return Err(unoffered(Command::Rules, other)),
+        })
+    }
+}
+
+/// `explain ID`: the rule's entries (one per scope), and the retired id it was asked by.
+pub struct Explained<'a> {
+    pub entries: Vec<&'a Rule>,
+    pub alias: Option<String>,
+}
+
+impl Document for Explained<'_> {
+    fn render(&self, _format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(explain_all(&self.entries, self.alias.as_deref()))
+    }
+}
 
 /// The commands that run rules of a scope.
 pub fn commands(scope: Scope) -> &'static [&'static str] {

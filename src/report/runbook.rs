@@ -7,6 +7,14 @@ use crate::audit::finding::{Finding, FixLine, Phase, Severity};
 use crate::plan::Plan;
 use crate::shell::quote;
 
+/// `runbook`'s report: the plan, its notes, and what it was made from (printed as Markdown
+/// here, as a page by `html_runbook`).
+pub struct Runbook {
+    pub plan: Plan,
+    pub notes: Vec<String>,
+    pub made: Made,
+}
+
 /// What a runbook was made from: the header names it, and its commands reach the same cluster.
 #[derive(Debug, Clone, Default)]
 pub struct Made {

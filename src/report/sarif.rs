@@ -96,7 +96,7 @@ pub fn check_sarif(report: &crate::upgrade::check::CheckReport, rules: &[Rule], 
     run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": files.root_uri()}});
     run["invocations"] = json!([{
         "executionSuccessful": true,
-        "exitCode": if report.decision.verdict == crate::audit::verdict::Verdict::Blocked { 1 } else { 0 },
+        "exitCode": report.decision.exit_code(),
         "properties": {
             "verdict": report.decision.verdict,
             "summary": report.decision.line(),
