@@ -16,7 +16,7 @@ use crate::report::document::Context;
 use crate::report::format::{Command, Format};
 use crate::report::migrate::MigrateDocument;
 use crate::report::output::{Choice, Flags};
-use crate::validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
+use kube_validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
 
 #[derive(Debug, Args)]
 #[command(

@@ -11,8 +11,8 @@ use super::{document, oci_reference, print, runtime, CliError};
 use crate::report::document::Context;
 use crate::report::format::{Command, Format};
 use crate::report::source::Pulled;
-use crate::source::cache::Cache;
-use crate::source::pull::{save_chart, Puller};
+use chart_source::cache::Cache;
+use chart_source::pull::{save_chart, Puller};
 
 #[derive(Debug, Args)]
 #[command(
@@ -57,7 +57,7 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
     let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
     let path = match &args.output {
         Some(file) => {
-            crate::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
+            chart_source::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
             file.clone()
         }
         None => save_chart(&args.output_dir, &chart)?,

@@ -9,8 +9,8 @@ use super::{document, oci_reference, print, runtime, CliError};
 use crate::report::document::Context;
 use crate::report::format::{Command, Format};
 use crate::report::source::VersionList;
-use crate::source::oci::RegistryClient;
-use crate::source::versions::{chart_versions, visible};
+use chart_source::oci::RegistryClient;
+use chart_source::versions::{chart_versions, visible};
 
 #[derive(Debug, Args)]
 #[command(

@@ -182,9 +182,9 @@ pub fn emit_bytes(output: Option<&Path>, bytes: &[u8], private: bool) -> Result<
     match output {
         Some(path) => {
             let written = if private {
-                crate::atomic_write::write_atomically(path, bytes)
+                chart_source::atomic_write::write_atomically(path, bytes)
             } else {
-                crate::atomic_write::write_atomically_readable(path, bytes)
+                chart_source::atomic_write::write_atomically_readable(path, bytes)
             };
             written.map_err(|e| OutputError::Write(e.to_string()))?;
             eprintln!("wrote {}", path.display());

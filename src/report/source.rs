@@ -3,8 +3,8 @@
 
 use super::document::{pretty, unoffered, Context, Document, OutputError};
 use super::format::{Command, Format};
-use crate::source::pull::PulledChart;
-use crate::source::versions::ChartVersion;
+use chart_source::pull::PulledChart;
+use chart_source::versions::ChartVersion;
 
 /// `versions`: the versions shown, and where they were listed.
 pub struct VersionList<'a> {
