@@ -224,28 +224,35 @@ impl Rule {
     /// line by line: a line starting `$ ` is a command, and values filled into it are
     /// shell-quoted, except the [`COMMAND_VARS`], filled with whole command lines. In a
     /// command, `{repository}` is followed by the [`REGISTRY_FLAGS`] var (the flags that reach it).
+    /// A line starting `restore $ ` is a command that undoes, after the upgrade, a temporary
+    /// change the commands before it make ([`FixLine::Restore`]), filled in the same way.
     pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
+        let filled = |command: &str| {
+            let mut text = command.to_string();
+            for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
+                let mut value = crate::shell::quote(v);
+                // A command that names the repository must reach it as given to us
+                // (`--plain-http`): seen failing as printed in the rehearsals.
+                if k == "repository" {
+                    value.push_str(vars.get(REGISTRY_FLAGS).map(String::as_str).unwrap_or(""));
+                }
+                text = text.replace(&format!("{{{k}}}"), &value);
+            }
+            text
+        };
         let mut out = Vec::new();
         for line in fix.trim_end().lines() {
+            if let Some(command) = line.strip_prefix("restore $ ") {
+                out.push(FixLine::Restore(filled(command)));
+                continue;
+            }
             match line.strip_prefix("$ ") {
                 Some(command) if COMMAND_VARS.iter().any(|v| command.trim() == format!("{{{v}}}")) => {
                     let name = command.trim().trim_start_matches('{').trim_end_matches('}');
                     let lines = vars.get(name).map(String::as_str).unwrap_or("");
                     out.extend(lines.lines().map(|l| FixLine::Command(l.to_string())));
                 }
-                Some(command) => {
-                    let mut text = command.to_string();
-                    for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
-                        let mut value = crate::shell::quote(v);
-                        // A command that names the repository must reach it as given to us
-                        // (`--plain-http`): seen failing as printed in the rehearsals.
-                        if k == "repository" {
-                            value.push_str(vars.get(REGISTRY_FLAGS).map(String::as_str).unwrap_or(""));
-                        }
-                        text = text.replace(&format!("{{{k}}}"), &value);
-                    }
-                    out.push(FixLine::Command(text));
-                }
+                Some(command) => out.push(FixLine::Command(filled(command))),
                 None => {
                     let mut text = line.to_string();
                     for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
@@ -289,6 +296,15 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
         if let Some(unknown) = rule.variants.keys().find(|v| !spec.variants.contains(&v.as_str())) {
             let known = if spec.variants.is_empty() { "none".to_string() } else { spec.variants.join(", ") };
             return Err(bad(format!("kind {} has no variant {unknown:?} (its variants: {known})", rule.kind)));
+        }
+        let fixes = std::iter::once(&rule.fix).chain(rule.variants.values().filter_map(|v| v.fix.as_ref()));
+        for fix in fixes {
+            let first_command = fix.lines().position(|l| l.starts_with("$ "));
+            if let Some(at) = fix.lines().position(|l| l.starts_with("restore $ ")) {
+                if first_command.is_none_or(|c| c > at) {
+                    return Err(bad("a `restore $ ` line undoes the command before it, and this one has none".into()));
+                }
+            }
         }
         if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
             return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
@@ -452,6 +468,8 @@ mod tests {
         assert!(parse_rules("x.yaml", &gate).unwrap_err().0.contains("is not a version or version range"));
         let scope = GOOD.replace("  severity:", "  scope: review\n  severity:");
         assert!(parse_rules("x.yaml", &scope).unwrap_err().0.contains("cannot run in a chart review"));
+        let restore = GOOD.replace("  fix: f\n", "  fix: \"restore $ undo\\n$ do\"\n");
+        assert!(parse_rules("x.yaml", &restore).unwrap_err().0.contains("undoes the command before it"));
         let variant = GOOD.replace("  fix: f\n", "  fix: f\n  variants: {nope: {severity: info}}\n");
         assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
         let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
@@ -518,12 +536,14 @@ mod tests {
             ("to".to_string(), "2.3.0".to_string()),
         ]
         .into();
-        let lines = Rule::fix_lines("Pull {repository} {to}:\n$ helm pull {repository} --version {to} --untar", &vars);
+        let lines =
+            Rule::fix_lines("Pull {repository} {to}:\n$ helm pull {repository} --version {to} --untar\nrestore $ rm -r {to}", &vars);
         assert_eq!(
             lines,
             [
                 FixLine::Text("Pull oci://127.0.0.1:5000/charts/x 2.3.0:".into()),
                 FixLine::Command("helm pull oci://127.0.0.1:5000/charts/x --plain-http --version 2.3.0 --untar".into()),
+                FixLine::Restore("rm -r 2.3.0".into()),
             ]
         );
     }

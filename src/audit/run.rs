@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::finding::{sort_findings, Expected, Finding, FixLine};
+use super::finding::{sort_findings, with_restore_heads, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
 use super::rules::{Applicable, Rule, Scope, REGISTRY_FLAGS};
@@ -78,9 +78,6 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
     let mut vars = vars.clone();
     vars.extend(hit.vars);
     let fix_lines = Rule::fix_lines(variant.and_then(|v| v.fix.as_deref()).unwrap_or(&rule.fix), &vars);
-    let text = |l: &FixLine| match l {
-        FixLine::Command(c) | FixLine::Text(c) => c.clone(),
-    };
     Finding {
         id: rule.id.clone(),
         severity: hit.severity.or(variant.and_then(|v| v.severity)).unwrap_or(rule.severity),
@@ -89,8 +86,9 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         location: hit.location,
         message: hit.message,
         evidence: hit.evidence,
-        fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
+        fix: with_restore_heads(&fix_lines).iter().map(FixLine::text).collect::<Vec<_>>().join("\n"),
         commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
+        restore: fix_lines.iter().filter_map(|l| if let FixLine::Restore(c) = l { Some(c.clone()) } else { None }).collect(),
         fix_lines,
         adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),

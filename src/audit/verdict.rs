@@ -111,9 +111,14 @@ pub struct Decision {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_at: Option<String>,
     /// Whether the verdict decides the exit code: a gate's does (`check`, `gitops`, any command
-    /// given `--fail-on`); `plan` and `hooks` without `--fail-on` say their verdict and exit 0.
-    #[serde(skip)]
+    /// given `--fail-on`); `plan` and `hooks` without `--fail-on` say their verdict, and that
+    /// they exit 0 (JSON: `"gates": false`, only then).
+    #[serde(skip_serializing_if = "is_true")]
     pub gates: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Decision {
@@ -143,8 +148,18 @@ impl Decision {
     }
 
     /// The line a person reads first: `blocked: 6 errors, 9 warnings`, `ready`,
-    /// `ready: 2 warnings`, `already at 2.3.0`.
+    /// `ready: 2 warnings`, `already at 2.3.0`; a verdict that does not gate says so
+    /// (`blocked: 6 errors, 9 warnings (exit 0: not a gate without --fail-on)`).
     pub fn line(&self) -> String {
+        let line = self.verdict_words();
+        if !self.gates && self.verdict == Verdict::Blocked {
+            format!("{line} (exit 0: not a gate without --fail-on)")
+        } else {
+            line
+        }
+    }
+
+    fn verdict_words(&self) -> String {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let mut parts = vec![plural(self.counts.error, "error"), plural(self.counts.warning, "warning")];
         if self.fail_on == Severity::Info || (self.counts.info > 0 && self.counts.error + self.counts.warning == 0) {
@@ -182,5 +197,17 @@ mod tests {
         assert_eq!(d(counts(1, 0, 0), Severity::Error, "2.3.0", "2.3.0").line(), "blocked: 1 error, 0 warnings (already at 2.3.0)");
         let json = serde_json::to_value(d(counts(1, 0, 0), Severity::Error, "2.2.1", "2.3.0")).unwrap();
         assert_eq!(json, serde_json::json!({"verdict": "blocked", "counts": {"error": 1, "warning": 0, "info": 0}, "failOn": "error"}));
+    }
+
+    #[test]
+    fn a_verdict_that_does_not_gate_says_so_and_exits_0() {
+        let plan = Decision::at(counts(6, 9, 0), None, Some("2.2.1"), Some("2.3.0"));
+        assert_eq!(plan.line(), "blocked: 6 errors, 9 warnings (exit 0: not a gate without --fail-on)");
+        assert_eq!(plan.exit_code(), 0);
+        assert_eq!(serde_json::to_value(&plan).unwrap()["gates"], false);
+        let gated = Decision::at(counts(6, 9, 0), Some(Severity::Error), Some("2.2.1"), Some("2.3.0"));
+        assert_eq!((gated.line().as_str(), gated.exit_code()), ("blocked: 6 errors, 9 warnings", 1));
+        assert!(serde_json::to_value(&gated).unwrap().get("gates").is_none());
+        assert_eq!(Decision::at(counts(0, 1, 0), None, None, None).line(), "ready: 0 errors, 1 warning");
     }
 }

@@ -10,7 +10,7 @@ use super::fleet::FleetArgs;
 use super::CliError;
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
-use crate::report::document::{Context, Given};
+use crate::report::document::{Context, Given, NextCommand};
 use crate::report::findings::Detail;
 use crate::report::format::{Command, Format};
 use crate::report::output::{Choice, Flags};
@@ -25,7 +25,7 @@ pub struct CheckArgs {
     pub clusters: FleetArgs,
     #[command(flatten)]
     pub upgrade: UpgradeFlags,
-    /// Output format (a fleet prints text, json or jsonl)
+    /// Output format (a fleet prints text, json, jsonl, html or openmetrics)
     #[arg(long, value_parser = Command::Check.format_parser(), default_value = "text")]
     pub format: Format,
     /// Exit 1 when a finding is at or above this severity
@@ -42,7 +42,8 @@ pub struct CheckArgs {
     pub verbose: bool,
 }
 
-pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
+/// `next`: the command that comes after this check (the runbook with the same inputs).
+pub fn run(args: CheckArgs, paint: Paint, next: Option<NextCommand>) -> Result<ExitCode, CliError> {
     let choice = Choice::new(Flags {
         command: Command::Check,
         format: args.format,
@@ -63,6 +64,7 @@ pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
             chart: args.upgrade.chart.as_ref().map(std::path::PathBuf::from),
             snapshot: None,
         },
+        next,
         ..Context::default()
     };
     let job = Job::Check { request, fail_on: args.fail_on };

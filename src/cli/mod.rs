@@ -10,6 +10,7 @@ mod gitops;
 mod hooks;
 mod man;
 mod migrate;
+mod next;
 mod plan;
 mod pull;
 mod rbac;
@@ -116,7 +117,9 @@ pub enum CliError {
     Rules(#[from] crate::audit::rules::RuleError),
 }
 
-pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+/// Runs the command `cli` holds; `matches` is the invocation as clap parsed it (the command
+/// that comes next carries its inputs).
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<ExitCode, CliError> {
     let paint = || cli.color.paint_stdout();
     match cli.command {
         Command::Versions(args) => versions::run(args),
@@ -127,7 +130,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Status(args) => status::run(*args, paint()),
         Command::Snapshot(args) => snapshot::run(*args),
         Command::Rbac(args) => rbac::run(args),
-        Command::Check(args) => check::run(*args, paint()),
+        Command::Check(args) => check::run(*args, paint(), next::after_check(matches)),
         Command::Plan(args) => plan::run(*args, paint()),
         Command::Runbook(args) => runbook::run(*args),
         Command::Rules(args) => rules::list(args),

@@ -49,8 +49,43 @@ pub fn context_in_use(kubeconfig: Option<&std::path::Path>, context: Option<&str
     config.current_context
 }
 
-async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
+/// A context the kubeconfig does not hold, named with the contexts it does hold.
+fn missing_context(options: &LiveOptions) -> Option<String> {
+    let wanted = options.context.as_deref()?;
+    let (config, which) = match &options.kubeconfig {
+        Some(path) => (kube::config::Kubeconfig::read_from(path).ok()?, format!("kubeconfig {}", path.display())),
+        None => (kube::config::Kubeconfig::read().ok()?, "the kubeconfig ($KUBECONFIG, else ~/.kube/config)".to_string()),
+    };
+    if config.contexts.iter().any(|c| c.name == wanted) {
+        return None;
+    }
+    let names: Vec<String> = config.contexts.iter().map(|c| format!("{:?}", c.name)).collect();
+    let holds = if names.is_empty() { "holds no context".to_string() } else { format!("holds {}", names.join(", ")) };
+    Some(format!("context {wanted:?} is not in {which}, which {holds}: pass one of them with --context (or --all-contexts for every one)"))
+}
+
+/// An error with every cause it carries (`client error (Connect): tcp connect error: Connection
+/// refused (os error 111)`), each said once.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// A client for the cluster `options` name, and how messages name that cluster: its API
+/// server's URL and the context (`https://10.0.0.1:6443 (context "prod")`).
+async fn client(options: &LiveOptions) -> Result<(kube::Client, String), ClusterError> {
     use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+    if let Some(missing) = missing_context(options) {
+        return Err(ClusterError::Live(missing));
+    }
     let kc_options = KubeConfigOptions { context: options.context.clone(), ..Default::default() };
     let config = match &options.kubeconfig {
         Some(path) => {
@@ -78,7 +113,13 @@ async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
             })?
         }
     };
-    kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))
+    let context = context_in_use(options.kubeconfig.as_deref(), options.context.as_deref());
+    let server = match &context {
+        Some(c) => format!("{} (context {c:?})", config.cluster_url),
+        None => format!("{} (in-cluster configuration)", config.cluster_url),
+    };
+    let client = kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))?;
+    Ok((client, server))
 }
 
 /// Outside a pod, the kubeconfig the kube crate would read when none of its files exists: `the
@@ -210,9 +251,11 @@ fn describe(r: &Resource) -> String {
 }
 
 pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
-    let client = client(options).await?;
-    let version =
-        client.apiserver_version().await.map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server: {e}")))?;
+    let (client, server) = client(options).await?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server {server}: {}", with_causes(&e))))?;
     let groups: BTreeSet<String> = client
         .list_api_groups()
         .await

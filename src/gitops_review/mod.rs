@@ -453,6 +453,7 @@ mod tests {
             evidence: vec![],
             fix: String::new(),
             commands: vec![],
+            restore: vec![],
             fix_lines: vec![],
             adopt: None,
             source: String::new(),

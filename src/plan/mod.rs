@@ -315,6 +315,7 @@ mod tests {
             evidence: Vec::new(),
             fix: String::new(),
             commands: Vec::new(),
+            restore: Vec::new(),
             fix_lines: Vec::new(),
             adopt: rules.iter().find(|r| r.id == id).and_then(|r| r.adopt),
             source: String::new(),

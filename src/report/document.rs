@@ -14,6 +14,7 @@ use super::style::Paint;
 use crate::audit::finding::Severity;
 use crate::audit::rules::RuleSet;
 use crate::audit::verdict::Decision;
+use crate::cluster::source::Source;
 
 /// A command's report, as the printer prints it.
 pub trait Document {
@@ -41,7 +42,8 @@ pub trait Document {
     }
 
     /// Whether a file written with `-o` holds what only its owner should read (cluster objects,
-    /// release values): written 0600; else 0644, a page others serve or collect.
+    /// release values: `migrate`'s List; `snapshot` writes 0600 too): written 0600; else 0644, a
+    /// report others read, serve or collect (pages, metrics, runbooks).
     fn private(&self) -> bool {
         false
     }
@@ -74,12 +76,55 @@ pub struct Context {
     /// seconds).
     pub cluster: Option<String>,
     pub read_at: Option<i64>,
+    /// Where the one cluster was read from (its flags go into the next command).
+    pub source: Option<Source>,
+    /// The command that comes next (`check` → the runbook), with the run's inputs.
+    pub next: Option<NextCommand>,
+}
+
+/// The command that comes after this one, with every input the user gave it but the cluster
+/// selection (each cluster's own is added): `trainer-audit runbook … -o runbook.md` after `check`.
+#[derive(Debug, Clone, Default)]
+pub struct NextCommand {
+    /// The program and subcommand (`trainer-audit runbook`, `kubectl trainer-audit runbook`).
+    pub program: Vec<String>,
+    /// The inputs, flag by flag, unquoted.
+    pub inputs: Vec<String>,
+    /// What goes after the cluster's flags (`-o runbook.md`).
+    pub tail: Vec<String>,
+}
+
+impl NextCommand {
+    /// The command for the cluster read from `source`, every word quoted for a shell.
+    pub fn for_cluster(&self, source: Option<&Source>) -> String {
+        let mut words: Vec<String> = self.program.clone();
+        words.extend(self.inputs.iter().cloned());
+        match source {
+            Some(Source::Snapshot { path }) => words.extend(["--snapshot".to_string(), path.display().to_string()]),
+            Some(Source::Live { kubeconfig, context }) => {
+                if let Some(k) = kubeconfig {
+                    words.extend(["--kubeconfig".to_string(), k.display().to_string()]);
+                }
+                if let Some(c) = context {
+                    words.extend(["--context".to_string(), c.clone()]);
+                }
+            }
+            None => {}
+        }
+        words.extend(self.tail.iter().cloned());
+        crate::shell::join(words.iter().map(String::as_str))
+    }
 }
 
 impl Context {
     /// The run's rules (none for a command that runs none).
     pub fn rules(&self) -> &[crate::audit::rules::Rule] {
         self.rules.as_deref().unwrap_or(&[])
+    }
+
+    /// The command that comes next for the one cluster, ready to copy.
+    pub fn next_command(&self) -> Option<String> {
+        self.next.as_ref().map(|n| n.for_cluster(self.source.as_ref()))
     }
 
     /// The one cluster's name (`current-context` when none was recorded).

@@ -124,10 +124,11 @@ pub fn verdict_line(row: &Row, paint: Paint) -> String {
 
 /// One cluster's part of a fleet's text output: a heading, then the report the command prints
 /// for that cluster alone (or why there is none).
-pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
+/// `next` is the command that comes next for this cluster (`check`: its runbook).
+pub fn section(row: &Row, report: Option<&Report>, paint: Paint, next: Option<&str>) -> String {
     let mut out = format!("\n{}\n", paint.bold(&format!("=== {} ===", row.cluster)));
     match report {
-        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short)),
+        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short, next)),
         Some(Report::Status(s)) => out.push_str(&super::status::text(s)),
         Some(Report::Plan { plan, notes, .. }) => out.push_str(&super::plan::text(plan, notes)),
         None => out.push_str(&format!("{}: {}\n", paint.tone(Tone::Broken, "failed"), dash(row.failure.as_deref()))),

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::document::{json_report, pretty, unoffered, Context, Document, OutputError};
-use super::findings::{cell, fix_markdown, Detail};
+use super::findings::{cell, Detail};
 use super::format::{Command, Format};
-use crate::audit::finding::{FixLine, Severity};
+use crate::audit::finding::Severity;
 use crate::audit::verdict::Decision;
 use crate::gitops_review::{GitopsReview, LocatedFinding, Outcome, ReferenceReview, Verdict};
 
@@ -203,57 +203,12 @@ fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
             let _ = writeln!(out, "          - {what}  [{}]", m.at);
         }
         let mut label = "fix:";
-        for line in fix_of(&members) {
+        let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
+        for line in super::fix::text_lines(&super::fix::merged(&findings)) {
             let _ = writeln!(out, "          {label:<5}{line}");
             label = "";
         }
     }
-}
-
-/// One fix for a rule's findings: the lines they share once, the lines naming each subject one
-/// after another (a finding without marked fix lines gives its fix text line by line).
-fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
-    let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
-    let lines = |f: &crate::audit::finding::Finding| -> Vec<String> {
-        if f.fix_lines.is_empty() {
-            return f.fix.lines().map(str::to_string).collect();
-        }
-        f.fix_lines
-            .iter()
-            .map(|l| match l {
-                FixLine::Command(c) => format!("  {c}"),
-                FixLine::Text(t) => t.clone(),
-            })
-            .collect()
-    };
-    // Fixes that differ only in the object they name: the first once, then the other names.
-    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
-    let general = |f: &crate::audit::finding::Finding| f.fix.replace(&name(f), "\u{0}");
-    let named = findings.iter().all(|f| !name(f).is_empty() && f.fix.contains(&name(f)));
-    if findings.len() > 1 && named && findings.iter().all(|f| general(f) == general(findings[0])) {
-        let mut out = lines(findings[0]);
-        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
-        out.push(format!("likewise for {}", others.join(", ")));
-        return out;
-    }
-    if findings.iter().all(|f| !f.fix_lines.is_empty()) {
-        return super::findings::merged_fix(&findings)
-            .into_iter()
-            .map(|l| match l {
-                FixLine::Command(c) => format!("  {c}"),
-                FixLine::Text(t) => t,
-            })
-            .collect();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for f in findings {
-        for line in f.fix.lines() {
-            if !out.iter().any(|o| o == line) {
-                out.push(line.to_string());
-            }
-        }
-    }
-    out
 }
 
 fn finding_text(f: &LocatedFinding, out: &mut String) {
@@ -268,8 +223,11 @@ fn finding_text(f: &LocatedFinding, out: &mut String) {
         let _ = writeln!(out, "          chart:    {}", g.location);
     }
     let _ = writeln!(out, "          {}", g.message);
-    for e in &g.evidence {
+    for e in g.evidence.iter().take(super::findings::EVIDENCE_SHOWN) {
         let _ = writeln!(out, "          evidence: {e}");
+    }
+    if let Some(more) = super::findings::evidence_left_out(g) {
+        let _ = writeln!(out, "          evidence: {more}");
     }
     let _ = writeln!(out, "          fix:      {}", g.fix.replace('\n', "\n                    "));
     let _ = writeln!(out, "          source:   {}", g.source);
@@ -347,19 +305,13 @@ pub fn markdown(review: &GitopsReview) -> String {
                     cell(&f.finding.message)
                 );
             }
-            out.push_str("\nFixes:\n\n");
-            // One entry per rule and fix text: the subjects it applies to, then the fix once.
-            let mut groups: Vec<(&LocatedFinding, Vec<&str>)> = Vec::new();
-            for f in &r.findings {
-                match groups.iter_mut().find(|(g, _)| g.finding.id == f.finding.id && g.finding.fix == f.finding.fix) {
-                    Some((_, subjects)) => subjects.push(&f.finding.subject),
-                    None => groups.push((f, vec![&f.finding.subject])),
-                }
-            }
-            for (f, subjects) in groups {
-                let subjects: Vec<String> = subjects.iter().map(|s| format!("`{}`", cell(s))).collect();
-                let _ = writeln!(out, "- **{}** {} ({}):\n", f.finding.id, subjects.join(", "), f.finding.title);
-                fix_markdown(&f.finding, "  ", &mut out);
+            out.push_str("\nFixes, one per rule:\n\n");
+            let findings: Vec<crate::audit::finding::Finding> = r.findings.iter().map(|f| f.finding.clone()).collect();
+            for (f, members) in super::findings::by_rule(&findings) {
+                let mut subjects: Vec<String> = members.iter().map(|m| format!("`{}`", cell(&m.subject))).collect();
+                subjects.dedup();
+                let _ = writeln!(out, "- **{}** {} ({}):\n", f.id, subjects.join(", "), f.title);
+                super::fix::markdown(&super::fix::merged(&members), "  ", &mut out);
             }
         }
         out.push_str("</details>\n\n");

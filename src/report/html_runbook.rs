@@ -19,10 +19,6 @@ impl Document for Runbook {
             other => return Err(unoffered(Command::Runbook, other)),
         })
     }
-
-    fn private(&self) -> bool {
-        true
-    }
 }
 
 /// The page for this plan.

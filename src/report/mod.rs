@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod diff;
 pub mod document;
 pub mod findings;
+pub mod fix;
 pub mod fleet;
 pub mod format;
 pub mod github;

@@ -242,8 +242,23 @@ impl<'a> Printer<'a> {
     /// Takes the outcome of the cluster at `index` as it is audited.
     pub fn cluster(&mut self, index: usize, row: Row, report: Option<Report>, read: ReadTime) {
         let paint = self.ctx.paint;
+        // One cluster printed as lines (`--quiet`, `--format jsonl`) keeps its report for the
+        // step summary, which is that cluster's, not a fleet's.
+        let one = !self.choice.flags.fleet && matches!(self.choice.shape, Shape::Quiet | Shape::JsonLines);
+        let report = match (one, report) {
+            (true, Some(report)) => {
+                if let Some(slot) = self.kept.get_mut(index) {
+                    *slot = Some(Kept { row: row.clone(), report: Some(report), read: read.clone() });
+                }
+                self.kept.get(index).and_then(|k| k.as_ref()).and_then(|k| k.report.clone())
+            }
+            (_, report) => report,
+        };
         let text = match self.choice.shape {
-            Shape::FleetText => Ok(section(&row, report.as_ref(), paint)),
+            Shape::FleetText => {
+                let next = self.ctx.next.as_ref().map(|n| n.for_cluster(Some(&self.members[index].source)));
+                Ok(section(&row, report.as_ref(), paint, next.as_deref()))
+            }
             Shape::JsonLines => json_line(self.command(), &self.members[index].source, &row, report.as_ref()).map_err(|e| e.to_string()),
             Shape::Quiet => Ok(verdict_line(&row, paint)),
             Shape::Single(_) | Shape::QuietGated | Shape::Page(_) => {
@@ -278,6 +293,8 @@ impl<'a> Printer<'a> {
     pub fn finish(mut self, rows: &[Row]) -> Result<u8, OutputError> {
         let command = self.command();
         let fail_on = self.choice.flags.fail_on.unwrap_or(Severity::Error);
+        // One cluster printed as lines: its own step summary, not a fleet's.
+        let mut one: Option<(Report, Context)> = None;
         match self.choice.shape {
             Shape::Single(format) => return self.single(format),
             Shape::QuietGated => {
@@ -287,10 +304,12 @@ impl<'a> Printer<'a> {
                 return Ok(kept.row.exit_code);
             }
             Shape::Page(format) => {
-                let kept: Vec<Kept> = std::mem::take(&mut self.kept).into_iter().flatten().collect();
-                emit(self.choice.flags.output.as_deref(), &page(format, &kept, fail_on), false)?;
+                let kept: Vec<(&Member, Kept)> =
+                    self.members.iter().zip(std::mem::take(&mut self.kept)).filter_map(|(m, k)| Some((m, k?))).collect();
+                emit(self.choice.flags.output.as_deref(), &page(format, &kept, fail_on, self.ctx.next.as_ref()), false)?;
             }
             Shape::Quiet | Shape::JsonLines | Shape::FleetText => {
+                one = self.single_kept().ok().and_then(|(_, kept, ctx)| Some((kept.report?, ctx)));
                 let written = match self.write_error.take() {
                     Some(e) => Err(e),
                     None => {
@@ -303,7 +322,9 @@ impl<'a> Printer<'a> {
                 written.map_err(|e| OutputError::Write(format!("cannot write the fleet's report to standard output: {e}")))?;
             }
         }
-        if command != "status" {
+        if let Some((report, ctx)) = one {
+            super::github::step_summary(|| report.step_summary(&ctx));
+        } else if command != "status" {
             super::github::step_summary(|| Some(super::fleet::step_summary(command, rows)));
         }
         Ok(exit_code(rows))
@@ -325,6 +346,7 @@ impl<'a> Printer<'a> {
         if let Source::Snapshot { path } = &member.source {
             ctx.given.snapshot = Some(path.clone());
         }
+        ctx.source = Some(member.source.clone());
         Ok((member, kept, ctx))
     }
 
@@ -340,7 +362,7 @@ impl<'a> Printer<'a> {
 }
 
 /// `check --format html|openmetrics` over a fleet.
-fn page(format: Format, kept: &[Kept], fail_on: Severity) -> String {
+fn page(format: Format, kept: &[(&Member, Kept)], fail_on: Severity, next: Option<&super::document::NextCommand>) -> String {
     fn check(k: &Kept) -> Option<&CheckReport> {
         match &k.report {
             Some(Report::Check(r)) => Some(r),
@@ -350,18 +372,22 @@ fn page(format: Format, kept: &[Kept], fail_on: Severity) -> String {
     if format == Format::Html {
         let clusters: Vec<FleetCluster> = kept
             .iter()
-            .map(|k| FleetCluster {
+            .map(|(member, k)| FleetCluster {
                 cluster: &k.row.cluster,
                 verdict: k.row.verdict.as_str(),
                 report: check(k),
                 failure: k.row.failure.as_deref(),
+                next: next
+                    .filter(|_| k.row.verdict == crate::audit::verdict::Verdict::Blocked)
+                    .map(|n| n.for_cluster(Some(&member.source))),
             })
             .collect();
         return super::html::fleet_page(&clusters, fail_on);
     }
-    let methods: Vec<Option<String>> = kept.iter().map(|k| k.row.method.map(openmetrics::method_name)).collect();
+    let methods: Vec<Option<String>> = kept.iter().map(|(_, k)| k.row.method.map(openmetrics::method_name)).collect();
     let clusters: Vec<openmetrics::Cluster> = kept
         .iter()
+        .map(|(_, k)| k)
         .zip(&methods)
         .map(|(k, method)| openmetrics::Cluster {
             cluster: &k.row.cluster,

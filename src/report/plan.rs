@@ -45,9 +45,12 @@ pub fn text(p: &Plan, notes: &[String]) -> String {
             out.push_str("  Before: nothing blocking\n");
         } else {
             out.push_str("  Before:\n");
-            for f in &s.preconditions {
-                out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
-                for line in super::findings::fix_shell(f) {
+            // One fix per rule, after the findings it settles.
+            for (_, members) in super::findings::by_rule(&s.preconditions) {
+                for f in &members {
+                    out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
+                }
+                for line in super::fix::shell_lines(&super::fix::merged(&members)) {
                     out.push_str(&format!("        {line}\n"));
                 }
             }

@@ -32,6 +32,15 @@ impl Document for Explained<'_> {
     }
 }
 
+/// A fix template as a person reads it: commands indented, restore commands under the words
+/// every output puts before them, `{placeholders}` as written.
+fn fix_template(fix: &str) -> String {
+    // Variables filled with whole command lines stay as their placeholder.
+    let vars = crate::audit::rules::COMMAND_VARS.iter().map(|v| (v.to_string(), format!("{{{v}}}"))).collect();
+    let lines = crate::audit::finding::with_restore_heads(&Rule::fix_lines(fix, &vars));
+    super::fix::text_lines(&lines).join("\n")
+}
+
 /// The commands that run rules of a scope.
 pub fn commands(scope: Scope) -> &'static [&'static str] {
     match scope {
@@ -175,7 +184,7 @@ pub fn explain(r: &Rule) -> String {
         r.kind,
         r.origin,
         r.why,
-        r.fix,
+        fix_template(&r.fix),
         r.source
     );
     for (name, v) in &r.variants {
@@ -187,7 +196,7 @@ pub fn explain(r: &Rule) -> String {
             parts.push(format!("title: {t}"));
         }
         if let Some(f) = &v.fix {
-            parts.push(format!("fix: {f}"));
+            parts.push(format!("fix: {}", fix_template(f)));
         }
         if let Some(s) = &v.source {
             parts.push(format!("source: {s}"));

@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod absent;
 pub mod check;
 pub mod crds;
 pub mod inputs;
@@ -164,6 +165,11 @@ impl Upgrade {
         // A GitOps reference may name a release the cluster does not hold yet; every other run
         // names the install it audits, and a name that holds none is refused.
         let checks_inputs = !request.from_target && !request.without_cluster;
+        if checks_inputs {
+            if let Some(why) = absent::nothing_installed(&state, &releases) {
+                return Err(UpgradeError::Usage(why));
+            }
+        }
         if !request.without_cluster {
             inputs::check_kube_version(&state)?;
         }
@@ -243,7 +249,7 @@ impl Upgrade {
             (None, Some(v)) => v.evidence,
             (None, None) => "none installed: the target is reviewed as installed".to_string(),
         };
-        notes.push(format!("installed version {from} ({evidence})"));
+        notes.push(format!("installed version {from}: {evidence}"));
         notes.extend(crate::audit::citation::upgrade_notes(crate::audit::compat::get(), &from, &to));
         let flags = request.values.clone();
         Ok(Upgrade {
@@ -389,7 +395,7 @@ impl Upgrade {
             (None, _) => "unknown (no cluster)".to_string(),
         };
         Inputs {
-            installed: format!("{} ({})", self.from, self.evidence),
+            installed: format!("{}: {}", self.from, self.evidence),
             installed_chart: chart(&self.from, &self.request.from_chart),
             target_chart: chart(&self.to, &self.request.chart),
             kubernetes,
