@@ -44,12 +44,33 @@ pub fn merged(members: &[&Finding]) -> Vec<FixLine> {
     match all.first() {
         Some(first) if all.iter().all(|l| l.len() == first.len()) => {
             for i in 0..first.len() {
-                all.iter().for_each(|l| push(&l[i]));
+                let at: Vec<&FixLine> = all.iter().map(|l| &l[i]).collect();
+                match likewise(&at, members) {
+                    Some(lines) => lines.iter().for_each(&mut push),
+                    None => at.into_iter().for_each(&mut push),
+                }
             }
         }
         _ => all.iter().flatten().for_each(&mut push),
     }
     with_restore_heads(&coalesce(out))
+}
+
+/// Words that differ only in the object each finding names (a rule whose fix is prose with a
+/// command inside it): the first finding's once, then `likewise for` the others' names.
+fn likewise(at: &[&FixLine], members: &[&Finding]) -> Option<Vec<FixLine>> {
+    let name = |f: &Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
+    let texts: Vec<&str> = at.iter().map(|l| if let FixLine::Text(t) = l { Some(t.as_str()) } else { None }).collect::<Option<_>>()?;
+    let names: Vec<String> = members.iter().map(|f| name(f)).collect();
+    let differ = texts.iter().any(|t| *t != texts[0]);
+    let named = names.iter().zip(&texts).all(|(n, t)| !n.is_empty() && t.contains(n.as_str()));
+    let general = |(n, t): (&String, &&str)| t.replace(n.as_str(), "\u{0}");
+    if !differ || !named || !names.iter().zip(&texts).map(general).all(|g| g == general((&names[0], &texts[0]))) {
+        return None;
+    }
+    let mut others: Vec<&str> = names[1..].iter().map(String::as_str).collect();
+    others.dedup();
+    Some(vec![FixLine::Text(texts[0].to_string()), FixLine::Text(format!("likewise for {}", others.join(", ")))])
 }
 
 /// Consecutive commands (or restore commands) that differ only in the name a many-name kubectl
@@ -229,5 +250,29 @@ mod tests {
         let mut md = String::new();
         markdown(&lines, "", &mut md);
         assert!(md.contains("After the upgrade, restore it:\n\n```sh\nkubectl label ns ns1 e=restricted --overwrite\n```"), "{md}");
+    }
+
+    #[test]
+    fn prose_that_differs_only_in_the_object_is_said_once() {
+        let finding = |name: &str| Finding {
+            id: "TA-X-002".into(),
+            severity: crate::audit::finding::Severity::Warning,
+            title: "t".into(),
+            subject: format!("CustomResourceDefinition/{name}"),
+            location: String::new(),
+            message: String::new(),
+            evidence: vec![],
+            fix: format!("before a rollback: kubectl annotate crd {name} keep=1; or take it out"),
+            commands: vec![],
+            restore: vec![],
+            fix_lines: vec![],
+            adopt: None,
+            source: String::new(),
+            expect: vec![],
+            phase: Default::default(),
+        };
+        let (a, b, c) = (finding("a.x"), finding("b.x"), finding("c.x"));
+        let text: Vec<String> = merged(&[&a, &b, &c]).iter().map(|l| l.text().to_string()).collect();
+        assert_eq!(text, ["before a rollback: kubectl annotate crd a.x keep=1; or take it out", "likewise for b.x, c.x"]);
     }
 }
