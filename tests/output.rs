@@ -391,3 +391,25 @@ fn what_a_person_reads_is_pinned() {
     let plan = stdout(&run_env(home.path(), &relaxed("plan", &[]), &[]));
     insta::assert_snapshot!("person_plan_text", portable(plan));
 }
+
+/// Issue 31 §3: in a fleet's text each cluster's section ends with that cluster's runbook
+/// command (its own --snapshot, the run's other inputs).
+#[test]
+fn each_cluster_of_a_fleet_ends_with_its_own_runbook_command() {
+    let home = tempfile::tempdir().unwrap();
+    let rules = Path::new(ROOT).join("tests/rules");
+    let (a, b) = (rules.join("TA-HOOK-101/cluster.yaml"), Path::new(ROOT).join("snapshots/helm-2.2.1.yaml"));
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let args: Vec<String> = ["check", "--snapshot", &s(&a), "--snapshot", &s(&b), "--chart", &s(&rules.join("charts/to")), "--set", "x=1"]
+        .map(String::from)
+        .to_vec();
+    let text = stdout(&run_env(home.path(), &args, &[]));
+    for snapshot in [&a, &b] {
+        let wanted = format!("--set x=1 --snapshot {} -o runbook.md", s(snapshot));
+        assert_eq!(
+            text.lines().filter(|l| l.trim().starts_with("trainer-audit runbook ") && l.ends_with(&wanted)).count(),
+            1,
+            "{wanted}\n{text}"
+        );
+    }
+}

@@ -12,6 +12,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::Value as Json;
 
+// Every cause an error carries, each said once (`client error (Connect): tcp connect error:
+// Connection refused (os error 111)`): the registry client's helper serves any error.
+use chart_source::oci::client::error_chain;
+
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::objects::str_at;
@@ -62,21 +66,6 @@ fn missing_context(options: &LiveOptions) -> Option<String> {
     let names: Vec<String> = config.contexts.iter().map(|c| format!("{:?}", c.name)).collect();
     let holds = if names.is_empty() { "holds no context".to_string() } else { format!("holds {}", names.join(", ")) };
     Some(format!("context {wanted:?} is not in {which}, which {holds}: pass one of them with --context (or --all-contexts for every one)"))
-}
-
-/// An error with every cause it carries (`client error (Connect): tcp connect error: Connection
-/// refused (os error 111)`), each said once.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = s.source();
-    }
-    parts.join(": ")
 }
 
 /// A client for the cluster `options` name, and how messages name that cluster: its API
@@ -255,7 +244,7 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
     let version = client
         .apiserver_version()
         .await
-        .map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server {server}: {}", with_causes(&e))))?;
+        .map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server {server}: {}", error_chain(&e))))?;
     let groups: BTreeSet<String> = client
         .list_api_groups()
         .await

@@ -41,6 +41,18 @@ pub fn count(n: usize, severity: Severity) -> String {
     }
 }
 
+/// What was found about a finding's subject, as a list item names it: the message when it opens
+/// with the subject, else `subject: message` (the subject alone when there is no message).
+pub fn found(f: &Finding) -> String {
+    if f.message.is_empty() {
+        f.subject.clone()
+    } else if f.message.starts_with(&f.subject) {
+        f.message.clone()
+    } else {
+        format!("{}: {}", f.subject, f.message)
+    }
+}
+
 /// `0 errors, 4 warnings, 4 info`: counts in the words every report uses.
 pub fn counts(c: &crate::audit::verdict::Counts) -> String {
     format!("{}, {}, {}", count(c.error, Severity::Error), count(c.warning, Severity::Warning), count(c.info, Severity::Info))
@@ -160,13 +172,7 @@ fn short_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
                 continue;
             }
             seen.push((&m.subject, &m.message));
-            if m.message.is_empty() {
-                out.push_str(&format!("        - {}\n", m.subject));
-            } else if m.message.starts_with(&m.subject) {
-                out.push_str(&format!("        - {}\n", m.message));
-            } else {
-                out.push_str(&format!("        - {}: {}\n", m.subject, m.message));
-            }
+            out.push_str(&format!("        - {}\n", found(m)));
         }
         let mut label = "fix:";
         for text in super::fix::text_lines(&super::fix::merged(members)) {
@@ -295,5 +301,17 @@ mod tests {
         assert_eq!(count(1, Severity::Error), "1 error");
         assert_eq!(count(2, Severity::Warning), "2 warnings");
         assert_eq!(count(2, Severity::Info), "2 info");
+    }
+
+    #[test]
+    fn people_see_twenty_evidence_lines_and_how_to_see_the_rest() {
+        let mut f = finding("a", vec![]);
+        f.evidence = (0..25).map(|i| format!("e{i}")).collect();
+        let mut out = String::new();
+        text_painted(&[f.clone()], Paint::PLAIN, Detail::Verbose, &mut out);
+        assert_eq!(out.matches("evidence: e").count(), EVIDENCE_SHOWN, "{out}");
+        assert!(out.contains("evidence: … and 5 more (`--format json` lists every one)"), "{out}");
+        f.evidence.truncate(EVIDENCE_SHOWN);
+        assert_eq!(evidence_left_out(&f), None);
     }
 }

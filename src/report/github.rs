@@ -72,15 +72,7 @@ fn rule_message(members: &[&Finding], prefix: &str) -> String {
     let mut lines: Vec<String> = members
         .iter()
         .map(|f| {
-            let what = if f.message.is_empty() || f.message.starts_with(&f.subject) {
-                if f.message.is_empty() {
-                    f.subject.clone()
-                } else {
-                    f.message.clone()
-                }
-            } else {
-                format!("{}: {}", f.subject, f.message)
-            };
+            let what = super::findings::found(f);
             if members.len() > 1 {
                 format!("- {prefix}{what}")
             } else {

@@ -190,17 +190,7 @@ fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
         let g = &members[0].finding;
         let _ = writeln!(out, "\n  {:<7} {}  {}", g.severity.as_str(), g.id, g.title);
         for m in &members {
-            let f = &m.finding;
-            let what = if f.message.is_empty() || f.message.starts_with(&f.subject) {
-                if f.message.is_empty() {
-                    f.subject.clone()
-                } else {
-                    f.message.clone()
-                }
-            } else {
-                format!("{}: {}", f.subject, f.message)
-            };
-            let _ = writeln!(out, "          - {what}  [{}]", m.at);
+            let _ = writeln!(out, "          - {}  [{}]", super::findings::found(&m.finding), m.at);
         }
         let mut label = "fix:";
         let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
