@@ -150,6 +150,28 @@ pub fn with_restore_heads(lines: &[FixLine]) -> Vec<FixLine> {
 }
 
 impl Finding {
+    /// A finding of rule `id` about `subject` with nothing else said: what tests build on.
+    #[cfg(test)]
+    pub fn about(id: &str, severity: Severity, subject: &str) -> Finding {
+        Finding {
+            id: id.into(),
+            severity,
+            title: String::new(),
+            subject: subject.into(),
+            location: String::new(),
+            message: String::new(),
+            evidence: vec![],
+            fix: String::new(),
+            commands: vec![],
+            restore: vec![],
+            fix_lines: vec![],
+            adopt: None,
+            source: String::new(),
+            expect: vec![],
+            phase: Phase::default(),
+        }
+    }
+
     /// The fix's lines with its restore commands headed ([`with_restore_heads`]).
     pub fn fix_lines_headed(&self) -> Vec<FixLine> {
         with_restore_heads(&self.fix_lines)

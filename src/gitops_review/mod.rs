@@ -443,23 +443,7 @@ mod tests {
     use super::*;
 
     fn finding(id: &str, severity: Severity, subject: &str, message: &str) -> Finding {
-        Finding {
-            id: id.into(),
-            severity,
-            title: String::new(),
-            subject: subject.into(),
-            location: String::new(),
-            message: message.into(),
-            evidence: vec![],
-            fix: String::new(),
-            commands: vec![],
-            restore: vec![],
-            fix_lines: vec![],
-            adopt: None,
-            source: String::new(),
-            expect: vec![],
-            phase: Default::default(),
-        }
+        Finding { message: message.into(), ..Finding::about(id, severity, subject) }
     }
 
     #[test]

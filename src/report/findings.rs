@@ -242,21 +242,10 @@ mod tests {
 
     fn finding(subject: &str, fix: Vec<FixLine>) -> Finding {
         Finding {
-            id: "TA-X-001".into(),
-            severity: Severity::Warning,
             title: "t".into(),
-            subject: subject.into(),
-            location: String::new(),
-            message: String::new(),
-            evidence: vec![],
-            fix: String::new(),
-            commands: vec![],
-            restore: vec![],
             fix_lines: fix,
-            adopt: None,
             source: "https://example.org/source".into(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about("TA-X-001", Severity::Warning, subject)
         }
     }
 

@@ -205,26 +205,13 @@ mod tests {
     #[test]
     fn one_fix_for_a_rule_keeps_its_restore_after_its_commands() {
         let finding = |name: &str| Finding {
-            id: "TA-X-001".into(),
-            severity: crate::audit::finding::Severity::Error,
-            title: "t".into(),
-            subject: format!("Job/{name}"),
-            location: String::new(),
-            message: String::new(),
-            evidence: vec![],
-            fix: String::new(),
-            commands: vec![],
-            restore: vec![],
             fix_lines: vec![
                 FixLine::Text("Relax the namespace for the upgrade:".into()),
                 FixLine::Command("kubectl label ns ns1 e=baseline --overwrite".into()),
                 FixLine::Restore("kubectl label ns ns1 e=restricted --overwrite".into()),
                 FixLine::Text("Or instead do something else.".into()),
             ],
-            adopt: None,
-            source: String::new(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about("TA-X-001", crate::audit::finding::Severity::Error, &format!("Job/{name}"))
         };
         let (a, b) = (finding("a"), finding("b"));
         let lines = merged(&[&a, &b]);
@@ -255,21 +242,8 @@ mod tests {
     #[test]
     fn prose_that_differs_only_in_the_object_is_said_once() {
         let finding = |name: &str| Finding {
-            id: "TA-X-002".into(),
-            severity: crate::audit::finding::Severity::Warning,
-            title: "t".into(),
-            subject: format!("CustomResourceDefinition/{name}"),
-            location: String::new(),
-            message: String::new(),
-            evidence: vec![],
             fix: format!("before a rollback: kubectl annotate crd {name} keep=1; or take it out"),
-            commands: vec![],
-            restore: vec![],
-            fix_lines: vec![],
-            adopt: None,
-            source: String::new(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about("TA-X-002", crate::audit::finding::Severity::Warning, &format!("CustomResourceDefinition/{name}"))
         };
         let (a, b, c) = (finding("a.x"), finding("b.x"), finding("c.x"));
         let text: Vec<String> = merged(&[&a, &b, &c]).iter().map(|l| l.text().to_string()).collect();

@@ -313,21 +313,12 @@ mod tests {
 
     fn finding(id: &str, severity: Severity, commands: &[&str]) -> Finding {
         Finding {
-            id: id.into(),
-            severity,
             title: "CRD not owned, by the release".into(),
-            subject: "CustomResourceDefinition/trainjobs.trainer.kubeflow.org".into(),
-            location: String::new(),
             message: "100% of it: a\nb".into(),
-            evidence: vec![],
             fix: commands.join("\n"),
             commands: commands.iter().map(|s| s.to_string()).collect(),
-            restore: vec![],
-            fix_lines: vec![],
-            adopt: None,
             source: "https://example.invalid".into(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about(id, severity, "CustomResourceDefinition/trainjobs.trainer.kubeflow.org")
         }
     }
 
