@@ -7,7 +7,7 @@ pub mod trainjobs;
 
 use serde_json::Value as Json;
 
-use crate::cluster::install::Verdict;
+use crate::cluster::install::InstallMethod;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::{Engine, EngineContext};
@@ -46,7 +46,7 @@ pub struct CheckInput<'a> {
     pub target_crds_on: Option<&'a Inventory>,
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
-    pub install: &'a Verdict,
+    pub install: &'a InstallMethod,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
     /// The target CRDs over the live objects, computed on first use (`derived`).

@@ -15,8 +15,9 @@ use super::ClusterState;
 use crate::engine::Method;
 use crate::objects::str_at;
 
+/// How Trainer (or one object of it) was installed, and what shows it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct InstallMethod {
     pub method: Method,
     pub evidence: Vec<String>,
 }
@@ -29,7 +30,7 @@ fn managers(o: &Json) -> Vec<&str> {
 }
 
 /// The method one object shows, with what shows it.
-pub fn object_method(o: &Json) -> Verdict {
+pub fn object_method(o: &Json) -> InstallMethod {
     let label = |k: &str| str_at(o, &["metadata", "labels", k]);
     let annotation = |k: &str| str_at(o, &["metadata", "annotations", k]);
     let managers = managers(o);
@@ -77,7 +78,7 @@ pub fn object_method(o: &Json) -> Verdict {
         }
         Method::Unknown
     };
-    Verdict { method, evidence }
+    InstallMethod { method, evidence }
 }
 
 /// The Trainer objects the verdict rests on: the controller Deployment(s) and the Trainer CRDs.
@@ -91,7 +92,7 @@ fn trainer_objects(state: &ClusterState) -> Vec<&Json> {
 
 /// The install method overall: the most common among Trainer objects (a release record alone
 /// means Helm when objects show nothing else).
-pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
+pub fn overall(state: &ClusterState, releases: &[Release]) -> InstallMethod {
     let objects = trainer_objects(state);
     let mut counts: std::collections::BTreeMap<Method, Vec<String>> = Default::default();
     for o in &objects {
@@ -114,9 +115,9 @@ pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
                     r.current.namespace, r.current.name, r.current.revision, r.current.status
                 ));
             }
-            Verdict { method: m, evidence }
+            InstallMethod { method: m, evidence }
         }
-        (None, Some(r)) => Verdict {
+        (None, Some(r)) => InstallMethod {
             method: Method::Helm,
             evidence: vec![format!(
                 "Helm release {}/{} revision {} ({})",
@@ -124,9 +125,9 @@ pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
             )],
         },
         (None, None) if objects.is_empty() => {
-            Verdict { method: Method::Unknown, evidence: vec!["no Trainer controller Deployment or CRDs found".into()] }
+            InstallMethod { method: Method::Unknown, evidence: vec!["no Trainer controller Deployment or CRDs found".into()] }
         }
-        (None, None) => Verdict { method: Method::Unknown, evidence: counts.remove(&Method::Unknown).unwrap_or_default() },
+        (None, None) => InstallMethod { method: Method::Unknown, evidence: counts.remove(&Method::Unknown).unwrap_or_default() },
     }
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::install::{installed_version, object_method, overall, InstalledVersion, Verdict};
+use super::install::{installed_version, object_method, overall, InstallMethod, InstalledVersion};
 use super::release::redact;
 use super::ClusterState;
 use crate::objects::str_at;
@@ -58,7 +58,7 @@ pub struct RuntimeSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub kubernetes: Option<String>,
-    pub install: Verdict,
+    pub install: InstallMethod,
     pub version: Option<InstalledVersion>,
     pub releases: Vec<ReleaseSummary>,
     pub release_errors: Vec<String>,

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
-use crate::audit::rules::Rule;
+use crate::audit::rules::{Applicable, Rule, Scope};
 use crate::audit::verdict::{Counts, Decision};
 use crate::engine::{commands, Method};
 
@@ -25,7 +25,8 @@ pub fn path(
     }
     let mut current = from.clone();
     for _ in 0..8 {
-        let gate = rules.iter().filter(|r| r.applies_to(&current, to)).find_map(|r| Some((r, r.check.as_ref()?.gate()?)));
+        let when = Applicable { scope: Scope::Upgrade, versions: Some((&current, to)), engine: None, cluster: true };
+        let gate = rules.iter().filter(|r| r.applicable(&when)).find_map(|r| Some((r, r.check.as_ref()?.gate()?)));
         let Some((gate, constraint)) = gate else { break };
         let via = constraint.to_string();
         let stop = available.iter().filter(|v| v.pre.is_empty() && constraint.matches(v) && *v > &current && *v < to).max().cloned();
@@ -83,7 +84,7 @@ impl Plan {
     /// not given: then a plan is not a gate and `plan` exits 0 either way; `check` is the gate).
     pub fn decision(&self) -> Decision {
         let counts = Counts::of(self.steps.iter().flat_map(|s| s.preconditions.iter()));
-        Decision::new(counts, self.fail_on.unwrap_or(Severity::Error), Some(&self.from), Some(&self.to))
+        Decision::at(counts, self.fail_on, Some(&self.from), Some(&self.to))
     }
 }
 
@@ -314,6 +315,7 @@ mod tests {
             evidence: Vec::new(),
             fix: String::new(),
             commands: Vec::new(),
+            restore: Vec::new(),
             fix_lines: Vec::new(),
             adopt: rules.iter().find(|r| r.id == id).and_then(|r| r.adopt),
             source: String::new(),

@@ -7,6 +7,14 @@ use crate::audit::finding::{Finding, FixLine, Phase, Severity};
 use crate::plan::Plan;
 use crate::shell::quote;
 
+/// `runbook`'s report: the plan, its notes, and what it was made from (printed as Markdown
+/// here, as a page by `html_runbook`).
+pub struct Runbook {
+    pub plan: Plan,
+    pub notes: Vec<String>,
+    pub made: Made,
+}
+
 /// What a runbook was made from: the header names it, and its commands reach the same cluster.
 #[derive(Debug, Clone, Default)]
 pub struct Made {
@@ -157,29 +165,40 @@ impl Seen {
     }
 }
 
-/// The fixes of `findings`, in order, under a numbered step: findings of one rule with the same
-/// fix are one entry naming every subject; a command an earlier entry or the Backups block ran
-/// (over the whole runbook) is not run again, and the entry says where it ran.
-fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
-    let mut entries: Vec<(&Finding, Vec<&str>)> = Vec::new();
+/// The fixes of `findings`, in order, under a numbered step: one entry per rule naming every
+/// subject, with its one fix; a command an earlier entry or the Backups block ran (over the whole
+/// runbook) is not run again, and the entry says where it ran. A fix's restore commands are not
+/// run here (that would undo the change before the upgrade): the entry says where they are, and
+/// they are returned for the section after the last step.
+fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) -> Vec<String> {
+    let mut restores = Vec::new();
+    let mut entries: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
     for f in findings {
-        match entries.iter_mut().find(|(e, _)| e.id == f.id && e.fix_lines == f.fix_lines) {
-            Some((_, subjects)) => subjects.push(&f.subject),
-            None => entries.push((f, vec![&f.subject])),
+        match entries.iter_mut().find(|(e, _)| e.id == f.id && e.severity == f.severity) {
+            Some((_, members)) => members.push(f),
+            None => entries.push((f, vec![f])),
         }
     }
-    for (f, subjects) in entries {
-        let subjects: Vec<String> = subjects.iter().map(|s| format!("`{s}`")).collect();
+    for (f, members) in entries {
+        let mut subjects: Vec<String> = members.iter().map(|m| format!("`{}`", m.subject)).collect();
+        subjects.dedup();
         out.push_str(&format!("   - **{}** {} — {}\n\n", f.id, subjects.join(", "), f.title));
         let by = format!("{} {}", f.id, subjects[0]);
-        let mut once = (*f).clone();
         let mut repeated: Vec<String> = Vec::new();
-        once.fix_lines = f
-            .fix_lines
-            .iter()
+        let mut restored = false;
+        let mut lines: Vec<FixLine> = super::fix::merged(&members)
+            .into_iter()
             .filter_map(|l| match l {
+                FixLine::Restore(c) => {
+                    restored = true;
+                    if !restores.contains(&c) {
+                        restores.push(c);
+                    }
+                    None
+                }
+                FixLine::Text(t) if t == crate::audit::finding::RESTORE_HEAD => None,
                 FixLine::Command(c) => {
-                    let c = into_backup_dir(c)?;
+                    let c = into_backup_dir(&c)?;
                     match seen.earlier(&c).cloned() {
                         Some(earlier) => {
                             if !repeated.contains(&earlier) {
@@ -193,15 +212,24 @@ fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
                         }
                     }
                 }
-                text => Some(text.clone()),
+                text => Some(text),
             })
             .collect();
         for earlier in repeated {
-            once.fix_lines.push(FixLine::Text(format!("(Its command ran above, under {earlier}.)")));
+            lines.push(FixLine::Text(format!("(Its command ran above, under {earlier}.)")));
         }
-        super::findings::fix_markdown(&once, "     ", out);
+        if restored {
+            lines.push(FixLine::Text(format!(
+                "(What this changes for the upgrade is put back after the last step: see *{RESTORE_SECTION}*.)"
+            )));
+        }
+        super::fix::markdown(&lines, "     ", out);
     }
+    restores
 }
+
+/// The runbook's section that undoes what fixes changed for the upgrade only.
+const RESTORE_SECTION: &str = "After the last step: restore what was relaxed";
 
 pub fn markdown(p: &Plan, notes: &[String], made: &Made) -> String {
     pinned_text(&unpinned(p, notes, made), made)
@@ -268,6 +296,8 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     // A command another finding's fix already ran (one PSA relabel for both hook Jobs, one
     // backup of an object) is not run twice, in any step: the repeat says where it is.
     let mut seen = Seen::backups();
+    // What the fixes change for the upgrade only, put back after the last step.
+    let mut restores: Vec<String> = Vec::new();
     out.push_str("\n## Steps\n");
     for s in &p.steps {
         out.push_str(&format!("\n### {} {} → {}\n\n", if s.direction == "downgrade" { "Downgrade" } else { "Upgrade" }, s.from, s.to));
@@ -278,7 +308,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         if !before.is_empty() {
             n += 1;
             out.push_str(&format!("{n}. Settle the findings for this step, in this order:\n\n"));
-            settle(&before, &mut seen, &mut out);
+            for r in settle(&before, &mut seen, &mut out) {
+                if !restores.contains(&r) {
+                    restores.push(r);
+                }
+            }
         }
         n += 1;
         out.push_str(&format!("{n}. Upgrade:\n\n"));
@@ -298,7 +332,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         if !after.is_empty() {
             n += 1;
             out.push_str(&format!("{n}. After the upgrade:\n\n"));
-            settle(&after, &mut seen, &mut out);
+            for r in settle(&after, &mut seen, &mut out) {
+                if !restores.contains(&r) {
+                    restores.push(r);
+                }
+            }
         }
         n += 1;
         out.push_str(&format!("{n}. Verify before going on:\n\n   ```sh\n"));
@@ -308,20 +346,12 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         out.push_str("   ```\n\n");
         out.push_str(&format!("   Rollback{}: {}\n", if s.rollback_dangerous { " (**dangerous**)" } else { "" }, s.rollback));
     }
-    // A fix that relaxed Pod Security on the release namespace is temporary: put back the value
-    // the cluster had (TA-HOOK-101's relabel), once, after the last step.
-    let relaxes = p.steps.iter().flat_map(|s| &s.preconditions).flat_map(|f| &f.commands).any(|c| {
-        c.starts_with(&format!("kubectl label ns {qns} {}=", crate::plan::PSA_ENFORCE))
-            || c.starts_with(&format!("kubectl label namespace {qns} {}=", crate::plan::PSA_ENFORCE))
-    });
-    if relaxes {
-        let restore = match &p.pod_security {
-            Some(level) => format!("kubectl label ns {qns} {}={} --overwrite", crate::plan::PSA_ENFORCE, quote(level)),
-            None => format!("kubectl label ns {qns} {}-", crate::plan::PSA_ENFORCE),
-        };
+    // What a fix changed for the upgrade only (a Pod Security label relaxed for the hooks) is put
+    // back once, after the last step, as the fix says.
+    if !restores.is_empty() {
         out.push_str(&format!(
-            "\n## After the last step: restore Pod Security\n\nThe namespace was relaxed for the upgrade's hooks; put back the value it had ({}):\n\n```sh\n{restore}\n```\n",
-            p.pod_security.as_deref().map(|l| format!("`{}={l}`", crate::plan::PSA_ENFORCE)).unwrap_or_else(|| "no enforce label".into())
+            "\n## {RESTORE_SECTION}\n\nThe fixes above changed these for the upgrade only; put them back:\n\n```sh\n{}```\n",
+            restores.iter().map(|r| format!("{r}\n")).collect::<String>()
         ));
     }
     let templated = p

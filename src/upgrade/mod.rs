@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod absent;
 pub mod check;
 pub mod crds;
 pub mod inputs;
@@ -19,10 +20,10 @@ use serde_json::Value as Json;
 use crate::audit::finding::Finding;
 use crate::audit::finding::Severity;
 use crate::audit::input::CheckInput;
-use crate::audit::rules::{load, Rule};
+use crate::audit::rules::{Applicable, RuleSet, Scope};
 use crate::audit::run::run as run_rules;
 use crate::audit::verdict::{Counts, Decision};
-use crate::cluster::install::{installed_version, overall, Verdict};
+use crate::cluster::install::{installed_version, overall, InstallMethod};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::EngineContext;
@@ -76,8 +77,8 @@ pub struct Request {
     pub release: Option<String>,
     pub namespace: Option<String>,
     pub values: UserValues,
-    /// More rule files.
-    pub rules: Option<PathBuf>,
+    /// The rules of the run (built-in and `--rules`), loaded once and shared.
+    pub rules: RuleSet,
     pub registry: ClientOptions,
     /// Values a GitOps file hands to Helm: they replace the release's user-supplied values
     /// (the file is what the engine will apply), and the value flags go on top.
@@ -102,12 +103,12 @@ pub struct Upgrade {
     pub namespace: String,
     pub from: semver::Version,
     pub to: semver::Version,
-    pub install: Verdict,
+    pub install: InstallMethod,
     /// The values the user passed on this run (printed back in generated commands).
     pub flags: UserValues,
     /// The release's user-supplied values merged with the flags (what the upgrade applies).
     pub user_values: Map,
-    pub rules: Vec<Rule>,
+    pub rules: RuleSet,
     pub notes: Vec<String>,
     /// Where the installed version comes from (a Helm release, a controller image, `--from`).
     pub evidence: String,
@@ -156,7 +157,7 @@ impl Upgrade {
     /// Prepared over a store shared with other upgrades of the same run (a fleet): each chart
     /// version is pulled once for all of them. `store` must be [`store_for`] this request.
     pub fn prepare_in(request: Request, state: ClusterState, store: Rc<ChartStore>) -> Result<Upgrade, UpgradeError> {
-        let rules = load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
+        let rules = request.rules.clone();
         let (releases, errors) = state.releases();
         if let Some(e) = errors.first() {
             return Err(UpgradeError::Cluster(format!("cannot read the Helm release: {e}")));
@@ -164,6 +165,11 @@ impl Upgrade {
         // A GitOps reference may name a release the cluster does not hold yet; every other run
         // names the install it audits, and a name that holds none is refused.
         let checks_inputs = !request.from_target && !request.without_cluster;
+        if checks_inputs {
+            if let Some(why) = absent::nothing_installed(&state, &releases) {
+                return Err(UpgradeError::Usage(why));
+            }
+        }
         if !request.without_cluster {
             inputs::check_kube_version(&state)?;
         }
@@ -243,7 +249,7 @@ impl Upgrade {
             (None, Some(v)) => v.evidence,
             (None, None) => "none installed: the target is reviewed as installed".to_string(),
         };
-        notes.push(format!("installed version {from} ({evidence})"));
+        notes.push(format!("installed version {from}: {evidence}"));
         notes.extend(crate::audit::citation::upgrade_notes(crate::audit::compat::get(), &from, &to));
         let flags = request.values.clone();
         Ok(Upgrade {
@@ -348,24 +354,18 @@ impl Upgrade {
             registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
         };
+        let cluster = !self.request.without_cluster;
         if let Some(reason) = missing {
-            let engine = input.engine();
+            let when = Applicable { scope: Scope::Upgrade, versions: Some((from, to)), engine: Some(input.engine()), cluster };
             let skipped = self
                 .rules
-                .iter()
+                .applicable(&when)
                 .filter(|r| crate::audit::kinds::checks_skipped::reads_installed_chart(&r.kind, self.request.gitops.is_some()))
-                .filter(|r| r.applies_to(from, to) && r.applies_to_engine(engine))
-                .filter(|r| !self.request.without_cluster || r.check.as_ref().is_some_and(|c| !c.reads_cluster()))
                 .map(|r| (r.id.clone(), r.title.clone()))
                 .collect();
             input.installed_missing = Some(crate::audit::input::InstalledMissing { reason, skipped });
         }
-        if self.request.without_cluster {
-            let chart_side: Vec<Rule> =
-                self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
-            return Ok(run_rules(&chart_side, &input));
-        }
-        let findings = run_rules(&self.rules, &input);
+        let findings = run_rules(&self.rules, &input, cluster);
         // The survey and conversions of every live object: large, and needed no more.
         crate::par::drop_later(input.derived);
         Ok(findings)
@@ -395,7 +395,7 @@ impl Upgrade {
             (None, _) => "unknown (no cluster)".to_string(),
         };
         Inputs {
-            installed: format!("{} ({})", self.from, self.evidence),
+            installed: format!("{}: {}", self.from, self.evidence),
             installed_chart: chart(&self.from, &self.request.from_chart),
             target_chart: chart(&self.to, &self.request.chart),
             kubernetes,
