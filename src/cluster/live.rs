@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::Value as Json;
 
-use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
+use super::catalog::{Resource, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::objects::str_at;
 
@@ -239,9 +239,7 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
     namespaces.insert(DEFAULT_NAMESPACE.to_string());
     for (_, listed) in &results {
         if let Listed::Items(items) = listed {
-            for d in
-                items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && str_at(i, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
-            {
+            for d in items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && super::neighbours::is_trainer_deployment(i)) {
                 namespaces.insert(str_at(d, &["metadata", "namespace"]).to_string());
             }
         }

@@ -3,6 +3,8 @@
 //! each step the findings to settle first and the commands for the detected deployment method
 //! (`engine::commands`), how to verify it, and what a rollback would do.
 
+pub mod named;
+
 use serde::Serialize;
 
 use crate::audit::finding::{Finding, Severity};
@@ -103,10 +105,31 @@ pub struct StepContext<'a> {
     /// The values the upgrade applies (the release's, then the flags): keys the target renamed
     /// are carried to their new names (`audit::renames`).
     pub user_values: &'a serde_json::Value,
+    /// How the first step's Helm command reaches the release (later steps upgrade what it made).
+    pub start: commands::HelmStart,
 }
 
-/// The step's commands for this deployment method.
-pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semver::Version, findings: Vec<Finding>) -> Step {
+/// The Trainer controller Deployment a rendered chart holds (its name follows the release name:
+/// `<release>-kubeflow-trainer-controller-manager` unless the release name contains the chart's).
+pub fn manager_deployment(chart: &crate::inventory::Inventory) -> Option<&crate::objects::Object> {
+    chart.objects.iter().filter(|o| o.identity.kind == "Deployment").find(|o| {
+        crate::objects::workload::containers(&o.body)
+            .iter()
+            .any(|c| crate::objects::workload::ImageRef::parse(&c.image).repository.ends_with("trainer-controller-manager"))
+    })
+}
+
+/// The step's commands for this deployment method. `target` is the step's target chart rendered
+/// for this release: every object a command names comes from it (or from the cluster), never
+/// from a default name.
+pub fn step(
+    ctx: &StepContext,
+    number: usize,
+    from: &semver::Version,
+    to: &semver::Version,
+    target: &crate::inventory::Inventory,
+    findings: Vec<Finding>,
+) -> Step {
     let mut values = ctx.value_flags.to_string();
     let carried = crate::audit::renames::carried(ctx.user_values, from, to);
     for arg in &carried {
@@ -120,6 +143,7 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         values: &values,
         from,
         to,
+        start: if number == 1 { ctx.start } else { commands::HelmStart::Upgrade },
     };
     // What taking objects over needs, as the rules that found them declare.
     let adoption = findings.iter().filter_map(|f| f.adopt).max();
@@ -142,13 +166,17 @@ pub fn step(ctx: &StepContext, number: usize, from: &semver::Version, to: &semve
         }
     }
     let ns = crate::shell::quote(ctx.namespace);
-    let mut verify = vec![
-        ctx.method.status(&s),
-        format!("kubectl -n {ns} rollout status deployment/kubeflow-trainer-controller-manager --timeout=5m"),
+    let mut verify = vec![ctx.method.status(&s)];
+    if let Some(manager) = manager_deployment(target) {
+        let q = crate::shell::quote;
+        let manager_ns = if manager.identity.namespace.is_empty() { ns.clone() } else { q(&manager.identity.namespace) };
+        verify.push(format!("kubectl -n {manager_ns} rollout status deployment/{} --timeout=5m", q(&manager.identity.name)));
+    }
+    verify.extend([
         "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
             .to_string(),
         "kubectl get clustertrainingruntimes".to_string(),
-    ];
+    ]);
     if to.major == 2 && to.minor >= 3 {
         // The installer hook Job (Helm deletes it once it succeeds).
         verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
@@ -216,16 +244,17 @@ mod tests {
             registry_flags: "",
             value_flags: "",
             user_values: &serde_json::Value::Null,
+            start: Default::default(),
         };
-        let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), Vec::new());
+        let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), &Default::default(), Vec::new());
         assert_eq!(down.direction, "downgrade");
         assert!(down.manual[0].starts_with("This is a downgrade (2.3.0 → 2.2.1)"), "{:?}", down.manual);
         let command = &down.upgrade[0];
         assert!(command.starts_with("unkept=$(kubectl get crd ") && command.contains("else helm upgrade kubeflow-trainer "), "{command}");
         // Below the templated-CRD line nothing is deleted with the CRDs: no guard.
-        let patch = step(&ctx, 1, &v("2.2.1"), &v("2.2.0"), Vec::new());
+        let patch = step(&ctx, 1, &v("2.2.1"), &v("2.2.0"), &Default::default(), Vec::new());
         assert!(patch.upgrade[0].starts_with("helm upgrade "), "{}", patch.upgrade[0]);
-        assert_eq!(step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), Vec::new()).direction, "upgrade");
+        assert_eq!(step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), &Default::default(), Vec::new()).direction, "upgrade");
     }
 
     /// The guard runs the command only when every Trainer CRD keeps (stand-in kubectl).
@@ -264,11 +293,12 @@ mod tests {
             registry_flags: "",
             value_flags: "",
             user_values: &user,
+            start: Default::default(),
         };
-        let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), Vec::new());
+        let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), &Default::default(), Vec::new());
         let arg = crate::shell::quote("manager.podAnnotations.prometheus\\.io/scrape=true");
         assert!(s.upgrade[0].contains(&format!(" --reset-then-reuse-values --set-string {arg} --wait")), "{}", s.upgrade[0]);
-        assert!(!step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), Vec::new()).upgrade[0].contains("--set-string"));
+        assert!(!step(&ctx, 1, &v("2.2.1"), &v("2.3.0"), &Default::default(), Vec::new()).upgrade[0].contains("--set-string"));
     }
 
     #[test]
@@ -281,14 +311,16 @@ mod tests {
             registry_flags: " --plain-http",
             value_flags: "",
             user_values: &serde_json::Value::Null,
+            start: Default::default(),
         };
-        let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), Vec::new());
+        let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), Vec::new());
         assert_eq!(
             s.upgrade,
             ["helm upgrade kubeflow-trainer oci://127.0.0.1:5000/kubeflow/charts/kubeflow-trainer --plain-http --version 2.3.1 -n kubeflow-system --reset-then-reuse-values --wait --timeout 10m"]
         );
         ctx.method = Method::Kubectl;
-        assert!(step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), Vec::new()).upgrade[0].contains("kubeflow-trainer --plain-http --version 2.3.0"));
+        assert!(step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), &Default::default(), Vec::new()).upgrade[0]
+            .contains("kubeflow-trainer --plain-http --version 2.3.0"));
     }
 
     #[test]
@@ -301,6 +333,7 @@ mod tests {
             registry_flags: "",
             value_flags: "",
             user_values: &serde_json::Value::Null,
+            start: Default::default(),
         };
         // Each finding takes over objects as its rule declares (`adopt:`).
         let rules = crate::audit::rules::load(None).unwrap();
@@ -322,14 +355,14 @@ mod tests {
         };
         // A kubectl/kustomize install is always taken over with --force-conflicts (its apply
         // manager owns fields); a Helm release only when check found a conflict.
-        let adopt = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002")]);
+        let adopt = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), &Default::default(), vec![finding("TA-OWN-002")]);
         assert!(adopt.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", adopt.upgrade[0]);
         let helm = StepContext { method: Method::Helm, ..ctx };
-        let adopt = step(&helm, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-001")]);
+        let adopt = step(&helm, 1, &v("2.2.0"), &v("2.3.0"), &Default::default(), vec![finding("TA-OWN-001")]);
         assert!(adopt.upgrade[0].ends_with("--take-ownership --wait --timeout 10m"), "{}", adopt.upgrade[0]);
-        let force = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), vec![finding("TA-OWN-002"), finding("TA-OWN-003")]);
+        let force = step(&ctx, 1, &v("2.2.0"), &v("2.3.0"), &Default::default(), vec![finding("TA-OWN-002"), finding("TA-OWN-003")]);
         assert!(force.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", force.upgrade[0]);
-        let force = step(&helm, 1, &v("2.3.0"), &v("2.3.1"), vec![finding("TA-OWN-003")]);
+        let force = step(&helm, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), vec![finding("TA-OWN-003")]);
         assert!(force.upgrade[0].contains("--reset-then-reuse-values --take-ownership --force-conflicts --wait"), "{}", force.upgrade[0]);
     }
 }

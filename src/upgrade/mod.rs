@@ -184,7 +184,7 @@ impl Upgrade {
         let release = trainer.first().copied();
         let controller_ns = state
             .of_kind("Deployment")
-            .find(|d| str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
+            .find(|d| crate::cluster::neighbours::is_trainer_deployment(d))
             .map(|d| str_at(d, &["metadata", "namespace"]).to_string());
         let release_name = request.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
         let namespace = request
@@ -262,6 +262,20 @@ impl Upgrade {
             request,
             store,
         })
+    }
+
+    /// How the plan's first Helm command reaches the release: `helm upgrade --install` over an
+    /// uninstalled one (Helm refuses a plain upgrade there), else `helm upgrade`.
+    fn helm_start(&self) -> crate::engine::commands::HelmStart {
+        use crate::engine::commands::HelmStart;
+        match self.release().filter(|_| self.install.method == crate::engine::Method::Helm) {
+            Some(r) if r.route() == crate::cluster::release::Route::Reinstall => {
+                let base = r.base();
+                let has_values = base.config.as_object().is_some_and(|m| !m.is_empty());
+                HelmStart::Reinstall { values_from: has_values.then_some(base.revision) }
+            }
+            _ => HelmStart::Upgrade,
+        }
     }
 
     pub fn release(&self) -> Option<&Release> {
@@ -437,13 +451,15 @@ impl Upgrade {
             registry_flags: &registry_flags,
             value_flags: &value_flags,
             user_values: &user_values,
+            start: self.helm_start(),
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
         let mut current = self.from.clone();
         for (i, stop) in stops.iter().enumerate() {
             let findings = self.hop(&current, stop, &mut notes)?;
-            steps.push(step(&ctx, i + 1, &current, stop, findings));
+            let target = self.inventory(stop, false)?;
+            steps.push(step(&ctx, i + 1, &current, stop, &target, findings));
             current = stop.clone();
         }
         // Already at the target: nothing to plan, unless something blocks there (a release left
@@ -451,7 +467,8 @@ impl Upgrade {
         if stops.is_empty() {
             let findings = self.hop(&self.from, &self.to, &mut notes)?;
             if findings.iter().any(|f| f.severity == crate::audit::finding::Severity::Error) {
-                steps.push(step(&ctx, 1, &self.from, &self.to, findings));
+                let target = self.inventory(&self.to, false)?;
+                steps.push(step(&ctx, 1, &self.from, &self.to, &target, findings));
             }
         }
         if steps.len() > 1 {
