@@ -78,6 +78,25 @@ pub struct Plan {
     /// `plan --fail-on`: the level the verdict is decided at (None: error, and `plan` exits 0).
     #[serde(skip)]
     pub fail_on: Option<Severity>,
+    /// The Trainer CRDs the cluster holds: what the runbook backs up (objects, then the CRDs).
+    #[serde(skip)]
+    pub held_crds: Vec<HeldCrd>,
+}
+
+/// A Trainer CRD the cluster holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldCrd {
+    /// `<plural>.<group>`.
+    pub name: String,
+    pub namespaced: bool,
+}
+
+/// Where a Trainer CRD comes in commands that list several (TrainJobs first, then the runtimes;
+/// any other after them, by name).
+pub fn crd_rank(name: &str) -> (usize, String) {
+    let plural = name.split('.').next().unwrap_or(name);
+    let rank = ["trainjobs", "clustertrainingruntimes", "trainingruntimes"].iter().position(|p| *p == plural).unwrap_or(3);
+    (rank, name.to_string())
 }
 
 impl Plan {
@@ -107,6 +126,8 @@ pub struct StepContext<'a> {
     pub user_values: &'a serde_json::Value,
     /// How the first step's Helm command reaches the release (later steps upgrade what it made).
     pub start: commands::HelmStart,
+    /// The Trainer CRDs the cluster holds (by [`crd_rank`]).
+    pub held_crds: &'a [HeldCrd],
 }
 
 /// The Trainer controller Deployment a rendered chart holds (its name follows the release name:
@@ -162,7 +183,8 @@ pub fn step(
         // Helm deletes the templated CRDs on the way down unless the live ones keep (TA-DIR-001):
         // the Helm command runs only when every Trainer CRD carries the policy.
         if templated(from) && !templated(to) {
-            upgrade = upgrade.into_iter().map(|c| if c.starts_with("helm ") { keep_guarded(&c) } else { c }).collect();
+            let crds: Vec<&str> = ctx.held_crds.iter().map(|c| c.name.as_str()).collect();
+            upgrade = upgrade.into_iter().map(|c| if c.starts_with("helm ") { keep_guarded(&c, &crds) } else { c }).collect();
         }
     }
     let ns = crate::shell::quote(ctx.namespace);
@@ -172,11 +194,18 @@ pub fn step(
         let manager_ns = if manager.identity.namespace.is_empty() { ns.clone() } else { q(&manager.identity.namespace) };
         verify.push(format!("kubectl -n {manager_ns} rollout status deployment/{} --timeout=5m", q(&manager.identity.name)));
     }
-    verify.extend([
-        "kubectl get crd trainjobs.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org"
-            .to_string(),
-        "kubectl get clustertrainingruntimes".to_string(),
-    ]);
+    // The target's Trainer CRDs (the cluster's when the target leaves them out: crds.enabled off).
+    let mut crds: Vec<String> =
+        target.crds.iter().filter(|c| c.group == crate::cluster::catalog::TRAINER_GROUP).map(|c| c.name.clone()).collect();
+    if crds.is_empty() {
+        crds = ctx.held_crds.iter().map(|c| c.name.clone()).collect();
+    }
+    crds.sort_by_key(|c| crd_rank(c));
+    crds.dedup();
+    if !crds.is_empty() {
+        verify.push(format!("kubectl get crd {}", crds.iter().map(|c| crate::shell::quote(c)).collect::<Vec<_>>().join(" ")));
+    }
+    verify.push("kubectl get clustertrainingruntimes".to_string());
     if to.major == 2 && to.minor >= 3 {
         // The installer hook Job (Helm deletes it once it succeeds).
         verify.push(format!("kubectl -n {ns} get jobs -l app.kubernetes.io/component=runtimes-installer"));
@@ -199,16 +228,17 @@ pub fn step(
     }
 }
 
-/// The Trainer CRDs a downgrade from a templated-CRD chart would delete.
-const TRAINER_CRDS: &str =
-    "trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org";
-
-/// `command` run only when every Trainer CRD carries `helm.sh/resource-policy: keep`; otherwise
-/// it prints which do not and fails, without running it (one line: pasted into a shell, the
-/// command cannot run after a failed check).
-pub fn keep_guarded(command: &str) -> String {
+/// `command` run only when every Trainer CRD the cluster holds (`crds`, which a downgrade from a
+/// templated-CRD chart would delete) carries `helm.sh/resource-policy: keep`; otherwise it prints
+/// which do not and fails, without running it (one line: pasted into a shell, the command cannot
+/// run after a failed check).
+pub fn keep_guarded(command: &str, crds: &[&str]) -> String {
+    if crds.is_empty() {
+        return command.to_string();
+    }
+    let crds = crds.iter().map(|c| crate::shell::quote(c)).collect::<Vec<_>>().join(" ");
     format!(
-        "unkept=$(kubectl get crd {TRAINER_CRDS} -o jsonpath='{{range .items[*]}}{{.metadata.name}}={{.metadata.annotations.helm\\.sh/resource-policy}}{{\"\\n\"}}{{end}}' | grep -v '=keep$' || true); \
+        "unkept=$(kubectl get crd {crds} -o jsonpath='{{range .items[*]}}{{.metadata.name}}={{.metadata.annotations.helm\\.sh/resource-policy}}{{\"\\n\"}}{{end}}' | grep -v '=keep$' || true); \
          if [ -n \"$unkept\" ]; then echo \"downgrade stopped: these CRDs lack helm.sh/resource-policy=keep and Helm would delete them with every TrainJob and runtime (TA-DIR-001): $unkept\" >&2; false; else {command}; fi"
     )
 }
@@ -236,6 +266,7 @@ mod tests {
         let rules = crate::audit::rules::load(None).unwrap();
         assert!(path(&rules, &v("2.3.0"), &v("2.3.0"), &[]).unwrap().is_empty());
         assert_eq!(path(&rules, &v("2.3.0"), &v("2.2.1"), &[v("2.2.1"), v("2.3.0")]).unwrap(), [v("2.2.1")]);
+        let held = [HeldCrd { name: "trainjobs.trainer.kubeflow.org".into(), namespaced: true }];
         let ctx = StepContext {
             release: "kubeflow-trainer",
             namespace: "kubeflow-system",
@@ -245,6 +276,7 @@ mod tests {
             value_flags: "",
             user_values: &serde_json::Value::Null,
             start: Default::default(),
+            held_crds: &held,
         };
         let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), &Default::default(), Vec::new());
         assert_eq!(down.direction, "downgrade");
@@ -267,7 +299,7 @@ mod tests {
             std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
             let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap_or_default());
             std::process::Command::new("bash")
-                .args(["-euo", "pipefail", "-c", &keep_guarded("echo downgrading")])
+                .args(["-euo", "pipefail", "-c", &keep_guarded("echo downgrading", &["a.x", "b.x"])])
                 .env("PATH", path)
                 .output()
                 .unwrap()
@@ -294,6 +326,7 @@ mod tests {
             value_flags: "",
             user_values: &user,
             start: Default::default(),
+            held_crds: &[],
         };
         let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), &Default::default(), Vec::new());
         let arg = crate::shell::quote("manager.podAnnotations.prometheus\\.io/scrape=true");
@@ -312,6 +345,7 @@ mod tests {
             value_flags: "",
             user_values: &serde_json::Value::Null,
             start: Default::default(),
+            held_crds: &[],
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), Vec::new());
         assert_eq!(
@@ -334,6 +368,7 @@ mod tests {
             value_flags: "",
             user_values: &serde_json::Value::Null,
             start: Default::default(),
+            held_crds: &[],
         };
         // Each finding takes over objects as its rule declares (`adopt:`).
         let rules = crate::audit::rules::load(None).unwrap();

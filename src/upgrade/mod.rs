@@ -443,6 +443,16 @@ impl Upgrade {
         let registry_flags = self.registry_flags();
         let user_values = self.user_values_json();
         let value_flags = self.flags.shell_flags();
+        let mut held_crds: Vec<crate::plan::HeldCrd> = self
+            .state
+            .crds()
+            .filter(|c| str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP)
+            .map(|c| crate::plan::HeldCrd {
+                name: str_at(c, &["metadata", "name"]).to_string(),
+                namespaced: str_at(c, &["spec", "scope"]) == "Namespaced",
+            })
+            .collect();
+        held_crds.sort_by_key(|c| crate::plan::crd_rank(&c.name));
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -452,6 +462,7 @@ impl Upgrade {
             value_flags: &value_flags,
             user_values: &user_values,
             start: self.helm_start(),
+            held_crds: &held_crds,
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
@@ -491,6 +502,7 @@ impl Upgrade {
                 .and_then(Json::as_str)
                 .map(str::to_string),
             fail_on: None,
+            held_crds: held_crds.clone(),
         };
         Ok((plan, notes))
     }

@@ -62,19 +62,25 @@ impl Check for Params {
             Case::NotDeployed => format!("helm upgrade starts from the deployed revision {} ({}), not from it", base.revision, base.chart()),
             Case::NoDeployed => match r.route() {
                 Route::Reinstall => format!(
-                    "no revision is deployed: helm upgrade refuses (\"{}\" has no deployed releases) and helm upgrade --install installs {} afresh as revision {} over what the uninstall left",
+                    "none is deployed, so helm upgrade refuses (\"{}\" has no deployed releases) and helm upgrade --install installs {} afresh as revision {} over what the uninstall left",
                     last.name,
                     input.to,
                     last.revision + 1
                 ),
-                _ => format!("no revision is deployed: helm upgrade refuses (\"{}\" has no deployed releases), with --install too", last.name),
+                _ => format!("none is deployed, so helm upgrade refuses (\"{}\" has no deployed releases), with --install too", last.name),
             },
         };
         let mut hit = Hit::new(
             format!("release {}/{}", last.namespace, last.name),
-            format!("revision {} ({}) is {}: {what}", last.revision, last.chart(), last.status),
+            match case {
+                Case::NoDeployed => format!("revision {} ({}) is {} and {what}", last.revision, last.chart(), last.status),
+                _ => format!("revision {} ({}) is {}: {what}", last.revision, last.chart(), last.status),
+            },
         )
-        .evidence(format!("status {} ({})", last.status, last.description))
+        .evidence(match last.description.as_str() {
+            "" => format!("status {}", last.status),
+            d => format!("status {} ({d})", last.status),
+        })
         .evidence(format!("history: {}", r.history.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")))
         .var("base", base.revision.to_string())
         .var("base_chart", base.chart());
