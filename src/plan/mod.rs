@@ -81,6 +81,10 @@ pub struct Plan {
     /// The Trainer CRDs the cluster holds: what the runbook backs up (objects, then the CRDs).
     #[serde(skip)]
     pub held_crds: Vec<HeldCrd>,
+    /// The release is uninstalled and the first step installs it afresh: nothing is "already at"
+    /// the target.
+    #[serde(skip)]
+    pub reinstall: bool,
 }
 
 /// A Trainer CRD the cluster holds.
@@ -104,7 +108,8 @@ impl Plan {
     /// not given: then a plan is not a gate and `plan` exits 0 either way; `check` is the gate).
     pub fn decision(&self) -> Decision {
         let counts = Counts::of(self.steps.iter().flat_map(|s| s.preconditions.iter()));
-        Decision::new(counts, self.fail_on.unwrap_or(Severity::Error), Some(&self.from), Some(&self.to))
+        let from = (!self.reinstall).then_some(self.from.as_str());
+        Decision::new(counts, self.fail_on.unwrap_or(Severity::Error), from, Some(&self.to))
     }
 }
 

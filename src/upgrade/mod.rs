@@ -278,6 +278,13 @@ impl Upgrade {
         }
     }
 
+    /// Whether Helm holds the installed version as installed: not a release uninstalled with its
+    /// history kept, which `helm upgrade --install` installs afresh (the verdict then says nothing
+    /// is "already at" the target).
+    pub fn installed_now(&self) -> bool {
+        self.release().is_none_or(|r| r.route() != crate::cluster::release::Route::Reinstall)
+    }
+
     pub fn release(&self) -> Option<&Release> {
         self.releases.iter().find(|r| r.current.name == self.release_name && r.current.namespace == self.namespace)
     }
@@ -423,7 +430,7 @@ impl Upgrade {
         let findings = self.hop(&self.from, &self.to, &mut notes)?;
         let (from, to) = (self.from.to_string(), self.to.to_string());
         Ok(CheckReport {
-            decision: Decision::new(Counts::of(&findings), fail_on, Some(&from), Some(&to)),
+            decision: Decision::new(Counts::of(&findings), fail_on, self.installed_now().then_some(from.as_str()), Some(&to)),
             inputs: self.inputs(),
             release: self.release_name.clone(),
             namespace: self.namespace.clone(),
@@ -503,6 +510,7 @@ impl Upgrade {
                 .map(str::to_string),
             fail_on: None,
             held_crds: held_crds.clone(),
+            reinstall: !self.installed_now(),
         };
         Ok((plan, notes))
     }
