@@ -19,6 +19,10 @@ pub struct Step<'a> {
     pub to: &'a semver::Version,
     /// How a Helm release is reached (Helm's own start, `cluster::release::Route`).
     pub start: HelmStart,
+    /// The GitOps object that owns the release, as its engine labels the objects it applies
+    /// (Flux: `helm.toolkit.fluxcd.io/name` and `/namespace`, the HelmRelease, which may be named
+    /// and placed otherwise than the Helm release): (namespace, name).
+    pub owner: Option<(&'a str, &'a str)>,
 }
 
 /// What the Helm command of a step does with the release.
@@ -49,10 +53,14 @@ impl Method {
                 ],
                 Vec::new(),
             ),
-            Method::FluxHelm => (
-                vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)", s.namespace, s.release)],
-                vec![format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
-            ),
+            Method::FluxHelm => {
+                // The HelmRelease the objects name, else one named as the release.
+                let (hr_ns, hr) = s.owner.unwrap_or((s.namespace, s.release));
+                (
+                    vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {hr_ns}/{hr} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)")],
+                    vec![format!("flux reconcile helmrelease {} -n {} --with-source", q(hr), q(hr_ns))],
+                )
+            }
             // Helm 4 installs a missing release with server-side apply, and the objects kubectl or
             // kustomize applied have fields other managers own: taking them over needs
             // --force-conflicts (Helm ≥ 4.0.0; Helm 3 applies client-side and has no such flag).

@@ -133,6 +133,8 @@ pub struct StepContext<'a> {
     pub start: commands::HelmStart,
     /// The Trainer CRDs the cluster holds (by [`crd_rank`]).
     pub held_crds: &'a [HeldCrd],
+    /// The GitOps object owning the release, from its engine's labels: (namespace, name).
+    pub owner: Option<(&'a str, &'a str)>,
 }
 
 /// The Trainer controller Deployment a rendered chart holds (its name follows the release name:
@@ -170,6 +172,7 @@ pub fn step(
         from,
         to,
         start: if number == 1 { ctx.start } else { commands::HelmStart::Upgrade },
+        owner: ctx.owner,
     };
     // What taking objects over needs, as the rules that found them declare.
     let adoption = findings.iter().filter_map(|f| f.adopt).max();
@@ -282,6 +285,7 @@ mod tests {
             user_values: &serde_json::Value::Null,
             start: Default::default(),
             held_crds: &held,
+            owner: None,
         };
         let down = step(&ctx, 1, &v("2.3.0"), &v("2.2.1"), &Default::default(), Vec::new());
         assert_eq!(down.direction, "downgrade");
@@ -332,6 +336,7 @@ mod tests {
             user_values: &user,
             start: Default::default(),
             held_crds: &[],
+            owner: None,
         };
         let s = step(&ctx, 1, &v("2.1.0"), &v("2.3.0"), &Default::default(), Vec::new());
         let arg = crate::shell::quote("manager.podAnnotations.prometheus\\.io/scrape=true");
@@ -351,6 +356,7 @@ mod tests {
             user_values: &serde_json::Value::Null,
             start: Default::default(),
             held_crds: &[],
+            owner: None,
         };
         let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), Vec::new());
         assert_eq!(
@@ -374,6 +380,7 @@ mod tests {
             user_values: &serde_json::Value::Null,
             start: Default::default(),
             held_crds: &[],
+            owner: None,
         };
         // Each finding takes over objects as its rule declares (`adopt:`).
         let rules = crate::audit::rules::load(None).unwrap();
@@ -404,5 +411,28 @@ mod tests {
         assert!(force.upgrade[0].ends_with("--take-ownership --force-conflicts --wait --timeout 10m"), "{}", force.upgrade[0]);
         let force = step(&helm, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), vec![finding("TA-OWN-003")]);
         assert!(force.upgrade[0].contains("--reset-then-reuse-values --take-ownership --force-conflicts --wait"), "{}", force.upgrade[0]);
+    }
+
+    /// A Flux HelmRelease is reconciled by its own name and namespace (its objects' labels), which
+    /// need not be the Helm release's.
+    #[test]
+    fn a_flux_helmrelease_is_named_as_its_objects_label_it() {
+        let ctx = StepContext {
+            release: "ml-platform-trainer",
+            namespace: "ml-platform",
+            method: Method::FluxHelm,
+            repository: "oci://r/kubeflow-trainer",
+            registry_flags: "",
+            value_flags: "",
+            user_values: &serde_json::Value::Null,
+            start: Default::default(),
+            held_crds: &[],
+            owner: Some(("flux-system", "trainer")),
+        };
+        let s = step(&ctx, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), Vec::new());
+        assert_eq!(s.upgrade, ["flux reconcile helmrelease trainer -n flux-system --with-source"]);
+        assert!(s.manual[0].contains("in the HelmRelease flux-system/trainer"), "{:?}", s.manual);
+        let unlabelled = step(&StepContext { owner: None, ..ctx }, 1, &v("2.3.0"), &v("2.3.1"), &Default::default(), Vec::new());
+        assert_eq!(unlabelled.upgrade, ["flux reconcile helmrelease ml-platform-trainer -n ml-platform --with-source"]);
     }
 }

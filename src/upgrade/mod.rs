@@ -460,6 +460,13 @@ impl Upgrade {
             })
             .collect();
         held_crds.sort_by_key(|c| crate::plan::crd_rank(&c.name));
+        // A Flux HelmRelease's name and namespace, as helm-controller labels what it applies.
+        let owner = self.state.of_kind("Deployment").chain(self.state.crds()).find_map(|o| {
+            let label = |k: &str| str_at(o, &["metadata", "labels", k]).to_string();
+            let (name, ns) = (label("helm.toolkit.fluxcd.io/name"), label("helm.toolkit.fluxcd.io/namespace"));
+            let ours = str_at(o, &["metadata", "annotations", "meta.helm.sh/release-name"]) == self.release_name;
+            (ours && !name.is_empty() && !ns.is_empty()).then_some((ns, name))
+        });
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -470,6 +477,7 @@ impl Upgrade {
             user_values: &user_values,
             start: self.helm_start(),
             held_crds: &held_crds,
+            owner: owner.as_ref().map(|(ns, n)| (ns.as_str(), n.as_str())),
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
