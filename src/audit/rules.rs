@@ -80,6 +80,10 @@ pub struct Variant {
     /// What the upgrade command needs for this variant's findings (the rule's `adopt` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt: Option<Adoption>,
+    /// When this variant's fix is done (the rule's `phase` otherwise): a case whose fix must come
+    /// before the upgrade where the rule's others come after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
 }
 
 /// Who prints an expected text.

@@ -354,10 +354,10 @@ impl Lab {
         self.note(&format!("reset: a fresh control plane in {:.1} s", self.cp.startup.as_secs_f64()));
     }
 
-    /// `helm list -a` for the release namespace: (status, chart) of the release (`-a`: whatever
-    /// its status, an uninstalled one kept in history too).
+    /// `helm list` for the release namespace: (status, chart) of the release (Helm 4 lists every
+    /// status by default, an uninstalled one kept in history too).
     pub fn release(&self) -> (String, String) {
-        let ran = self.shell_ok(&format!("helm list -a -n {} -o json", self.namespace));
+        let ran = self.shell_ok(&format!("helm list -n {} -o json", self.namespace));
         let list: Json = serde_json::from_str(&ran.stdout).unwrap();
         let release = list.as_array().and_then(|l| l.iter().find(|r| r["name"] == self.release)).cloned().unwrap_or(Json::Null);
         (release["status"].as_str().unwrap_or("absent").to_string(), release["chart"].as_str().unwrap_or("").to_string())

@@ -231,7 +231,14 @@ pub const KINDS: &[KindSpec] = &[
         reviews: true,
         typed
     ),
-    kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
+    kind!(
+        "finalizer",
+        finalizer,
+        "objects carry a finalizer (stuck when also deleting; lost when deleting into a controller that removes it)",
+        variants: ["terminating"],
+        reviews: false,
+        typed
+    ),
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
     kind!(
         "runtime-drift",

@@ -42,6 +42,11 @@ impl Check for Params {
             if str_at(live, &["metadata", "annotations", "helm.sh/resource-policy"]).contains("keep") {
                 continue;
             }
+            // Already being deleted: Helm's delete changes nothing, and what becomes of it is the
+            // finalizer's story (TA-RT-002), not this upgrade's.
+            if live.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null()) {
+                continue;
+            }
             let live = Some(live);
             let after = input.target.runtimes.iter().find(|r| r.kind == kind && r.name == name).map(|r| r.delivery.describe());
             let users = trainjobs_using(input, &kind, &name);
