@@ -234,12 +234,17 @@ fn rehearse(s: &Scenario) {
     attempt_all(&mut ran);
     // A release Helm refuses every upgrade of (pending, TA-REL-001; no deployed revision,
     // TA-REL-003, but for the fresh install --install makes): what the upgrade then does — the
-    // errors predicted from the revision its rollback restores — shows only once its own fix
-    // (the rollback) ran, so that fix alone runs, as printed, and the attempts again.
+    // errors predicted from the revision the fix leaves — shows only once that fix (a rollback,
+    // or finishing an interrupted uninstall) ran, so that fix alone runs, as printed, and the
+    // attempts again.
     let rolls_back = |f: &&printed::Finding| {
         check.report["findings"].as_array().into_iter().flatten().any(|j| {
             j["id"] == f.id.as_str()
-                && j["commands"].as_array().into_iter().flatten().any(|c| c.as_str().is_some_and(|c| c.starts_with("helm rollback ")))
+                && j["commands"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c.as_str().is_some_and(|c| c.starts_with("helm rollback ") || c.starts_with("helm uninstall ")))
         })
     };
     let refused = check.errors().into_iter().find(|f| matches!(f.id.as_str(), "TA-REL-001" | "TA-REL-003") && rolls_back(f));

@@ -27,7 +27,7 @@ pub const REGISTRY_FLAGS: &str = "registry_flags";
 /// Fix variables a kind or the engine fills with whole command lines, already quoted: a command
 /// line `$ {var}` is replaced by them as they are. `unpack_chart` unpacks the target chart into
 /// `trainer-audit-chart/<chart name>/`, from the repository or from the local chart the run used.
-pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback"];
+pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback", "uninstall"];
 
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[

@@ -186,8 +186,13 @@ pub fn release_version(r: &Release) -> InstalledVersion {
             last.revision,
             last.chart()
         ),
-        Route::Reinstall => format!(
+        Route::Reinstall { finish_uninstall: false } => format!(
             "{}, uninstalled: helm upgrade --install installs the target afresh as revision {} over what it left",
+            at(base),
+            last.revision + 1
+        ),
+        Route::Reinstall { finish_uninstall: true } => format!(
+            "{}, uninstalling: once the uninstall is finished (TA-REL-003), helm upgrade --install installs the target afresh as revision {} over what it left",
             at(base),
             last.revision + 1
         ),

@@ -325,8 +325,17 @@ pub enum Route {
     /// starts there.
     Rollback { to: i64, refused: Start },
     /// Helm refuses `helm upgrade` (no deployed revision) but `helm upgrade --install` installs
-    /// afresh over what the uninstall left behind.
-    Reinstall,
+    /// afresh over what the uninstall left behind; `finish_uninstall`: once the interrupted
+    /// uninstall is finished (`helm uninstall --keep-history`), which an `uninstalling` release
+    /// needs first.
+    Reinstall { finish_uninstall: bool },
+}
+
+impl Route {
+    /// Helm installs afresh: nothing to diff against, nothing deleted, applied server-side.
+    pub fn installs_afresh(self) -> bool {
+        matches!(self, Route::Reinstall { .. })
+    }
 }
 
 /// A release with its history.
@@ -390,9 +399,23 @@ impl Release {
     pub fn route(&self) -> Route {
         match self.start(false) {
             Start::From(from) => Route::Upgrade { from },
-            Start::NoDeployed if self.start(true) == Start::Reinstall => Route::Reinstall,
+            Start::NoDeployed if self.start(true) == Start::Reinstall => Route::Reinstall { finish_uninstall: false },
+            Start::NoDeployed if self.finishes_to_reinstall() => Route::Reinstall { finish_uninstall: true },
             refused => Route::Rollback { to: self.restore_target(), refused },
         }
+    }
+
+    /// An interrupted uninstall is finished rather than rolled back when that is safe and works:
+    /// its revision holds no CRD (so finishing it deletes no TrainJob: up to 2.2 the CRDs come
+    /// from `crds/`, which no uninstall deletes), and once `uninstalled` it is the record Helm
+    /// lists last (so `--install` then installs afresh). Rolling such a revision back fails when
+    /// its manager is gone: the rollback applies the 2.2 runtimes through the webhook the same
+    /// manifest re-creates, before any Pod serves it (seen: `failed calling webhook
+    /// "validator.clustertrainingruntime.trainer.kubeflow.org"` in the uninstalling rehearsal).
+    fn finishes_to_reinstall(&self) -> bool {
+        self.current.status == ReleaseStatus::Uninstalling
+            && self.listed_last().revision == self.current.revision
+            && !self.current.objects().iter().any(|o| o.identity.kind == "CustomResourceDefinition")
     }
 
     /// The revision a rollback restores when Helm refuses every upgrade. A pending upgrade or
@@ -425,7 +448,7 @@ impl Release {
         let revision = match self.route() {
             Route::Upgrade { from } => from,
             Route::Rollback { to, .. } => to,
-            Route::Reinstall => self.current.revision,
+            Route::Reinstall { .. } => self.current.revision,
         };
         self.record(revision).unwrap_or(&self.current)
     }
@@ -440,7 +463,7 @@ impl Release {
     /// Helm installs afresh (every target object is then new to it).
     pub fn upgrade_objects(&self) -> Vec<Object> {
         match self.route() {
-            Route::Reinstall => Vec::new(),
+            Route::Reinstall { .. } => Vec::new(),
             _ => self.base().objects(),
         }
     }
@@ -454,7 +477,7 @@ impl Release {
         match self.route() {
             Route::Upgrade { .. } => self.current.server_side(),
             Route::Rollback { to, .. } => self.record(to).is_some_and(ReleaseRecord::server_side),
-            Route::Reinstall => true,
+            Route::Reinstall { .. } => true,
         }
     }
 
@@ -618,7 +641,7 @@ mod tests {
         assert_eq!(twelve.listed_last().revision, 9, "sh.helm.release.v1.kubeflow-trainer.v9 sorts after …v12");
         assert_eq!(twelve.start(true), Start::NoDeployed, "upgrade --install is refused: has no deployed releases");
         assert_eq!(twelve.route(), Route::Rollback { to: 12, refused: Start::NoDeployed });
-        assert_eq!(release(&[("superseded", "2.2.1"), ("uninstalled", "2.2.1")]).route(), Route::Reinstall);
+        assert_eq!(release(&[("superseded", "2.2.1"), ("uninstalled", "2.2.1")]).route(), Route::Reinstall { finish_uninstall: false });
     }
 
     #[test]
@@ -633,11 +656,20 @@ mod tests {
         assert!(!failed.upgrade_server_side(), "the last revision (3, csa) decides, not the one Helm starts from");
         let first = release(&[("pending-install", "2.3.0")]);
         assert_eq!(first.route(), Route::Rollback { to: 1, refused: Start::Pending });
-        let uninstalling = release(&[("superseded", "2.2.1"), ("uninstalling", "2.3.0")]);
-        assert_eq!(uninstalling.route(), Route::Rollback { to: 2, refused: Start::NoDeployed });
-        assert_eq!(uninstalling.upgrade_base(), (2, "2.3.0"));
+        // An interrupted uninstall: finished, then installed afresh, when its revision holds no
+        // CRD; rolled back to itself when it does (finishing would delete the CRDs).
+        let uninstalling = release(&[("superseded", "2.2.1"), ("uninstalling", "2.2.1")]);
+        assert_eq!(uninstalling.route(), Route::Reinstall { finish_uninstall: true });
+        assert_eq!(uninstalling.upgrade_base(), (2, "2.2.1"));
+        let mut with_crds = vec![record(1, "superseded", "2.3.0"), record(2, "uninstalling", "2.3.0")];
+        with_crds[1].manifest =
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: trainjobs.trainer.kubeflow.org\n"
+                .into();
+        let with_crds = releases(with_crds).remove(0);
+        assert_eq!(with_crds.route(), Route::Rollback { to: 2, refused: Start::NoDeployed });
+        assert_eq!(with_crds.upgrade_base(), (2, "2.3.0"));
         let uninstalled = release(&[("superseded", "2.2.1"), ("uninstalled", "2.2.1")]);
-        assert_eq!(uninstalled.route(), Route::Reinstall);
+        assert_eq!(uninstalled.route(), Route::Reinstall { finish_uninstall: false });
         assert_eq!(uninstalled.upgrade_base(), (2, "2.2.1"));
         assert!(uninstalled.upgrade_objects().is_empty() && uninstalled.upgrade_server_side());
         let unknown = release(&[("unknown", "2.2.1")]);

@@ -269,7 +269,7 @@ impl Upgrade {
     fn helm_start(&self) -> crate::engine::commands::HelmStart {
         use crate::engine::commands::HelmStart;
         match self.release().filter(|_| self.install.method == crate::engine::Method::Helm) {
-            Some(r) if r.route() == crate::cluster::release::Route::Reinstall => {
+            Some(r) if r.route().installs_afresh() => {
                 let base = r.base();
                 let has_values = base.config.as_object().is_some_and(|m| !m.is_empty());
                 HelmStart::Reinstall { values_from: has_values.then_some(base.revision) }
@@ -282,7 +282,7 @@ impl Upgrade {
     /// history kept, which `helm upgrade --install` installs afresh (the verdict then says nothing
     /// is "already at" the target).
     pub fn installed_now(&self) -> bool {
-        self.release().is_none_or(|r| r.route() != crate::cluster::release::Route::Reinstall)
+        self.release().is_none_or(|r| !r.route().installs_afresh())
     }
 
     pub fn release(&self) -> Option<&Release> {

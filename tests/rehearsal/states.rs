@@ -11,7 +11,10 @@
 //!   the one the chart renders for that release, run verbatim);
 //! - uninstalling: `helm uninstall --wait` waits on `torch-distributed`, whose in-use finalizer no
 //!   manager removes any more (the uninstall deleted it), and is killed (SIGKILL) while it waits:
-//!   the record says `uninstalling` (Helm stores it after the pre-delete hooks, before deleting);
+//!   the record says `uninstalling` (Helm stores it after the pre-delete hooks, before deleting).
+//!   Rolling it back to itself fails (the 2.2.1 runtimes are applied through the webhook the
+//!   rollback re-creates before its Pod serves it: seen), so the plan finishes the uninstall
+//!   (`--keep-history`) and installs 2.3.0 afresh;
 //! - uninstalled: `helm uninstall --keep-history`: Helm refuses `helm upgrade`; `helm upgrade
 //!   --install` installs 2.3.0 afresh over the CRDs (crds/, never deleted) and the TrainJob left.
 
@@ -75,10 +78,14 @@ fn rehearse_uninstalling_2_2_1() {
             deployed_2_2_1(lab);
             let (release, namespace) = (lab.release, lab.namespace);
             // Killed once it waits: the record says uninstalling and the deletes are done (the
-            // manager's Deployment is gone), so only the in-use runtime holds it.
+            // in-use runtime is Terminating, the last kind Helm deletes), so only it holds Helm.
             let uninstalling = || {
                 lab.release().0 == "uninstalling"
-                    && !lab.shell(&format!("kubectl get deployments -n {namespace} -o name")).stdout.contains("controller-manager")
+                    && !lab
+                        .shell("kubectl get clustertrainingruntime torch-distributed -o jsonpath='{.metadata.deletionTimestamp}'")
+                        .stdout
+                        .trim()
+                        .is_empty()
             };
             let ran = lab.shell_until(&format!("helm uninstall {release} -n {namespace} --wait --timeout 10m"), &uninstalling);
             lab.note(&format!("the uninstall, killed while it waits: {ran}"));

@@ -67,7 +67,7 @@ impl Check for Params {
         }
         // A missing release, or a fresh install over an uninstalled one (`--install`): Helm's
         // install applies the chart's crds/ too.
-        let install = input.release.is_none_or(|r| r.route() == crate::cluster::release::Route::Reinstall);
+        let install = input.release.is_none_or(|r| r.route().installs_afresh());
         if !install && input.release.is_some_and(|r| !r.upgrade_server_side()) {
             return Vec::new();
         }

@@ -52,7 +52,7 @@ impl Check for Params {
         // The revision the upgrade starts from (a pending release's rollback target). A fresh
         // install over an uninstalled release finds the Secrets deleted with it.
         let base = release.base();
-        if !release.upgrade_server_side() || release.route() == crate::cluster::release::Route::Reinstall {
+        if !release.upgrade_server_side() || release.route().installs_afresh() {
             return Vec::new();
         }
         let stored = base.objects();

@@ -205,7 +205,7 @@ pub const KINDS: &[KindSpec] = &[
         "release-start",
         release_start,
         "helm upgrade does not start from the release's last revision: it refuses (pending, no deployed revision) or starts from another",
-        variants: ["reinstall", "from-deployed"],
+        variants: ["reinstall", "finish-uninstall", "from-deployed"],
         reviews: false,
         typed
     ),

@@ -61,8 +61,14 @@ impl Check for Params {
             Case::NotDeployed if base.revision == last.revision => format!("helm upgrade starts from this revision ({})", base.chart()),
             Case::NotDeployed => format!("helm upgrade starts from the deployed revision {} ({}), not from it", base.revision, base.chart()),
             Case::NoDeployed => match r.route() {
-                Route::Reinstall => format!(
+                Route::Reinstall { finish_uninstall: false } => format!(
                     "none is deployed, so helm upgrade refuses (\"{}\" has no deployed releases) and helm upgrade --install installs {} afresh as revision {} over what the uninstall left",
+                    last.name,
+                    input.to,
+                    last.revision + 1
+                ),
+                Route::Reinstall { finish_uninstall: true } => format!(
+                    "none is deployed, so helm upgrade refuses (\"{}\" has no deployed releases), with --install too; once the uninstall is finished, helm upgrade --install installs {} afresh as revision {} over what it left",
                     last.name,
                     input.to,
                     last.revision + 1
@@ -87,8 +93,15 @@ impl Check for Params {
         if let Route::Rollback { to, .. } = r.route() {
             hit = hit.var("revision", to.to_string()).var("rollback", rollback_commands(input, r, to));
         }
-        if r.route() == Route::Reinstall {
-            hit = hit.variant("reinstall");
+        match r.route() {
+            Route::Reinstall { finish_uninstall: false } => hit = hit.variant("reinstall"),
+            Route::Reinstall { finish_uninstall: true } => {
+                let q = crate::shell::quote;
+                hit = hit
+                    .variant("finish-uninstall")
+                    .var("uninstall", format!("helm uninstall {} -n {} --keep-history", q(&last.name), q(&last.namespace)));
+            }
+            _ => {}
         }
         if case == Case::NotDeployed && base.revision != last.revision {
             hit = hit.variant("from-deployed");
