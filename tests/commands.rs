@@ -414,9 +414,9 @@ fn printed_names_exist(from: &Path, to: &Path, release: &str, namespace: &str, s
     use trainer_audit::plan::named::{unknown_names, World};
     let load = |p: &Path| {
         if p.is_dir() {
-            trainer_audit::chart::Chart::load_dir(p).unwrap()
+            helm_render::chart::Chart::load_dir(p).unwrap()
         } else {
-            trainer_audit::chart::Chart::load_archive_file(p).unwrap()
+            helm_render::chart::Chart::load_archive_file(p).unwrap()
         }
     };
     let (from_chart, to_chart) = (load(from), load(to));
@@ -439,15 +439,10 @@ fn printed_names_exist(from: &Path, to: &Path, release: &str, namespace: &str, s
     let state = trainer_audit::cluster::snapshot::read_file(&snapshot).unwrap();
     let (releases, errors) = state.releases();
     assert!(errors.is_empty(), "{errors:?}");
-    let rendered = trainer_audit::helm::render::render_chart(
+    let rendered = helm_render::render::render_chart(
         &to_chart,
-        &trainer_audit::helm::render::RenderOptions {
-            release: trainer_audit::helm::context::ReleaseInfo {
-                name: release.into(),
-                namespace: namespace.into(),
-                is_upgrade: true,
-                revision: 2,
-            },
+        &helm_render::render::RenderOptions {
+            release: helm_render::context::ReleaseInfo { name: release.into(), namespace: namespace.into(), is_upgrade: true, revision: 2 },
             ..Default::default()
         },
     )

@@ -6,10 +6,10 @@
 //! metadata), and one release record per revision, encoded as Helm stores it. What tests of
 //! names need: every object is named as the chart names it for that release.
 
+use helm_render::chart::Chart;
+use helm_render::context::ReleaseInfo;
+use helm_render::render::{render_chart, RenderOptions};
 use serde_json::{json, Value as Json};
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::context::ReleaseInfo;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::objects::{objects_in, Origin};
 
 use crate::release::encode_secret;

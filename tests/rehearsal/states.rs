@@ -5,9 +5,9 @@
 //! and the runbook verbatim reaches `deployed` 2.3.0 with every TrainJob and runtime there and
 //! `check` ready.
 //!
-//! - failed: the upgrade to 2.3.0 times out (`--wait --timeout 3s`: the new manager is not Ready
-//!   that fast) and Helm records it `failed` over the deployed 2.2.1, which it upgrades from
-//!   again. Installed as release `trainer` in `ml-platform` (issue 29 §4: every name printed is
+//! - failed: the upgrade to 2.3.0 times out (`--wait --timeout 3s`: its post-upgrade installer
+//!   hook does not complete that fast) and Helm records it `failed` over the deployed 2.2.1, which
+//!   it upgrades from again. Installed as release `trainer` in `ml-platform` (issue 29 §4: every name printed is
 //!   the one the chart renders for that release, run verbatim);
 //! - uninstalling: `helm uninstall --wait` waits on `torch-distributed`, whose in-use finalizer no
 //!   manager removes any more (the uninstall deleted it), and is killed (SIGKILL) while it waits:
@@ -48,8 +48,10 @@ fn rehearse_failed_2_3_0_over_deployed_2_2_1_as_trainer_in_ml_platform() {
         name: "failed-over-deployed",
         versions: &["2.2.1", "2.3.0"],
         to: "2.3.0",
-        // Helm upgrades from 2.2.1 again: what the 2.2.1 runtimes still in use need (TA-RT-001).
-        errors: &["TA-RT-001"],
+        // Helm upgrades from 2.2.1 again. The failed attempt had deleted the 2.2.1 runtimes and
+        // its installer Job, left running when Helm gave up, re-created them — all but the one in
+        // use, Terminating on its finalizer, which the 2.3 controller then deletes (TA-RT-002).
+        errors: &["TA-RT-002"],
         from: |lab| {
             deployed_2_2_1(lab);
             let (release, namespace) = (lab.release, lab.namespace);
