@@ -120,6 +120,7 @@ rule_tests! {
     read_002: "TA-READ-002";
     rel_001: "TA-REL-001";
     rel_002: "TA-REL-002";
+    rel_003: "TA-REL-003";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     own_003: "TA-OWN-003";

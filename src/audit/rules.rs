@@ -27,7 +27,7 @@ pub const REGISTRY_FLAGS: &str = "registry_flags";
 /// Fix variables a kind or the engine fills with whole command lines, already quoted: a command
 /// line `$ {var}` is replaced by them as they are. `unpack_chart` unpacks the target chart into
 /// `trainer-audit-chart/<chart name>/`, from the repository or from the local chart the run used.
-pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback"];
+pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback", "uninstall"];
 
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[
@@ -80,6 +80,10 @@ pub struct Variant {
     /// What the upgrade command needs for this variant's findings (the rule's `adopt` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt: Option<Adoption>,
+    /// When this variant's fix is done (the rule's `phase` otherwise): a case whose fix must come
+    /// before the upgrade where the rule's others come after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
 }
 
 /// Who prints an expected text.

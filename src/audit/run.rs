@@ -92,7 +92,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         fix_lines,
         adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
-        phase: rule.phase,
+        phase: variant.and_then(|v| v.phase).unwrap_or(rule.phase),
         expect: rule
             .expect
             .iter()

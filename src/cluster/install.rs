@@ -9,7 +9,8 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::catalog::{CONTROLLER_DEPLOYMENT, TRAINER_GROUP};
+use super::catalog::TRAINER_GROUP;
+use super::neighbours::is_trainer_deployment;
 use super::release::Release;
 use super::ClusterState;
 use crate::engine::Method;
@@ -85,7 +86,7 @@ pub fn object_method(o: &Json) -> InstallMethod {
 fn trainer_objects(state: &ClusterState) -> Vec<&Json> {
     state
         .of_kind("Deployment")
-        .filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
+        .filter(|d| is_trainer_deployment(d))
         .chain(state.crds().filter(|c| str_at(c, &["spec", "group"]) == TRAINER_GROUP))
         .collect()
 }
@@ -140,15 +141,9 @@ pub struct InstalledVersion {
 /// The installed Trainer version and the evidence used.
 pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<InstalledVersion> {
     if let Some(r) = releases.iter().find(|r| r.current.chart_name == "kubeflow-trainer") {
-        return Some(InstalledVersion {
-            version: r.current.chart_version.clone(),
-            evidence: format!(
-                "Helm release {}/{} revision {} (chart kubeflow-trainer-{})",
-                r.current.namespace, r.current.name, r.current.revision, r.current.chart_version
-            ),
-        });
+        return Some(release_version(r));
     }
-    for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_deployment(d)) {
         for c in crate::objects::workload::containers(d) {
             let image = crate::objects::workload::ImageRef::parse(&c.image);
             if image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty() {
@@ -163,6 +158,47 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
         version: v.trim_start_matches('v').to_string(),
         evidence: format!("ConfigMap {}/kubeflow-trainer-public kubeflow_trainer_version={v}", str_at(public, &["metadata", "namespace"])),
     })
+}
+
+/// The version a Helm release's upgrade starts from ([`Release::base`]: Helm's own choice of
+/// revision), with the evidence: that revision, and why it is not the last one when it is not.
+pub fn release_version(r: &Release) -> InstalledVersion {
+    use super::release::Route;
+    let (base, last) = (r.base(), &r.current);
+    let at = |rec: &super::release::ReleaseRecord| {
+        format!("Helm release {}/{} revision {} (chart {})", rec.namespace, rec.name, rec.revision, rec.chart())
+    };
+    let evidence = match r.route() {
+        Route::Upgrade { from } if from == last.revision => at(base),
+        Route::Upgrade { .. } => format!(
+            "{}, the deployed revision helm upgrade starts from: the last, revision {} ({}), is {}",
+            at(base),
+            last.revision,
+            last.chart(),
+            last.status
+        ),
+        Route::Rollback { to, .. } if to == last.revision => {
+            format!("{}, {}: helm upgrade refuses it until it is rolled back to itself (TA-REL-001/TA-REL-003)", at(base), last.status)
+        }
+        Route::Rollback { .. } => format!(
+            "{}, which its {} revision {} ({}) is rolled back to first (helm upgrade refuses it until then)",
+            at(base),
+            last.status,
+            last.revision,
+            last.chart()
+        ),
+        Route::Reinstall { finish_uninstall: false } => format!(
+            "{}, uninstalled: helm upgrade --install installs the target afresh as revision {} over what it left",
+            at(base),
+            last.revision + 1
+        ),
+        Route::Reinstall { finish_uninstall: true } => format!(
+            "{}, uninstalling: once the uninstall is finished (TA-REL-003), helm upgrade --install installs the target afresh as revision {} over what it left",
+            at(base),
+            last.revision + 1
+        ),
+    };
+    InstalledVersion { version: base.chart_version.clone(), evidence }
 }
 
 /// One Trainer install the cluster holds: a Helm release of `kubeflow-trainer`, or a controller
@@ -212,13 +248,13 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             name: r.current.name.clone(),
             helm_release: true,
             method: Method::Helm,
-            version: Some(r.current.chart_version.clone()),
+            version: Some(r.base().chart_version.clone()),
             rendered_as: None,
             image: None,
         })
         .collect();
     found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_deployment(d)) {
         let namespace = str_at(d, &["metadata", "namespace"]);
         if found.iter().any(|i| i.helm_release && i.namespace == namespace) {
             continue;
@@ -226,7 +262,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
         let image = image_version(d);
         found.push(Install {
             namespace: namespace.to_string(),
-            name: CONTROLLER_DEPLOYMENT.to_string(),
+            name: str_at(d, &["metadata", "name"]).to_string(),
             helm_release: false,
             method: object_method(d).method,
             version: image.as_ref().map(|(v, _)| v.clone()),

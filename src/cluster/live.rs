@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 // Connection refused (os error 111)`): the registry client's helper serves any error.
 use chart_source::oci::client::error_chain;
 
-use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
+use super::catalog::{Resource, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::objects::str_at;
 
@@ -271,9 +271,7 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
     namespaces.insert(DEFAULT_NAMESPACE.to_string());
     for (_, listed) in &results {
         if let Listed::Items(items) = listed {
-            for d in
-                items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && str_at(i, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
-            {
+            for d in items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && super::neighbours::is_trainer_deployment(i)) {
                 namespaces.insert(str_at(d, &["metadata", "namespace"]).to_string());
             }
         }

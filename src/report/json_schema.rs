@@ -10,6 +10,8 @@
 //!
 //! The versions' history (docs/integrations.md keeps it for users):
 //! - every report carrying one: 1.0;
+//! - status and fleet 1.1: a Helm release's `upgrade` (what `helm upgrade` does with it), and
+//!   `stuck` also for a release with no deployed revision (Helm refuses it just the same);
 //! - gitops 2.0: a reference's `verdict` says `ready`/`blocked`/`not-audited`, the words of the
 //!   review's top-level `verdict` (it said `pass`/`fail`).
 //! - check, plan, hooks, fleet 1.1, gitops 2.1: a finding's `restore` (commands that undo a
@@ -77,8 +79,8 @@ impl Report {
         match self {
             Report::Migrate => None,
             Report::Gitops => Some("2.1"),
-            Report::Check | Report::Plan | Report::Hooks | Report::Fleet => Some("1.1"),
-            Report::Status | Report::Diff => Some("1.0"),
+            Report::Check | Report::Plan | Report::Hooks | Report::Status | Report::Fleet => Some("1.1"),
+            Report::Diff => Some("1.0"),
         }
     }
 }

@@ -98,13 +98,27 @@ fn pinned_text(text: &str, made: &Made) -> String {
     out
 }
 
-/// What the Backups block saves of every install, into `$BACKUP_DIR` (set in the same block).
-const BACKUPS: [&str; 4] = [
-    "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
-    "kubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/clustertrainingruntimes.yaml",
-    "kubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainingruntimes.yaml",
-    "kubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/crds.yaml",
-];
+/// What the Backups block saves, into `$BACKUP_DIR` (set in the same block): the objects of every
+/// Trainer CRD the cluster holds, then those CRDs (one the cluster lacks — an uninstall deleted
+/// it — has nothing to save, and naming it would stop the block).
+fn backups(crds: &[crate::plan::HeldCrd]) -> Vec<String> {
+    let mut out: Vec<String> = crds
+        .iter()
+        .map(|c| {
+            let plural = c.name.split('.').next().unwrap_or(&c.name);
+            let all = if c.namespaced { " -A" } else { "" };
+            format!("kubectl get {}{all} -o yaml > \"$BACKUP_DIR\"/{}.yaml", quote(&c.name), quote(plural))
+        })
+        .collect();
+    if !crds.is_empty() {
+        // TrainJobs first, then the namespaced runtimes before the cluster-scoped ones.
+        let mut names: Vec<&crate::plan::HeldCrd> = crds.iter().collect();
+        names.sort_by_key(|c| (crate::plan::crd_rank(&c.name).0 != 0, !c.namespaced, c.name.clone()));
+        let names: Vec<String> = names.iter().map(|c| quote(&c.name)).collect();
+        out.push(format!("kubectl get crd {} -o yaml > \"$BACKUP_DIR\"/crds.yaml", names.join(" ")));
+    }
+    out
+}
 
 /// `$BACKUP_DIR` in a block after the one that sets it: a shell where it is unset stops there
 /// instead of writing to `/`.
@@ -149,8 +163,8 @@ struct Seen {
 
 impl Seen {
     /// The Backups block's copies, before any fix.
-    fn backups() -> Seen {
-        let backups = BACKUPS
+    fn backups(crds: &[crate::plan::HeldCrd]) -> Seen {
+        let backups = backups(crds)
             .iter()
             .map(|c| (step_key(c).to_string(), format!("Backups, as `{}`", c.rsplit(" > ").next().unwrap_or_default().replace('"', ""))))
             .collect();
@@ -282,7 +296,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     }
     out.push_str(&format!(
         "## Backups (before anything else)\n\nRun the blocks of this runbook in order and in one shell: every copy goes to `$BACKUP_DIR`, set here once (a new directory each time, so a second run never overwrites the first copies).\n\n```sh\nBACKUP_DIR=\"$PWD/trainer-backup-$(date -u +%Y%m%dT%H%M%SZ)\"\nmkdir -p \"$BACKUP_DIR\"\necho \"backups in $BACKUP_DIR\"\n{}",
-        BACKUPS.iter().map(|c| format!("{c}\n")).collect::<String>()
+        backups(&p.held_crds).iter().map(|c| format!("{c}\n")).collect::<String>()
     ));
     // Only a Helm release has values and history to save: `helm get values` of an install that
     // is not one fails ("Error: release: not found") and stops the block (rehearsed).
@@ -295,7 +309,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     let mut n = 0;
     // A command another finding's fix already ran (one PSA relabel for both hook Jobs, one
     // backup of an object) is not run twice, in any step: the repeat says where it is.
-    let mut seen = Seen::backups();
+    let mut seen = Seen::backups(&p.held_crds);
     // What the fixes change for the upgrade only, put back after the last step.
     let mut restores: Vec<String> = Vec::new();
     out.push_str("\n## Steps\n");
@@ -384,7 +398,7 @@ mod tests {
             made.pin("kubectl get x -o yaml | kubectl apply -f - && helm list"),
             "kubectl --context 'prod east' get x -o yaml | kubectl --context 'prod east' apply -f - && helm --kube-context 'prod east' list"
         );
-        let guarded = crate::plan::keep_guarded("helm upgrade r c");
+        let guarded = crate::plan::keep_guarded("helm upgrade r c", &["trainjobs.trainer.kubeflow.org"]);
         let pinned = made.pin(&guarded);
         assert!(pinned.starts_with("unkept=$(kubectl --context 'prod east' get crd "), "{pinned}");
         assert!(pinned.ends_with("else helm --kube-context 'prod east' upgrade r c; fi"), "{pinned}");
@@ -414,7 +428,26 @@ mod tests {
             "trainer-audit migrate --snapshot \"${BACKUP_DIR:?}\"/s.yaml --chart /c -o \"${BACKUP_DIR:?}\"/m.yaml"
         );
         assert_eq!(into_backup_dir("kubectl get x > /abs/x.yaml").unwrap(), "kubectl get x > /abs/x.yaml");
-        let mut seen = Seen::backups();
+        let held = |name: &str, namespaced| crate::plan::HeldCrd { name: name.into(), namespaced };
+        let crds = [
+            held("trainjobs.trainer.kubeflow.org", true),
+            held("clustertrainingruntimes.trainer.kubeflow.org", false),
+            held("trainingruntimes.trainer.kubeflow.org", true),
+        ];
+        // The lines of every Trainer install's Backups block (as they were before they followed
+        // the CRDs the cluster holds).
+        assert_eq!(
+            backups(&crds),
+            [
+                "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
+                "kubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/clustertrainingruntimes.yaml",
+                "kubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainingruntimes.yaml",
+                "kubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/crds.yaml",
+            ]
+        );
+        assert_eq!(backups(&crds[..1]).len(), 2);
+        assert!(backups(&[]).is_empty(), "no CRD held: nothing to back up, nothing named");
+        let mut seen = Seen::backups(&crds);
         // A fix's copy of what the Backups block saved is that backup.
         let trainjobs = into_backup_dir("kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > tj-backup.yaml").unwrap();
         assert_eq!(seen.earlier(&trainjobs).map(String::as_str), Some("Backups, as `$BACKUP_DIR/trainjobs.yaml`"));

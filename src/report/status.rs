@@ -53,6 +53,7 @@ pub fn text(s: &Status) -> String {
             ),
         );
         line(&mut out, "", &format!("history: {}", r.history.join("; ")));
+        line(&mut out, "", &r.upgrade);
         line(&mut out, "", &format!("user values: {}", r.values));
     }
     for e in &s.release_errors {

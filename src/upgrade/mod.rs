@@ -190,7 +190,7 @@ impl Upgrade {
         let release = trainer.first().copied();
         let controller_ns = state
             .of_kind("Deployment")
-            .find(|d| str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
+            .find(|d| crate::cluster::neighbours::is_trainer_deployment(d))
             .map(|d| str_at(d, &["metadata", "namespace"]).to_string());
         let release_name = request.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
         let namespace = request
@@ -268,6 +268,27 @@ impl Upgrade {
             request,
             store,
         })
+    }
+
+    /// How the plan's first Helm command reaches the release: `helm upgrade --install` over an
+    /// uninstalled one (Helm refuses a plain upgrade there), else `helm upgrade`.
+    fn helm_start(&self) -> crate::engine::commands::HelmStart {
+        use crate::engine::commands::HelmStart;
+        match self.release().filter(|_| self.install.method == crate::engine::Method::Helm) {
+            Some(r) if r.route().installs_afresh() => {
+                let base = r.base();
+                let has_values = base.config.as_object().is_some_and(|m| !m.is_empty());
+                HelmStart::Reinstall { values_from: has_values.then_some(base.revision) }
+            }
+            _ => HelmStart::Upgrade,
+        }
+    }
+
+    /// Whether Helm holds the installed version as installed: not a release uninstalled with its
+    /// history kept, which `helm upgrade --install` installs afresh (the verdict then says nothing
+    /// is "already at" the target).
+    pub fn installed_now(&self) -> bool {
+        self.release().is_none_or(|r| !r.route().installs_afresh())
     }
 
     pub fn release(&self) -> Option<&Release> {
@@ -409,7 +430,7 @@ impl Upgrade {
         let findings = self.hop(&self.from, &self.to, &mut notes)?;
         let (from, to) = (self.from.to_string(), self.to.to_string());
         Ok(CheckReport {
-            decision: Decision::new(Counts::of(&findings), fail_on, Some(&from), Some(&to)),
+            decision: Decision::new(Counts::of(&findings), fail_on, self.installed_now().then_some(from.as_str()), Some(&to)),
             inputs: self.inputs(),
             release: self.release_name.clone(),
             namespace: self.namespace.clone(),
@@ -429,6 +450,23 @@ impl Upgrade {
         let registry_flags = self.registry_flags();
         let user_values = self.user_values_json();
         let value_flags = self.flags.shell_flags();
+        let mut held_crds: Vec<crate::plan::HeldCrd> = self
+            .state
+            .crds()
+            .filter(|c| str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP)
+            .map(|c| crate::plan::HeldCrd {
+                name: str_at(c, &["metadata", "name"]).to_string(),
+                namespaced: str_at(c, &["spec", "scope"]) == "Namespaced",
+            })
+            .collect();
+        held_crds.sort_by_key(|c| crate::plan::crd_rank(&c.name));
+        // A Flux HelmRelease's name and namespace, as helm-controller labels what it applies.
+        let owner = self.state.of_kind("Deployment").chain(self.state.crds()).find_map(|o| {
+            let label = |k: &str| str_at(o, &["metadata", "labels", k]).to_string();
+            let (name, ns) = (label("helm.toolkit.fluxcd.io/name"), label("helm.toolkit.fluxcd.io/namespace"));
+            let ours = str_at(o, &["metadata", "annotations", "meta.helm.sh/release-name"]) == self.release_name;
+            (ours && !name.is_empty() && !ns.is_empty()).then_some((ns, name))
+        });
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -437,13 +475,17 @@ impl Upgrade {
             registry_flags: &registry_flags,
             value_flags: &value_flags,
             user_values: &user_values,
+            start: self.helm_start(),
+            held_crds: &held_crds,
+            owner: owner.as_ref().map(|(ns, n)| (ns.as_str(), n.as_str())),
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
         let mut current = self.from.clone();
         for (i, stop) in stops.iter().enumerate() {
             let findings = self.hop(&current, stop, &mut notes)?;
-            steps.push(step(&ctx, i + 1, &current, stop, findings));
+            let target = self.inventory(stop, false)?;
+            steps.push(step(&ctx, i + 1, &current, stop, &target, findings));
             current = stop.clone();
         }
         // Already at the target: nothing to plan, unless something blocks there (a release left
@@ -451,7 +493,8 @@ impl Upgrade {
         if stops.is_empty() {
             let findings = self.hop(&self.from, &self.to, &mut notes)?;
             if findings.iter().any(|f| f.severity == crate::audit::finding::Severity::Error) {
-                steps.push(step(&ctx, 1, &self.from, &self.to, findings));
+                let target = self.inventory(&self.to, false)?;
+                steps.push(step(&ctx, 1, &self.from, &self.to, &target, findings));
             }
         }
         if steps.len() > 1 {
@@ -474,6 +517,8 @@ impl Upgrade {
                 .and_then(Json::as_str)
                 .map(str::to_string),
             fail_on: None,
+            held_crds: held_crds.clone(),
+            reinstall: !self.installed_now(),
         };
         Ok((plan, notes))
     }
