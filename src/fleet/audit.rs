@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use super::read::{read_all, read_member};
+use super::read::{read_all, read_member, Assumed};
 use super::Member;
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::verdict::{fails, Counts, Decision};
@@ -167,8 +167,8 @@ pub struct Reading<'a> {
     pub members: &'a [Member],
     /// Reads at once in a fleet.
     pub concurrency: usize,
-    /// The `--kube-version` to assume (validated, `v1.33`).
-    pub kube_version: Option<&'a str>,
+    /// What the user assumes the clusters do not tell (`--kube-version`, `--neighbour`).
+    pub assumed: &'a Assumed,
     /// A fleet's output even for one member: what every cluster shares is checked before any is
     /// read ([`Auditor::prepare`]), and a cluster's failure is its row's. Otherwise the one
     /// cluster is read first, exactly as a single-cluster command always read it, with a live
@@ -245,7 +245,7 @@ impl Auditor {
             read_all(
                 members,
                 reading.concurrency,
-                |member| read_member(member, reading.kube_version, false),
+                |member| read_member(member, reading.assumed, false),
                 |index, state| {
                     let member = &members[index];
                     let outcome = self.audit_read(member, state);
@@ -260,7 +260,7 @@ impl Auditor {
         } else {
             self.leave_to_the_os = members.len() == 1;
             for (index, member) in members.iter().enumerate() {
-                let state = read_member(member, reading.kube_version, std::io::IsTerminal::is_terminal(&std::io::stderr()));
+                let state = read_member(member, reading.assumed, std::io::IsTerminal::is_terminal(&std::io::stderr()));
                 let outcome = self.audit_read(member, state);
                 rows[index] = Some(outcome.row.clone());
                 each(index, outcome);

@@ -31,6 +31,9 @@ pub struct HookInfo {
     /// ConfigMaps mounted as volumes (the installer reads its runtimes from one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config_maps: Vec<String>,
+    /// The hook object as rendered (what a namespace's quota and LimitRanges admit).
+    #[serde(skip)]
+    pub body: Json,
 }
 
 impl HookInfo {
@@ -74,6 +77,7 @@ impl HookInfo {
             backoff_limit: int(job_spec, "backoffLimit"),
             active_deadline_seconds: int(job_spec, "activeDeadlineSeconds").or(int(spec, "activeDeadlineSeconds")),
             config_maps,
+            body: object.body.clone(),
         }
     }
 

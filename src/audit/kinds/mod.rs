@@ -37,6 +37,7 @@ mod kueue_compat;
 mod kueue_queue;
 mod label_bypass;
 mod migrate;
+mod namespace_quota;
 mod ownership;
 mod read_incomplete;
 mod release_stuck;
@@ -235,7 +236,7 @@ pub const KINDS: &[KindSpec] = &[
         "kueue-compat",
         kueue_compat,
         "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
-        variants: ["stale-crd", "untested"],
+        variants: ["stale-crd", "untested", "unknown-version"],
         reviews: false,
         typed
     ),
@@ -255,7 +256,22 @@ pub const KINDS: &[KindSpec] = &[
         reviews: false,
         typed
     ),
-    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
+    kind!(
+        "configmap-quota",
+        configmap_quota,
+        "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob the 2.3 controller reconciles (variant: some are Failed)",
+        variants: ["failed"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "namespace-quota",
+        namespace_quota,
+        "what the upgrade creates in each namespace it writes into (new release objects, hook Jobs and their Pods, rollout Pods) against its ResourceQuotas and LimitRanges",
+        variants: ["unset-resources", "limit-range"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "gang-scheduler",
         gang_scheduler,
