@@ -314,8 +314,8 @@ pub const KINDS: &[KindSpec] = &[
     kind!(
         "values-unknown-key",
         values_unknown_key,
-        "user values the target chart does not know (Helm ignores them), and keys it renamed",
-        variants: ["renamed"],
+        "user values the target chart or the subchart they fall under does not know (Helm ignores them), the nearest key it has, and keys it renamed",
+        variants: ["renamed", "nearest"],
         reviews: false,
         typed
     ),
