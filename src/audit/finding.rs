@@ -89,6 +89,9 @@ pub struct Finding {
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
     pub phase: Phase,
+    /// The rule variant whose words it carries (`failed`, `nearest`…), when not the rule's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// A text the predicted failure prints, and who prints it.

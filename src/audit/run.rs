@@ -92,6 +92,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
         phase: rule.phase,
+        variant: variant.map(|_| hit.variant.unwrap_or_default().to_string()),
         expect: rule
             .expect
             .iter()

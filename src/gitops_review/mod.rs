@@ -434,6 +434,7 @@ mod tests {
             source: String::new(),
             expect: vec![],
             phase: Default::default(),
+            variant: None,
         }
     }
 

@@ -286,6 +286,7 @@ mod tests {
             source: "https://example.org/source".into(),
             expect: vec![],
             phase: Default::default(),
+            variant: None,
         }
     }
 

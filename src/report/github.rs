@@ -315,6 +315,7 @@ mod tests {
             source: "https://example.invalid".into(),
             expect: vec![],
             phase: Default::default(),
+            variant: None,
         }
     }
 

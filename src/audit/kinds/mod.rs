@@ -43,10 +43,12 @@ mod read_incomplete;
 mod release_stuck;
 mod removed_flag;
 mod replace_runtime_fields;
+mod running_version;
 mod runtime_drift;
 mod runtime_handoff;
 mod schema;
 mod schema_crd;
+mod shared_crds;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
@@ -190,7 +192,7 @@ pub const KINDS: &[KindSpec] = &[
         "direction",
         direction,
         "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
-        variants: ["same", "prerelease"],
+        variants: ["same", "prerelease", "crds-kept", "crds-rendered"],
         reviews: false,
         typed
     ),
@@ -203,6 +205,19 @@ pub const KINDS: &[KindSpec] = &[
         "the installed chart could not be read, so the checks that compare it with the target did not run"
     ),
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
+    kind!(
+        "running-version",
+        running_version,
+        "the controller Deployment runs another version than the release records, or its rollout has not finished",
+        variants: ["rollout", "unknown"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "shared-crds",
+        shared_crds,
+        "another Trainer install shares the cluster-scoped CRDs: what this upgrade's CRD change does to its controller"
+    ),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
@@ -225,7 +240,14 @@ pub const KINDS: &[KindSpec] = &[
         reviews: true,
         typed
     ),
-    kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
+    kind!(
+        "finalizer",
+        finalizer,
+        "objects carry a finalizer (stuck when also deleting); below the release that removes it, only those the upgrade deletes",
+        variants: ["kept"],
+        reviews: false,
+        typed
+    ),
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
     kind!(
         "runtime-drift",
