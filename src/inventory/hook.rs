@@ -111,7 +111,12 @@ impl HookInfo {
                 if c.command.is_empty() && repository.rsplit('/').next().is_some_and(|n| n.contains("kubectl")) {
                     argv.insert(0, "kubectl".into());
                 }
-                argv.join(" ")
+                // A shell's `-c` script starts on a line of its own, so its first line reads as
+                // one (`for … in $(kubectl get …)` there is a loop like any other).
+                match argv.iter().position(|a| a == "-c") {
+                    Some(i) if i + 1 < argv.len() => format!("{}\n{}", argv[..=i].join(" "), argv[i + 1..].join(" ")),
+                    _ => argv.join(" "),
+                }
             })
             .collect::<Vec<_>>()
             .join("\n")

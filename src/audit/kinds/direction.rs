@@ -100,12 +100,13 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     let kept_crds: Vec<&str> = kept.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
     if crds.is_empty() && !kept_crds.is_empty() {
         // The CRDs the target drops keep: Helm leaves them, at the installed schema.
+        let one = kept_crds.len() == 1;
         message.push_str(&format!(
-            ": {} {} of {from} that {to} does not render, but the live {} {KEEP}: keep, so Helm leaves {} in place at {from}'s schema ({to}'s own copy is never applied by an upgrade)",
-            if kept_crds.len() == 1 { "the CRD" } else { "the CRDs" },
+            ": {to} does not render {} {} that the {from} release holds, but the live {} {KEEP}: keep, so Helm leaves {} in place at {from}'s schema ({to}'s own copy is never applied by an upgrade)",
+            if one { "the CRD" } else { "the CRDs" },
             kept_crds.join(", "),
-            if kept_crds.len() == 1 { "one carries" } else { "ones carry" },
-            if kept_crds.len() == 1 { "it" } else { "them" }
+            if one { "one carries" } else { "ones carry" },
+            if one { "it" } else { "them" }
         ));
         hit = hit.var("kept", kept_crds.join(", ")).variant("crds-kept");
     } else if crds.is_empty() {

@@ -124,7 +124,7 @@ impl Check for Params {
                 "Kueue {v} writes {writes}, which the TrainJob CRD the cluster keeps after the upgrade (from the {copy}) does not declare: {}",
                 row.effect.trim()
             );
-            return vec![hit(&kueue, &v, found, input, message).variant("stale-crd")];
+            return vec![hit(&kueue, &v, found, input, message).var("crd_from", copy).variant("stale-crd")];
         }
         if row.works.as_ref().is_some_and(|w| !w.matches(to)) {
             let message = format!("no public source says Kueue {v} (built against Trainer {}) works with Trainer {to}", build.trainer);

@@ -248,7 +248,14 @@ pub const KINDS: &[KindSpec] = &[
         reviews: false,
         typed
     ),
-    kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
+    kind!(
+        "runtime-handoff",
+        runtime_handoff,
+        "runtimes the release owns that the target no longer renders (Helm deletes them), and whether the target re-creates them",
+        variants: ["not-recreated"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "runtime-drift",
         runtime_drift,
@@ -346,7 +353,14 @@ pub const KINDS: &[KindSpec] = &[
         values_removed_key,
         "user values the installed chart's templates read that the target dropped without a successor"
     ),
-    kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
+    kind!(
+        "feature-gates",
+        feature_gates,
+        "feature gates or an older controller image the target's strict config decoding rejects",
+        variants: ["image-tag"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "crd-size",
         crd_size,

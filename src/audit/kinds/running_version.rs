@@ -38,7 +38,7 @@ pub fn rollout_unfinished(d: &Json) -> Option<String> {
         .flatten()
         .find(|c| str_at(c, &["type"]) == "Progressing" && str_at(c, &["status"]) == "False");
     if let Some(c) = stalled {
-        return Some(format!("Progressing is False ({}: {})", str_at(c, &["reason"]), str_at(c, &["message"])));
+        return Some(format!("Progressing is False, {}: {}", str_at(c, &["reason"]), str_at(c, &["message"]).trim_end_matches('.')));
     }
     if observed < generation {
         return Some(format!("the deployment controller has not observed generation {generation} yet"));

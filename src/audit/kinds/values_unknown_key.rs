@@ -58,7 +58,7 @@ pub fn unknown_keys<'a>(input: &'a CheckInput) -> Vec<Unknown<'a>> {
 /// Where the key was set and how to fix it there: a values file or flag of this run is edited;
 /// the release's stored values are reused by the printed upgrade, so they are saved, corrected
 /// and passed back with `--reset-values`.
-fn where_and_how(input: &CheckInput, path: &str, change: &str) -> (String, String) {
+pub(super) fn where_and_how(input: &CheckInput, path: &str, change: &str) -> (String, String) {
     match input.value_source(path) {
         Some(label) if label.starts_with("-f ") => {
             let file = &label[3..];
