@@ -62,8 +62,14 @@ impl ValuesScope {
     /// `values.yaml` or the schema (or below a map either declares as a leaf, or above a declared
     /// key), read by a template, under `global`, or known to the subchart it is passed to.
     pub fn knows(&self, path: &str) -> bool {
+        // A declared path, one above it, or one below a leaf (values.yaml's leaves are scalars,
+        // lists and empty maps; the schema's are properties with none of their own).
         let below = |set: &BTreeSet<String>| {
-            set.iter().any(|d| d == path || path.starts_with(&format!("{d}.")) || d.starts_with(&format!("{path}.")))
+            set.iter().any(|d| {
+                d == path
+                    || d.starts_with(&format!("{path}."))
+                    || (path.starts_with(&format!("{d}.")) && !set.iter().any(|other| other.starts_with(&format!("{d}."))))
+            })
         };
         let top = path.split('.').next().unwrap_or(path);
         if top == "global" || below(&self.defaults) || below(&self.schema) || self.uses.iter().any(|u| u.reads(path)) {

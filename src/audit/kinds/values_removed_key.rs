@@ -63,7 +63,7 @@ impl Check for Params {
                 let mut hit = Hit::new(
                     format!("values {}", r.path),
                     format!(
-                        "{from} sets {r}, which the installed {} chart reads in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
+                        "{r}, set by {from}, is read by the installed {} chart in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
                         input.from,
                         shown.join("; "),
                         input.to

@@ -97,7 +97,7 @@ impl Check for Params {
                         Hit::new(
                             format!("values {}", r.path),
                             format!(
-                                "{} sets {r}; the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                                "{r}, set by {}: the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
                                 where_and_how(input, &r.path, "").0,
                                 n.from,
                                 n.to,
@@ -140,7 +140,7 @@ impl Check for Params {
                         };
                         let (from, how) = where_and_how(input, &r.path, &change);
                         let message = format!(
-                            "{from} sets {r}, which the {} chart does not have{sub}: Helm ignores it silently{installed}{}",
+                            "{r}, set by {from}, is not a key the {} chart has{sub}: Helm ignores it silently{installed}{}",
                             input.to,
                             near.as_ref().map(|n| format!("; the nearest key it has is {n}")).unwrap_or_default()
                         );
