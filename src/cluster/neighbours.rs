@@ -293,7 +293,7 @@ pub struct Neighbour {
 impl Neighbour {
     /// The version as semver, when it is one.
     pub fn semver(&self) -> Option<semver::Version> {
-        self.version.as_deref().and_then(|v| crate::version::parse_lenient(v.trim_start_matches('v')))
+        self.version.as_deref().and_then(|v| helm_render::version::parse_lenient(v.trim_start_matches('v')))
     }
 }
 
@@ -345,7 +345,7 @@ pub fn parse_declaration(text: &str) -> Result<(Option<String>, String, Declared
         Declared::NotRunning
     } else {
         let v = version.trim_start_matches('v');
-        match crate::version::parse_strict(v) {
+        match helm_render::version::parse_strict(v) {
             Some(parsed) if v.split(['-', '+']).next().is_some_and(|core| core.split('.').count() == 3) => Declared::Version(parsed),
             _ => return Err(bad(&format!("{version:?} is not a release version (MAJOR.MINOR.PATCH, or {NOT_RUNNING})"))),
         }
@@ -361,7 +361,7 @@ fn ids() -> Vec<&'static str> {
 fn tag_version(tag: &str) -> Option<String> {
     let t = tag.trim_start_matches('v');
     let core = t.split(['-', '+']).next().unwrap_or(t);
-    (core.split('.').count() == 3 && crate::version::parse_strict(t).is_some()).then(|| t.to_string())
+    (core.split('.').count() == 3 && helm_render::version::parse_strict(t).is_some()).then(|| t.to_string())
 }
 
 /// What a Deployment tells of the version it runs.
@@ -534,7 +534,7 @@ pub fn check_declaration(state: &ClusterState, id: &str, declared: &Declared) ->
             c.name,
             seen.deployments.join(", ")
         )),
-        Declared::Version(v) => match seen.version.as_deref().and_then(|s| crate::version::parse_lenient(s)) {
+        Declared::Version(v) => match seen.version.as_deref().and_then(|s| helm_render::version::parse_lenient(s)) {
             Some(read) if read != *v => Err(format!(
                 "--neighbour {id}={v} contradicts the cluster, which tells {} {read} ({}): drop the flag (it is for a version the cluster does not tell)",
                 c.name,

@@ -36,7 +36,7 @@ const NANO: Amount = NANO_PER_UNIT;
 /// A quantity from a string (`500m`, `1Gi`) or a number; None when it is not one.
 pub fn quantity(v: &Json) -> Option<Amount> {
     match v {
-        Json::String(s) => crate::validate::cel::parse_quantity(s.trim()),
+        Json::String(s) => kube_validate::cel::parse_quantity(s.trim()),
         Json::Number(n) => n.as_i64().map(|i| i as Amount * NANO).or_else(|| n.as_f64().map(|f| (f * NANO as f64).ceil() as Amount)),
         _ => None,
     }

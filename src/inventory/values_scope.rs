@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value as Json;
 
 use super::value_uses::{value_uses, ValueUse};
-use crate::chart::Chart;
+use helm_render::chart::Chart;
 
 /// One chart's values keys.
 #[derive(Debug, Clone, Default)]

@@ -28,7 +28,7 @@ pub struct Params {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let finalizer = self.finalizer.as_str();
-        let handoff = match self.removed_from.as_deref().and_then(crate::version::parse_lenient) {
+        let handoff = match self.removed_from.as_deref().and_then(helm_render::version::parse_lenient) {
             Some(first) => (input.to.major, input.to.minor, input.to.patch) >= (first.major, first.minor, first.patch),
             None => true,
         };

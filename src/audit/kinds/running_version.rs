@@ -80,7 +80,7 @@ impl Check for Params {
                 );
             }
             match image_version(d) {
-                Some((running, from)) if crate::version::parse_lenient(&running) != crate::version::parse_lenient(recorded) => hits.push(
+                Some((running, from)) if helm_render::version::parse_lenient(&running) != helm_render::version::parse_lenient(recorded) => hits.push(
                     base_hit(format!(
                         "the release records {recorded} while {at} runs {running} ({from}): the installed version every check compared charts from is the record's {recorded} (the installed chart rendered, the version gates, the release objects); the checks of the live Deployment (its flags, selector and configuration) read what runs, {running}"
                     ))

@@ -37,7 +37,7 @@ impl Check for Params {
                 continue;
             }
             let version = other.version.clone().unwrap_or_else(|| "an unknown version".into());
-            let theirs = other.version.as_deref().and_then(|v| crate::version::parse_lenient(v.trim_start_matches('v')));
+            let theirs = other.version.as_deref().and_then(|v| helm_render::version::parse_lenient(v.trim_start_matches('v')));
             let effect = if !templated {
                 format!(
                     "the {to} chart ships its CRDs in crds/, which helm upgrade never applies: the CRDs stay as they are, and both controllers keep running against them"
