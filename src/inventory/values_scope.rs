@@ -62,17 +62,19 @@ impl ValuesScope {
     /// `values.yaml` or the schema (or below a map either declares as a leaf, or above a declared
     /// key), read by a template, under `global`, or known to the subchart it is passed to.
     pub fn knows(&self, path: &str) -> bool {
-        // A declared path, one above it, or one below a leaf (values.yaml's leaves are scalars,
-        // lists and empty maps; the schema's are properties with none of their own).
-        let below = |set: &BTreeSet<String>| {
+        // A declared path, one above it, or one below a leaf: values.yaml is flattened to its
+        // leaves (scalars, lists, empty maps); the schema's leaves are properties without any.
+        let near = |d: &String| d == path || d.starts_with(&format!("{path}.")) || path.starts_with(&format!("{d}."));
+        let below = |set: &BTreeSet<String>, leaves_only: bool| {
             set.iter().any(|d| {
                 d == path
                     || d.starts_with(&format!("{path}."))
-                    || (path.starts_with(&format!("{d}.")) && !set.iter().any(|other| other.starts_with(&format!("{d}."))))
+                    || (path.starts_with(&format!("{d}."))
+                        && (!leaves_only || set.range(format!("{d}.")..).next().is_none_or(|n| !n.starts_with(&format!("{d}.")))))
             })
         };
         let top = path.split('.').next().unwrap_or(path);
-        if top == "global" || below(&self.defaults) || below(&self.schema) || self.uses.iter().any(|u| u.reads(path)) {
+        if top == "global" || self.defaults.iter().any(near) || below(&self.schema, true) || self.uses.iter().any(|u| u.reads(path)) {
             return true;
         }
         if self.open.iter().any(|o| path.starts_with(&format!("{o}."))) {
