@@ -76,7 +76,10 @@ pub(super) fn where_and_how(input: &CheckInput, path: &str, change: &str) -> (St
                 ),
             )
         }
-        Some(label) => (label.to_string(), format!("{change} there.")),
+        Some(label) if label.starts_with("the values the GitOps file") => {
+            (label.to_string(), format!("{change} in the values the GitOps file hands to Helm, at the line this finding names."))
+        }
+        Some(label) => (label.to_string(), format!("{change} in {label}.")),
         None => ("the values".to_string(), format!("{change}.")),
     }
 }
