@@ -418,6 +418,10 @@ fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
                 lab.repo()
             ));
             users::apply(lab, &users::runtime_2_2("team-a-torch"));
+            // A failed Pod fails its Job at once (not after the default 6 retries with back-off).
+            lab.shell_ok(
+                "kubectl patch clustertrainingruntime team-a-torch --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/template/spec/replicatedJobs/0/template/spec/backoffLimit\",\"value\":0}]'",
+            );
             // The team's Pods run here (the failing one really fails), until the waiting one comes.
             let team_pods = running::team_namespace(lab);
             // The quota's usage is kube-controller-manager's resourcequota controller's to compute.
@@ -429,7 +433,7 @@ fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
             users::apply(lab, &running::runnable_trainjob("broken", "team-a-torch", 1, "exit 1"));
             let failed = running::wait_condition(lab, &team_pods, "broken", "Failed", 180);
             lab.note(&format!("TrainJob broken: {failed:?}"));
-            let late = running::runnable_trainjob("late", "team-a-torch", 1, "sleep 600")
+            let late = running::runnable_trainjob("late", "team-a-torch", 1, "sleep 20")
                 .replace("spec:\n", "spec:\n  activeDeadlineSeconds: 5\n");
             users::apply(lab, &late);
             running::wait_condition(lab, &team_pods, "late", "Failed", 180);
