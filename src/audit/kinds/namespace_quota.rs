@@ -200,6 +200,10 @@ fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so).
+        if input.from == input.to {
+            return Vec::new();
+        }
         let mut hits = Vec::new();
         for ns in release_namespaces(input) {
             let quotas: Vec<Quota> =
