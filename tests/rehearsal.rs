@@ -433,8 +433,8 @@ fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
             users::apply(lab, &running::runnable_trainjob("broken", "team-a-torch", 1, "exit 1"));
             let failed = running::wait_condition(lab, &team_pods, "broken", "Failed", 180);
             lab.note(&format!("TrainJob broken: {failed:?}"));
-            let late = running::runnable_trainjob("late", "team-a-torch", 1, "sleep 20")
-                .replace("spec:\n", "spec:\n  activeDeadlineSeconds: 5\n");
+            let late =
+                running::runnable_trainjob("late", "team-a-torch", 1, "sleep 20").replace("spec:\n", "spec:\n  activeDeadlineSeconds: 5\n");
             users::apply(lab, &late);
             running::wait_condition(lab, &team_pods, "late", "Failed", 180);
             let (_, late) = running::trainjob(lab, "late");

@@ -122,3 +122,44 @@ impl HookInfo {
             .join("\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::Identity;
+
+    fn hook(command: &[&str], args: &[&str]) -> HookInfo {
+        HookInfo {
+            identity: Identity { group: "batch".into(), kind: "Job".into(), namespace: "ns".into(), name: "h".into() },
+            source: String::new(),
+            events: vec!["post-upgrade".into()],
+            weight: 0,
+            delete_policies: Vec::new(),
+            containers: vec![Container {
+                name: "c".into(),
+                image: "alpine:3.21".into(),
+                command: command.iter().map(|s| s.to_string()).collect(),
+                args: args.iter().map(|s| s.to_string()).collect(),
+                security_context: None,
+            }],
+            service_account: String::new(),
+            grants: Vec::new(),
+            pod_security_context: None,
+            backoff_limit: None,
+            active_deadline_seconds: None,
+            config_maps: Vec::new(),
+            body: Json::Null,
+        }
+    }
+
+    /// A shell's `-c` script starts on a line of its own, so its first line is read like the rest
+    /// (a `for … in $(kubectl get …)` loop there is a loop); a plain command stays one line.
+    #[test]
+    fn a_shell_script_starts_on_its_own_line() {
+        let script = hook(&["/bin/sh", "-c", "for r in $(kubectl get x -o name); do\n  kubectl delete $r\ndone"], &[]).script();
+        assert_eq!(script.lines().next(), Some("/bin/sh -c"));
+        assert_eq!(script.lines().nth(1), Some("for r in $(kubectl get x -o name); do"));
+        assert_eq!(hook(&["/bin/sh"], &["-c", "set -e"]).script(), "/bin/sh -c\nset -e");
+        assert_eq!(hook(&["kubectl", "delete", "x"], &[]).script(), "kubectl delete x");
+    }
+}
