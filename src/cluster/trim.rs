@@ -69,23 +69,6 @@ pub fn legacy_job(o: &mut Json) {
     }
 }
 
-/// A quantity as a count (`100`, `1k`); None for what a count quota cannot hold.
-pub fn count(v: &Json) -> Option<u64> {
-    let text = match v {
-        Json::String(s) => s.trim().to_string(),
-        Json::Number(n) => return n.as_u64(),
-        _ => return None,
-    };
-    let (digits, factor) = match text.strip_suffix('k') {
-        Some(d) => (d, 1_000),
-        None => match text.strip_suffix('M') {
-            Some(d) => (d, 1_000_000),
-            None => (text.as_str(), 1),
-        },
-    };
-    digits.parse::<u64>().ok().and_then(|n| n.checked_mul(factor))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,11 +89,6 @@ mod tests {
             "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]}});
         assert_eq!(limit_range(&lr)["spec"], lr["spec"]);
         assert!(limit_range(&lr)["metadata"].get("uid").is_none());
-        assert_eq!(count(&json!("10")), Some(10));
-        assert_eq!(count(&json!("2k")), Some(2000));
-        assert_eq!(count(&json!(7)), Some(7));
-        assert_eq!(count(&json!("1.5")), None);
-        assert_eq!(count(&json!("99999999999999999999M")), None);
     }
 
     #[test]
