@@ -167,28 +167,45 @@ fn none_failed(lab: &Lab, scenario: &str, failed_before: &[String]) {
     }
 }
 
+/// The TrainJobs the 2.3 manager gives no runtime snapshot: Complete, failed on their deadline, or
+/// managed by another controller (it drops any other Failed condition before it looks: kubeflow/
+/// trainer v2.3.0 `pkg/controller/trainjob_controller.go` L89-L107, L246-L252), by `namespace/name`.
+fn unsnapshotted(lab: &Lab) -> Vec<String> {
+    let list = lab.get_json("trainjobs -A");
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|job| {
+            let conditions = || job["status"]["conditions"].as_array().into_iter().flatten();
+            conditions().any(|c| c["type"] == "Complete" && c["status"] == "True")
+                || conditions().any(|c| c["type"] == "Failed" && c["status"] == "True" && c["reason"] == "DeadlineExceeded")
+                || job["spec"]["managedBy"].as_str().is_some_and(|m| m != "trainer.kubeflow.org/trainjob-controller")
+        })
+        .map(|job| {
+            format!(
+                "{}/{}",
+                job["metadata"]["namespace"].as_str().unwrap_or_default(),
+                job["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 /// From 2.3 the manager makes a `<trainjob>-runtime-snapshot` ConfigMap beside every TrainJob it
-/// reconciles: all but those managed by another controller, Complete ones and those that failed
-/// on their deadline — it drops any other Failed condition before it looks (kubeflow/trainer
-/// v2.3.0 `pkg/controller/trainjob_controller.go` L100, L246-L252), so a TrainJob Failed for any
-/// other reason gets one too. After the runbook to 2.3+ each TrainJob that gets one has it
-/// (within a minute: the new manager reconciles after the upgrade returns), and none of the
-/// others has one.
-fn snapshots_made(lab: &Lab, scenario: &str, to: &str) {
+/// reconciles ([`unsnapshotted`] names those it does not). After the runbook to 2.3+ each TrainJob
+/// it reconciled has one (within a minute: the new manager reconciles after the upgrade returns;
+/// one that has finished since had it when it ran), and none of those it skipped from the start
+/// (`skipped_before`, read before the upgrade) has one.
+fn snapshots_made(lab: &Lab, scenario: &str, to: &str, skipped_before: &[String]) {
     if semver::Version::parse(to).is_ok_and(|v| v < semver::Version::new(2, 3, 0)) {
         return;
     }
     let list = lab.get_json("trainjobs -A");
-    let mut without = Vec::new();
     for job in list["items"].as_array().into_iter().flatten() {
-        let conditions = || job["status"]["conditions"].as_array().into_iter().flatten();
-        let complete = conditions().any(|c| c["type"] == "Complete" && c["status"] == "True");
-        let deadline = conditions().any(|c| c["type"] == "Failed" && c["status"] == "True" && c["reason"] == "DeadlineExceeded");
-        let managed_elsewhere = job["spec"]["managedBy"].as_str().is_some_and(|m| m != "trainer.kubeflow.org/trainjob-controller");
         let (namespace, name) =
             (job["metadata"]["namespace"].as_str().unwrap_or_default(), job["metadata"]["name"].as_str().unwrap_or_default());
-        if complete || deadline || managed_elsewhere {
-            without.push((namespace.to_string(), name.to_string()));
+        if skipped_before.contains(&format!("{namespace}/{name}")) {
             continue;
         }
         let made = running::poll(60, || {
@@ -196,14 +213,18 @@ fn snapshots_made(lab: &Lab, scenario: &str, to: &str) {
         });
         assert!(made.is_some(), "[{scenario}] no runtime snapshot ConfigMap for TrainJob {namespace}/{name} after the runbook");
     }
-    // The manager had its minute above (or reconciles these first): none of the others got one.
-    for (namespace, name) in &without {
+    // The manager had its minute above: none of those it skips got one.
+    for key in skipped_before {
+        let (namespace, name) = key.split_once('/').unwrap_or_default();
         let made = lab.shell(&format!("kubectl get configmap {name}-runtime-snapshot -n {namespace} -o name")).ok();
-        assert!(!made, "[{scenario}] TrainJob {namespace}/{name} (Complete, deadline-failed or managed elsewhere) got a runtime snapshot");
+        assert!(
+            !made,
+            "[{scenario}] TrainJob {key} (Complete, deadline-failed or managed elsewhere before the upgrade) got a runtime snapshot"
+        );
     }
     lab.note(&format!(
-        "runtime snapshot ConfigMaps: one for every TrainJob the 2.3 controller reconciles, none for the {} others",
-        without.len()
+        "runtime snapshot ConfigMaps: one for every TrainJob the 2.3 controller reconciles, none for the {} it skips",
+        skipped_before.len()
     ));
 }
 
@@ -212,6 +233,7 @@ fn rehearse(s: &Scenario) {
     (s.from)(&mut lab);
     controllers_ran(&lab, s.name, &manager_of(s.versions[0]));
     let failed_before = failed_trainjobs(&lab);
+    let skipped_before = unsnapshotted(&lab);
 
     // 1. check, live.
     let check = printed::check(&lab, s.to);
@@ -336,7 +358,7 @@ fn rehearse(s: &Scenario) {
     lab.note(&format!("controllers started by the end of the runbook: {started:?}"));
     assert!(started.contains(&target), "[{}] {target} never ran: {started:?}", s.name);
     none_failed(&lab, s.name, &failed_before);
-    snapshots_made(&lab, s.name, s.to);
+    snapshots_made(&lab, s.name, s.to, &skipped_before);
     let again = printed::check(&lab, s.to);
     // The runbook puts back the Pod Security it relaxed (issue 21 §3), so the hooks would be
     // rejected again on the next run: that namespace's check still names TA-HOOK-101, and only it.
