@@ -150,41 +150,96 @@ fn controllers_ran(lab: &Lab, scenario: &str, manager: &str) {
     }
 }
 
-/// No TrainJob failed: none has a `Failed` condition that is true.
-fn none_failed(lab: &Lab, scenario: &str) {
+/// The TrainJobs with a true `Failed` condition, by `namespace/name`.
+fn failed_trainjobs(lab: &Lab) -> Vec<String> {
     let list = lab.get_json("trainjobs -A");
-    for job in list["items"].as_array().into_iter().flatten() {
-        let failed = job["status"]["conditions"].as_array().into_iter().flatten().any(|c| c["type"] == "Failed" && c["status"] == "True");
-        assert!(!failed, "[{scenario}] TrainJob {} failed: {}", job["metadata"]["name"], job["status"]);
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|job| job["status"]["conditions"].as_array().into_iter().flatten().any(|c| c["type"] == "Failed" && c["status"] == "True"))
+        .map(|job| {
+            format!(
+                "{}/{}",
+                job["metadata"]["namespace"].as_str().unwrap_or_default(),
+                job["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// No TrainJob failed on the way: none has a `Failed` condition that is true but those that had
+/// one in the from-state (a scenario may start from failed TrainJobs).
+fn none_failed(lab: &Lab, scenario: &str, failed_before: &[String]) {
+    let list = lab.get_json("trainjobs -A");
+    for key in failed_trainjobs(lab).into_iter().filter(|k| !failed_before.contains(k)) {
+        let job = list["items"].as_array().into_iter().flatten().find(|j| {
+            format!("{}/{}", j["metadata"]["namespace"].as_str().unwrap_or_default(), j["metadata"]["name"].as_str().unwrap_or_default())
+                == key
+        });
+        panic!("[{scenario}] TrainJob {key} failed: {}", job.map(|j| j["status"].to_string()).unwrap_or_default());
     }
 }
 
+/// The TrainJobs the 2.3 manager gives no runtime snapshot: Complete, failed on their deadline, or
+/// managed by another controller (it drops any other Failed condition before it looks: kubeflow/
+/// trainer v2.3.0 `pkg/controller/trainjob_controller.go` L89-L107, L246-L252), by `namespace/name`.
+fn unsnapshotted(lab: &Lab) -> Vec<String> {
+    let list = lab.get_json("trainjobs -A");
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|job| {
+            let conditions = || job["status"]["conditions"].as_array().into_iter().flatten();
+            conditions().any(|c| c["type"] == "Complete" && c["status"] == "True")
+                || conditions().any(|c| c["type"] == "Failed" && c["status"] == "True" && c["reason"] == "DeadlineExceeded")
+                || job["spec"]["managedBy"].as_str().is_some_and(|m| m != "trainer.kubeflow.org/trainjob-controller")
+        })
+        .map(|job| {
+            format!(
+                "{}/{}",
+                job["metadata"]["namespace"].as_str().unwrap_or_default(),
+                job["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 /// From 2.3 the manager makes a `<trainjob>-runtime-snapshot` ConfigMap beside every TrainJob it
-/// reconciles that is neither finished nor managed elsewhere: after the runbook to 2.3+ each such
-/// TrainJob has one (within a minute: the new manager reconciles after the upgrade returns).
-fn snapshots_made(lab: &Lab, scenario: &str, to: &str) {
+/// reconciles ([`unsnapshotted`] names those it does not). After the runbook to 2.3+ each TrainJob
+/// it reconciled has one (within a minute: the new manager reconciles after the upgrade returns;
+/// one that has finished since had it when it ran), and none of those it skipped from the start
+/// (`skipped_before`, read before the upgrade) has one.
+fn snapshots_made(lab: &Lab, scenario: &str, to: &str, skipped_before: &[String]) {
     if semver::Version::parse(to).is_ok_and(|v| v < semver::Version::new(2, 3, 0)) {
         return;
     }
     let list = lab.get_json("trainjobs -A");
     for job in list["items"].as_array().into_iter().flatten() {
-        let finished = job["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True");
-        let managed_elsewhere = job["spec"]["managedBy"].as_str().is_some_and(|m| m != "trainer.kubeflow.org/trainjob-controller");
-        if finished || managed_elsewhere {
-            continue;
-        }
         let (namespace, name) =
             (job["metadata"]["namespace"].as_str().unwrap_or_default(), job["metadata"]["name"].as_str().unwrap_or_default());
+        if skipped_before.contains(&format!("{namespace}/{name}")) {
+            continue;
+        }
         let made = running::poll(60, || {
             lab.shell(&format!("kubectl get configmap {name}-runtime-snapshot -n {namespace} -o name")).ok().then_some(())
         });
         assert!(made.is_some(), "[{scenario}] no runtime snapshot ConfigMap for TrainJob {namespace}/{name} after the runbook");
     }
-    lab.note("runtime snapshot ConfigMaps: one for every unfinished TrainJob");
+    // The manager had its minute above: none of those it skips got one.
+    for key in skipped_before {
+        let (namespace, name) = key.split_once('/').unwrap_or_default();
+        let made = lab.shell(&format!("kubectl get configmap {name}-runtime-snapshot -n {namespace} -o name")).ok();
+        assert!(
+            !made,
+            "[{scenario}] TrainJob {key} (Complete, deadline-failed or managed elsewhere before the upgrade) got a runtime snapshot"
+        );
+    }
+    lab.note(&format!(
+        "runtime snapshot ConfigMaps: one for every TrainJob the 2.3 controller reconciles, none for the {} it skips",
+        skipped_before.len()
+    ));
 }
 
 fn rehearse(s: &Scenario) {
@@ -195,6 +250,8 @@ fn rehearse(s: &Scenario) {
     let Some(mut lab) = started else { return };
     (s.from)(&mut lab);
     controllers_ran(&lab, s.name, &manager_of(s.versions[0]));
+    let failed_before = failed_trainjobs(&lab);
+    let skipped_before = unsnapshotted(&lab);
 
     // 1. check, live.
     let check = printed::check(&lab, s.to);
@@ -334,8 +391,8 @@ fn rehearse(s: &Scenario) {
     let started = controllers_started(&lab);
     lab.note(&format!("controllers started by the end of the runbook: {started:?}"));
     assert!(started.contains(&target), "[{}] {target} never ran: {started:?}", s.name);
-    none_failed(&lab, s.name);
-    snapshots_made(&lab, s.name, s.to);
+    none_failed(&lab, s.name, &failed_before);
+    snapshots_made(&lab, s.name, s.to, &skipped_before);
     let again = printed::check(&lab, s.to);
     // The runbook puts back the Pod Security it relaxed (issue 21 §3), so the hooks would be
     // rejected again on the next run: that namespace's check still names TA-HOOK-101, and only it.
@@ -395,11 +452,15 @@ fn rehearse_helm_2_2_1_all_runtimes_to_2_3_0() {
     });
 }
 
-/// Helm 2.2.1 (chart defaults: no built-in runtimes) with a TrainJob on the user's own runtime,
-/// waiting in a namespace whose ResourceQuota holds no more ConfigMaps → 2.3.0: the 2.3.0
-/// manager's runtime snapshot ConfigMap for it is refused (TA-NB-005) until the runbook raises
-/// the quota. (On a built-in runtime, the un-fixed upgrade deletes the runtime first, TA-RT-001,
-/// and the manager stops at "not found ClusterTrainingRuntime" before any snapshot: seen.)
+/// Helm 2.2.1 (chart defaults: no built-in runtimes) with TrainJobs on the user's own runtime in a
+/// namespace whose ResourceQuota holds no more ConfigMaps → 2.3.0: one waiting, one that really
+/// failed (its command exits 1: Job, JobSet and TrainJob Failed through the real controllers) and
+/// one that failed on its `activeDeadlineSeconds`. The 2.3.0 manager's runtime snapshot
+/// ConfigMaps for the waiting and the failed one are refused (TA-NB-005, variant `failed`: the 2.3
+/// controller drops a Failed condition unless it is DeadlineExceeded and reconciles the TrainJob
+/// again) until the runbook raises the quota by two; the deadline-failed one gets none
+/// (`snapshots_made`). (On a built-in runtime, the un-fixed upgrade deletes the runtime first,
+/// TA-RT-001, and the manager stops at "not found ClusterTrainingRuntime" before any snapshot: seen.)
 #[test]
 #[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
 fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
@@ -415,13 +476,67 @@ fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
                 lab.repo()
             ));
             users::apply(lab, &users::runtime_2_2("team-a-torch"));
+            // A failed Pod fails its Job at once (not after the default 6 retries with back-off).
+            lab.shell_ok(
+                "kubectl patch clustertrainingruntime team-a-torch --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/template/spec/replicatedJobs/0/template/spec/backoffLimit\",\"value\":0}]'",
+            );
+            // The team's Pods run here (the failing one really fails), until the waiting one comes.
+            let team_pods = running::team_namespace(lab);
             // The quota's usage is kube-controller-manager's resourcequota controller's to compute.
             let team = users::TEAM;
             lab.shell_ok(&format!(
                 "kubectl create quota configmaps -n {team} --hard=count/configmaps=0\n\
                  for i in $(seq 60); do kubectl get quota -n {team} configmaps -o jsonpath='{{.status.used}}' | grep -q configmaps && break; sleep 1; done"
             ));
+            users::apply(lab, &running::runnable_trainjob("broken", "team-a-torch", 1, "exit 1"));
+            let failed = running::wait_condition(lab, &team_pods, "broken", "Failed", 180);
+            lab.note(&format!("TrainJob broken: {failed:?}"));
+            let late =
+                running::runnable_trainjob("late", "team-a-torch", 1, "sleep 20").replace("spec:\n", "spec:\n  activeDeadlineSeconds: 5\n");
+            users::apply(lab, &late);
+            running::wait_condition(lab, &team_pods, "late", "Failed", 180);
+            let (_, late) = running::trainjob(lab, "late");
+            let reasons: Vec<&str> = late["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["type"] == "Failed")
+                .filter_map(|c| c["reason"].as_str())
+                .collect();
+            assert_eq!(reasons, ["DeadlineExceeded"], "TrainJob late: {}", late["status"]);
+            drop(team_pods);
             users::apply(lab, &users::trainjob_2_2("llama-ft", "team-a-torch"));
+        },
+        stop_when: None,
+        install_as: None,
+    });
+}
+
+/// Helm 2.2.1 with every built-in runtime in a release namespace whose ResourceQuota holds exactly
+/// the ConfigMaps there → 2.3.0, which adds its runtimes ConfigMap to the release (and the
+/// installer's ServiceAccount and RBAC): helm upgrade is refused "exceeded quota" (TA-NS-001)
+/// until the runbook raises the quota to what the upgrade creates.
+#[test]
+#[ignore = "needs TRAINER_AUDIT_CORPUS (the real Trainer charts in a registry)"]
+fn rehearse_helm_2_2_1_release_namespace_quota_to_2_3_0() {
+    rehearse(&Scenario {
+        name: "helm-2.2.1-release-quota-to-2.3.0",
+        versions: &["2.2.1", "2.3.0"],
+        to: "2.3.0",
+        errors: &["TA-OWN-001", "TA-NS-001"],
+        from: |lab| {
+            lab.standin_start();
+            install_with_runtimes(lab, "2.2.1");
+            // Full: its hard limit is what the resourcequota controller counts there now.
+            let script = r#"kubectl create quota objects -n NS --hard=count/configmaps=100
+used=""
+for i in $(seq 60); do used=$(kubectl get quota -n NS objects -o go-template='{{with .status.used}}{{index . "count/configmaps"}}{{end}}'); case "$used" in ''|*[!0-9]*) sleep 1;; *) break;; esac; done
+case "$used" in ''|*[!0-9]*) echo "no usage counted: $used"; exit 1;; esac
+kubectl patch quota objects -n NS --type merge -p "{\"spec\":{\"hard\":{\"count/configmaps\":\"$used\"}}}"
+for i in $(seq 60); do [ "$(kubectl get quota -n NS objects -o go-template='{{index .status.hard "count/configmaps"}}')" = "$used" ] && break; sleep 1; done
+echo "count/configmaps: $used of $used""#;
+            let ran = lab.shell_ok(&script.replace("NS", NAMESPACE));
+            lab.note(&ran.stdout);
         },
         stop_when: None,
         install_as: None,

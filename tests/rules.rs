@@ -70,13 +70,37 @@ fn case(id: &str) -> (Vec<String>, Vec<String>) {
     (fires, quiet)
 }
 
+/// The words a finding carries fit it: every placeholder filled, no empty command, no fix that
+/// ends on a colon with nothing after it, no empty parentheses or stray punctuation.
+fn words_fit(id: &str, f: &serde_json::Value) {
+    let placeholder = regex::Regex::new(r"\{[a-z_]+\}").unwrap();
+    for field in ["title", "message", "fix"] {
+        let text = f[field].as_str().unwrap_or_default();
+        assert!(!placeholder.is_match(text), "{id}: {field} keeps a placeholder: {text}");
+        for bad in [" ()", " ,", ",,", ": ;", " :"] {
+            assert!(!text.contains(bad), "{id}: {field} has {bad:?}: {text}");
+        }
+    }
+    let fix = f["fix"].as_str().unwrap_or_default();
+    assert!(!fix.trim_end().ends_with(':'), "{id}: the fix ends on a colon with nothing after it: {fix}");
+    for c in f["commands"].as_array().into_iter().flatten() {
+        assert!(!c.as_str().unwrap_or_default().trim().is_empty(), "{id}: an empty command in {fix}");
+    }
+}
+
 /// One rule: it fires on each `fires:` case (findings pinned: the first as `<ID>`, the others as
-/// `<ID>-2`, `<ID>-3`, …) and stays quiet on each `quiet:` case.
+/// `<ID>-2`, `<ID>-3`, …) and stays quiet on each `quiet:` case; its fires cases between them
+/// select every variant the rule words (a test per variant), and every finding's words fit it.
 fn rule_case(id: &str) {
     let (fires, quiet) = case(id);
+    let mut variants_seen = std::collections::BTreeSet::new();
     for (i, fires) in fires.iter().enumerate() {
         let found = findings(id, fires);
         assert!(!found.is_empty(), "{id} does not fire on `{fires}`");
+        for f in &found {
+            words_fit(id, f);
+            variants_seen.insert(f["variant"].as_str().unwrap_or("").to_string());
+        }
         let text = serde_json::to_string_pretty(&found).unwrap().replace(&*rules_dir().to_string_lossy(), "$RULES");
         let name = if i == 0 { id.to_string() } else { format!("{id}-{}", i + 1) };
         insta::assert_snapshot!(name, text);
@@ -84,6 +108,19 @@ fn rule_case(id: &str) {
     for quiet in &quiet {
         let quiet_found = findings(id, quiet);
         assert!(quiet_found.is_empty(), "{id} fires on its quiet case `{quiet}`: {quiet_found:?}");
+    }
+    let out = run_in(&rules_dir(), &["rules", "--format", "json"]);
+    let rules: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let declared: Vec<String> = rules
+        .iter()
+        .filter(|r| r["id"] == id)
+        .flat_map(|r| r["variants"].as_object().map(|v| v.keys().cloned().collect::<Vec<_>>()).unwrap_or_default())
+        .collect();
+    for v in declared {
+        assert!(
+            variants_seen.contains(&v),
+            "{id}: no fires case selects its variant {v:?} (seen: {variants_seen:?}): add one to tests/rules/{id}/case.txt"
+        );
     }
     let explain = run_in(&rules_dir(), &["explain", id]);
     assert!(explain.status.success() && stdout(&explain).starts_with(id), "explain {id}: {}", stderr(&explain));
@@ -121,6 +158,7 @@ rule_tests! {
     rel_001: "TA-REL-001";
     rel_002: "TA-REL-002";
     rel_003: "TA-REL-003";
+    rel_004: "TA-REL-004";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     own_003: "TA-OWN-003";
@@ -137,6 +175,7 @@ rule_tests! {
     mig_004: "TA-MIG-004";
     crd_010: "TA-CRD-010";
     crd_011: "TA-CRD-011";
+    crd_012: "TA-CRD-012";
     rt_001: "TA-RT-001";
     rt_002: "TA-RT-002";
     rt_003: "TA-RT-003";
@@ -168,6 +207,7 @@ rule_tests! {
     nb_008: "TA-NB-008";
     nb_009: "TA-NB-009";
     nb_010: "TA-NB-010";
+    ns_001: "TA-NS-001";
     git_001: "TA-GIT-001";
     git_002: "TA-GIT-002";
     git_003: "TA-GIT-003";

@@ -95,6 +95,9 @@ pub struct Finding {
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
     pub phase: Phase,
+    /// The rule variant whose words it carries (`failed`, `nearest`…), when not the rule's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// A text the predicted failure prints, and who prints it.
@@ -169,6 +172,7 @@ impl Finding {
             source: String::new(),
             expect: vec![],
             phase: Phase::default(),
+            variant: None,
         }
     }
 

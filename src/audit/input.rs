@@ -46,6 +46,9 @@ pub struct CheckInput<'a> {
     pub target_crds_on: Option<&'a Inventory>,
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
+    /// Where they came from, in merge order (a later one wins): the release's stored values (or
+    /// a GitOps file's), then each `-f`/`--set` flag as given, each with the values it sets.
+    pub value_sources: Vec<(String, Json)>,
     pub install: &'a InstallMethod,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
@@ -95,6 +98,26 @@ impl CheckInput<'_> {
                 .collect(),
             None => Vec::new(),
         }
+    }
+
+    /// Where the user's value at `path` (`a.b.c`) came from: the last source that sets it (or a
+    /// map above it). None when no source sets it.
+    pub fn value_source(&self, path: &str) -> Option<&str> {
+        let keys: Vec<&str> = path.split('.').collect();
+        self.value_sources
+            .iter()
+            .rev()
+            .find(|(_, v)| {
+                let mut cur = v;
+                for k in &keys {
+                    match cur.get(k) {
+                        Some(next) => cur = next,
+                        None => return false,
+                    }
+                }
+                true
+            })
+            .map(|(label, _)| label.as_str())
     }
 
     /// The live object with this kind, namespace (empty for cluster-scoped) and name.

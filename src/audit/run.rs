@@ -93,6 +93,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
         phase: variant.and_then(|v| v.phase).unwrap_or(rule.phase),
+        variant: variant.map(|_| hit.variant.unwrap_or_default().to_string()),
         expect: rule
             .expect
             .iter()

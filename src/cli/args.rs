@@ -11,7 +11,7 @@ use clap::Args;
 use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::fleet::members::Selection;
-use crate::fleet::read::read_member;
+use crate::fleet::read::{read_member, Assumed};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
 use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
@@ -91,6 +91,11 @@ pub struct ClusterArgs {
     /// Kubernetes version to assume when the snapshot does not record one (e.g. 1.33)
     #[arg(long, value_name = "VERSION")]
     pub kube_version: Option<String>,
+    /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
+    /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run (repeatable; IDs:
+    /// kueue, jobset, lws, scheduler-plugins, volcano, training-operator, cert-manager)
+    #[arg(long = "neighbour", value_name = "ID=VERSION")]
+    pub neighbours: Vec<String>,
 }
 
 impl ClusterArgs {
@@ -115,7 +120,8 @@ impl ClusterArgs {
         let [member] = &members[..] else {
             return Err(CliError::Usage(format!("the cluster flags name {} clusters; name one", members.len())));
         };
-        read_member(member, kube_version.as_deref(), std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
+        let assumed = Assumed::with_neighbours(kube_version, &self.neighbours, &members).map_err(CliError::Usage)?;
+        read_member(member, &assumed, std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
     }
 }
 

@@ -11,6 +11,7 @@ use super::args::assumed_kube_version;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
+use crate::fleet::read::Assumed;
 use crate::report::document::Context;
 use crate::report::output::{Choice, Printer};
 
@@ -31,6 +32,12 @@ pub struct FleetArgs {
     /// Kubernetes version to assume when a snapshot does not record one (e.g. 1.33)
     #[arg(long, value_name = "VERSION")]
     pub kube_version: Option<String>,
+    /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
+    /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run; CLUSTER: limits it
+    /// to one cluster of a fleet (repeatable; IDs: kueue, jobset, lws, scheduler-plugins, volcano,
+    /// training-operator, cert-manager)
+    #[arg(long = "neighbour", value_name = "[CLUSTER:]ID=VERSION")]
+    pub neighbours: Vec<String>,
     /// Clusters read at once in a fleet; memory grows with it (about one cluster's objects each)
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
@@ -57,12 +64,9 @@ impl FleetArgs {
 pub fn run(job: Job, args: &FleetArgs, choice: &Choice, ctx: Context) -> Result<ExitCode, CliError> {
     let members = args.selection().members().map_err(|e| CliError::Usage(e.to_string()))?;
     let kube_version = args.kube_version.as_deref().map(assumed_kube_version).transpose()?;
-    let reading = Reading {
-        members: &members,
-        concurrency: usize::from(args.concurrency),
-        kube_version: kube_version.as_deref(),
-        fleet: choice.reads_as_fleet(),
-    };
+    let assumed = Assumed::with_neighbours(kube_version, &args.neighbours, &members).map_err(CliError::Usage)?;
+    let reading =
+        Reading { members: &members, concurrency: usize::from(args.concurrency), assumed: &assumed, fleet: choice.reads_as_fleet() };
     let mut auditor = Auditor::new(job);
     let mut printer = Printer::new(choice, &members, ctx);
     let rows = auditor.run(&reading, |index, o| printer.cluster(index, o.row, o.report, o.read))?;

@@ -59,6 +59,9 @@ pub struct MigrateArgs {
 }
 
 pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
+    if let Some(n) = args.cluster.neighbours.first() {
+        return Err(CliError::Usage(format!("--neighbour {n}: migrate reads no neighbour; drop the flag")));
+    }
     let source = if args.files.is_empty() { Source::Cluster } else { Source::Files };
     let mut options = Options::new(args.legacy, source);
     options.patch_manager = args.patch_manager.clone();

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::catalog::TRAINER_GROUP;
-use super::neighbours::is_trainer_deployment;
+use super::neighbours::{deployment_version, is_trainer_manager, VersionRead, TRAINER_IMAGE};
 use super::release::Release;
 use super::ClusterState;
 use crate::engine::Method;
@@ -86,7 +86,7 @@ pub fn object_method(o: &Json) -> InstallMethod {
 fn trainer_objects(state: &ClusterState) -> Vec<&Json> {
     state
         .of_kind("Deployment")
-        .filter(|d| is_trainer_deployment(d))
+        .filter(|d| is_trainer_manager(d))
         .chain(state.crds().filter(|c| str_at(c, &["spec", "group"]) == TRAINER_GROUP))
         .collect()
 }
@@ -143,13 +143,9 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
     if let Some(r) = releases.iter().find(|r| r.current.chart_name == "kubeflow-trainer") {
         return Some(release_version(r));
     }
-    for d in state.of_kind("Deployment").filter(|d| is_trainer_deployment(d)) {
-        for c in crate::objects::workload::containers(d) {
-            let image = crate::objects::workload::ImageRef::parse(&c.image);
-            if image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty() {
-                let version = image.tag.trim_start_matches('v').to_string();
-                return Some(InstalledVersion { version, evidence: format!("controller image {}", c.image) });
-            }
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_manager(d)) {
+        if let Some((version, from)) = image_version(d) {
+            return Some(InstalledVersion { version, evidence: format!("controller {from}") });
         }
     }
     let public = state.public_configmap()?;
@@ -215,7 +211,7 @@ pub struct Install {
     /// For a Deployment: the release a chart was rendered as (`app.kubernetes.io/instance`, set
     /// by the chart when Argo CD or Flux render it); None for kustomize manifests.
     pub rendered_as: Option<String>,
-    /// For a Deployment: the controller image the version was read from.
+    /// For a Deployment: the controller image the version was read from (None when a label told it).
     pub image: Option<String>,
 }
 
@@ -228,13 +224,22 @@ impl std::fmt::Display for Install {
     }
 }
 
-/// The controller image's version (`v2.2.1` → `2.2.1`) when its tag tells one, and the image.
-fn image_version(deployment: &Json) -> Option<(String, String)> {
-    crate::objects::workload::containers(deployment).into_iter().find_map(|c| {
-        let image = crate::objects::workload::ImageRef::parse(&c.image);
-        (image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty())
-            .then(|| (image.tag.trim_start_matches('v').to_string(), c.image.clone()))
-    })
+/// The version the controller Deployment runs (`v2.2.1` → `2.2.1`) and what tells it: its
+/// manager image's tag whatever the registry, else its `app.kubernetes.io/version` label
+/// (`neighbours::deployment_version`); None when neither does.
+pub fn image_version(deployment: &Json) -> Option<(String, String)> {
+    match deployment_version(deployment, &|i| i.repository.rsplit('/').next() == Some(TRAINER_IMAGE)) {
+        VersionRead::Known { version, from } => Some((version, from)),
+        VersionRead::Unknown(_) => None,
+    }
+}
+
+/// Why the running controller's version cannot be told (digest only, `latest`, no label).
+pub fn image_version_unknown(deployment: &Json) -> Option<String> {
+    match deployment_version(deployment, &|i| i.repository.rsplit('/').next() == Some(TRAINER_IMAGE)) {
+        VersionRead::Known { .. } => None,
+        VersionRead::Unknown(why) => Some(why),
+    }
 }
 
 /// Every Trainer install, Helm releases first (by namespace and name), then the controller
@@ -254,7 +259,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
         })
         .collect();
     found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    for d in state.of_kind("Deployment").filter(|d| is_trainer_deployment(d)) {
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_manager(d)) {
         let namespace = str_at(d, &["metadata", "namespace"]);
         if found.iter().any(|i| i.helm_release && i.namespace == namespace) {
             continue;
@@ -266,7 +271,7 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             helm_release: false,
             method: object_method(d).method,
             version: image.as_ref().map(|(v, _)| v.clone()),
-            image: image.map(|(_, i)| i),
+            image: image.and_then(|(_, from)| from.strip_prefix("image ").map(str::to_string)),
             rendered_as: Some(str_at(d, &["metadata", "labels", "app.kubernetes.io/instance"]).to_string()).filter(|r| !r.is_empty()),
         });
     }

@@ -91,7 +91,7 @@ fn cluster_info(item: &Json) -> Option<ClusterInfo> {
         .and_then(Json::as_array)
         .map(|ws| ws.iter().filter_map(Json::as_str).map(str::to_string).collect())
         .unwrap_or_default();
-    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt"), read_warnings, version_given: false })
+    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt"), read_warnings, ..ClusterInfo::default() })
 }
 
 impl<'a> Items<'a> {

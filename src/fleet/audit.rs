@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use super::read::{read_all, read_member};
+use super::read::{read_all, read_member, Assumed};
 use super::Member;
 use crate::audit::finding::{Finding, Severity};
 use crate::audit::verdict::{Counts, Decision};
@@ -131,8 +131,8 @@ pub struct Reading<'a> {
     pub members: &'a [Member],
     /// Reads at once in a fleet.
     pub concurrency: usize,
-    /// The `--kube-version` to assume (validated, `v1.33`).
-    pub kube_version: Option<&'a str>,
+    /// What the user assumes the clusters do not tell (`--kube-version`, `--neighbour`).
+    pub assumed: &'a Assumed,
     /// A fleet's output even for one member: what every cluster shares is checked before any is
     /// read ([`Auditor::prepare`]), and a cluster's failure is its row's. Otherwise the one
     /// cluster is read first, exactly as a single-cluster command always read it, with a live
@@ -197,7 +197,7 @@ impl Auditor {
             read_all(
                 members,
                 reading.concurrency,
-                |member| read_member(member, reading.kube_version, false),
+                |member| read_member(member, reading.assumed, false),
                 |index, state| {
                     let member = &members[index];
                     let outcome = self.audit_read(member, state);
@@ -212,7 +212,7 @@ impl Auditor {
         } else {
             self.leave_to_the_os = members.len() == 1;
             for (index, member) in members.iter().enumerate() {
-                let state = read_member(member, reading.kube_version, std::io::IsTerminal::is_terminal(&std::io::stderr()));
+                let state = read_member(member, reading.assumed, std::io::IsTerminal::is_terminal(&std::io::stderr()));
                 let outcome = self.audit_read(member, state);
                 rows[index] = Some(outcome.row.clone());
                 each(index, outcome);
@@ -398,7 +398,7 @@ mod tests {
         };
         let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
         let source = Source::Snapshot { path: format!("{root}/tests/rules/TA-HOOK-101/cluster.yaml").into() };
-        let state = read_member(&Member { name: "a".into(), source }, None, false).unwrap();
+        let state = read_member(&Member { name: "a".into(), source }, &crate::fleet::read::Assumed::default(), false).unwrap();
         for cluster in ["a", "b"] {
             let out = auditor.audit(cluster, Ok(state.clone()));
             let Some(Report::Check(report)) = out.report else { panic!("{cluster}: {:?}", out.row.failure) };

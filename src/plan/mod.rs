@@ -401,6 +401,7 @@ mod tests {
             source: String::new(),
             expect: Vec::new(),
             phase: Default::default(),
+            variant: None,
         };
         // A kubectl/kustomize install is always taken over with --force-conflicts (its apply
         // manager owns fields); a Helm release only when check found a conflict.

@@ -155,6 +155,9 @@ fn neighbours(out: &mut String, s: &Status) {
             continue;
         }
         out.push_str(&format!("  {:<22} {}\n", n.component, n.version.as_deref().unwrap_or("version unknown")));
+        if let Some(why) = &n.version_unknown {
+            out.push_str(&format!("  {:<22}   why: {why}\n", ""));
+        }
         for e in &n.evidence {
             out.push_str(&format!("  {:<22}   evidence: {e}\n", ""));
         }

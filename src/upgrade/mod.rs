@@ -108,6 +108,8 @@ pub struct Upgrade {
     pub flags: UserValues,
     /// The release's user-supplied values merged with the flags (what the upgrade applies).
     pub user_values: Map,
+    /// Where they came from, in merge order (`CheckInput::value_sources`).
+    pub value_sources: Vec<(String, Json)>,
     pub rules: RuleSet,
     pub notes: Vec<String>,
     /// Where the installed version comes from (a Helm release, a controller image, `--from`).
@@ -229,6 +231,21 @@ impl Upgrade {
             Some(file) => json_to_map(file),
             None => release.map(|r| json_to_map(&r.base().config)).unwrap_or_default(),
         };
+        let mut value_sources: Vec<(String, Json)> = Vec::new();
+        match (&request.file_values, release) {
+            (Some(file), _) => value_sources.push(("the values the GitOps file hands to Helm".into(), file.clone())),
+            (None, Some(r)) => value_sources.push((
+                format!(
+                    "the release's stored values (`helm get values {} -n {}`)",
+                    crate::shell::quote(&r.current.name),
+                    crate::shell::quote(&r.current.namespace)
+                ),
+                r.base().config.clone(),
+            )),
+            (None, None) => {}
+        }
+        value_sources
+            .extend(request.values.sources().iter().map(|(label, m)| (label.clone(), crate::objects::to_serde(&Value::map(m.clone())))));
         helm_render::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;
         // The target pulled now, so a repository that serves another chart is refused before
@@ -262,6 +279,7 @@ impl Upgrade {
             install,
             flags,
             user_values,
+            value_sources,
             rules,
             notes,
             evidence,
@@ -369,6 +387,7 @@ impl Upgrade {
             target: &target,
             target_crds_on: target_crds_on.as_deref(),
             user_values: self.user_values_json(),
+            value_sources: self.value_sources.clone(),
             install: &self.install,
             repository: self.repository_text(),
             derived: Default::default(),

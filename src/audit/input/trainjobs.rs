@@ -10,12 +10,8 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::CheckInput;
-use crate::cluster::legacy::trainjob_finished;
 use crate::objects::str_at;
 use crate::webhook::{self, Refusal, Runtimes};
-
-/// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
-pub const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
 
 /// The label Kueue reads a TrainJob's LocalQueue from.
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
@@ -25,8 +21,6 @@ pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 pub struct TrainJobFacts {
     /// TrainJobs per runtime they name: (runtimeRef kind, runtimeRef name, namespace) → count.
     pub by_runtime: BTreeMap<(String, String, String), usize>,
-    /// TrainJobs the 2.3 controller keeps a runtime snapshot ConfigMap for, per namespace.
-    pub snapshots: BTreeMap<String, usize>,
     /// TrainJobs labelled for a Kueue queue: (namespace, queue) → their names, in the state's order.
     pub queued: BTreeMap<(String, String), Vec<String>>,
     /// TrainJobs the target's TrainJob webhook refuses, by their place in `state.trainjobs()`,
@@ -38,17 +32,8 @@ pub struct TrainJobFacts {
 #[derive(Default)]
 struct Share<'a> {
     by_runtime: BTreeMap<(&'a str, &'a str, &'a str), usize>,
-    snapshots: BTreeMap<&'a str, usize>,
     queued: BTreeMap<(&'a str, &'a str), Vec<&'a str>>,
     refused: Vec<(usize, Vec<Refusal>)>,
-}
-
-/// Whether the 2.3 controller creates a runtime snapshot for this TrainJob: it skips one
-/// managed by an external controller and builds nothing for a finished one
-/// (kubeflow/trainer@v2.3.0 pkg/controller/trainjob_controller.go#L89-L107).
-pub fn gets_snapshot(tj: &Json) -> bool {
-    let managed_by = tj.pointer("/spec/managedBy").and_then(Json::as_str).unwrap_or(OWN_CONTROLLER);
-    managed_by == OWN_CONTROLLER && !trainjob_finished(tj)
 }
 
 impl<'a> Share<'a> {
@@ -57,9 +42,6 @@ impl<'a> Share<'a> {
         let ns = str_at(tj, &["metadata", "namespace"]);
         let runtime = (str_at(tj, &["spec", "runtimeRef", "kind"]), str_at(tj, &["spec", "runtimeRef", "name"]), ns);
         *self.by_runtime.entry(runtime).or_default() += 1;
-        if gets_snapshot(tj) {
-            *self.snapshots.entry(ns).or_default() += 1;
-        }
         let queue = str_at(tj, &["metadata", "labels", QUEUE_LABEL]);
         if !queue.is_empty() {
             self.queued.entry((ns, queue)).or_default().push(str_at(tj, &["metadata", "name"]));
@@ -76,9 +58,6 @@ impl TrainJobFacts {
     fn fold(&mut self, share: Share) {
         for ((kind, name, ns), n) in share.by_runtime {
             *self.by_runtime.entry((kind.to_string(), name.to_string(), ns.to_string())).or_default() += n;
-        }
-        for (ns, n) in share.snapshots {
-            *self.snapshots.entry(ns.to_string()).or_default() += n;
         }
         for ((ns, queue), names) in share.queued {
             self.queued.entry((ns.to_string(), queue.to_string())).or_default().extend(names.into_iter().map(str::to_string));

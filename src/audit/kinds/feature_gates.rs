@@ -62,7 +62,9 @@ impl Check for Params {
                 hits.push(
                 Hit::new(format!("values {tag_path}"), format!("the release pins the controller image to {tag}, older than the {} chart: config keys the chart renders may be unknown to it", input.to))
                     .evidence(format!("{tag_path}={tag}"))
-                    .var("path", tag_path.to_string()),
+                    .var("path", tag_path.to_string())
+                    .var("tag", tag)
+                    .variant("image-tag"),
             );
             }
         }

@@ -80,6 +80,9 @@ impl Check for Params {
             if in_use {
                 hit.severity = Some(Severity::Error);
             }
+            if after.is_none() {
+                hit = hit.variant("not-recreated");
+            }
             hits.push(
                 hit.evidence(format!("in the current release manifest; target delivery: {}", after.as_deref().unwrap_or("none")))
                     .var("kind", kind.to_ascii_lowercase())

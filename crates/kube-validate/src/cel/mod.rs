@@ -23,6 +23,8 @@ use super::structural::{Additional, RuleSpec, Schema};
 use super::KubeVersion;
 
 pub use compat::CompatIssue;
+/// Kubernetes quantities in nano-units (`resource.ParseQuantity`), for quota arithmetic too.
+pub use lib_types::parse_quantity;
 
 /// One rule, compiled for evaluation and checked against the cluster.
 #[derive(Debug)]
