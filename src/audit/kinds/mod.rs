@@ -204,7 +204,14 @@ pub const KINDS: &[KindSpec] = &[
     kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
-    kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
+    kind!(
+        "immutable-field",
+        immutable_field,
+        "the target changes a field the API server will not update",
+        variants: ["adopted", "orphaned"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "schema",
         schema,
@@ -308,7 +315,14 @@ pub const KINDS: &[KindSpec] = &[
         values_removed_key,
         "user values the installed chart's templates read that the target dropped without a successor"
     ),
-    kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
+    kind!(
+        "feature-gates",
+        feature_gates,
+        "feature gates the target controller refuses, or an older controller image pinned (refusing the chart's configuration, or variant older)",
+        variants: ["older"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "crd-size",
         crd_size,
