@@ -8,13 +8,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
+use kube_validate::stored::CrdSet;
+use kube_validate::{KubeVersion, Validator};
 use serde_json::{json, Value};
 use testkit::controlplane::http::Call;
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
-use trainer_audit::validate::stored::CrdSet;
-use trainer_audit::validate::{KubeVersion, Validator};
 
 const OBJECTS: usize = 50_000;
 

@@ -12,10 +12,10 @@ use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::fleet::members::Selection;
 use crate::fleet::read::read_member;
-use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
-use crate::source::oci::{ClientOptions, CredentialSource};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
+use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
+use chart_source::oci::{ClientOptions, CredentialSource};
 
 #[derive(Debug, Args)]
 pub struct RegistryArgs {
@@ -120,7 +120,7 @@ impl ClusterArgs {
 /// `--kube-version` checked and written as servers report it (`v1.33`).
 pub fn assumed_kube_version(v: &str) -> Result<String, CliError> {
     let trimmed = v.trim_start_matches('v');
-    if crate::version::parse_lenient(trimmed).is_none() {
+    if helm_render::version::parse_lenient(trimmed).is_none() {
         return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
     }
     Ok(format!("v{trimmed}"))

@@ -154,7 +154,7 @@ impl ClusterState {
     pub fn assume_kube_version(&mut self, given: &str) -> Result<(), ClusterError> {
         let minor = |v: &str| {
             let v = v.trim_start_matches('v');
-            crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
+            helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
         };
         match self.info.server_version.as_deref() {
             None => {
@@ -173,7 +173,7 @@ impl ClusterState {
     /// The server's minor version (`33` of `v1.33.2`).
     pub fn server_minor(&self) -> Option<u64> {
         let v = self.info.server_version.as_deref()?.trim_start_matches('v');
-        crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
+        helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
     }
 }
 

@@ -8,8 +8,8 @@ use std::cell::OnceCell;
 
 use super::CheckInput;
 use crate::migrate::{self, Migration, Options, Source};
-use crate::validate::stored::{kube_version, CrdSet, Survey, ASSUMED_KUBE};
-use crate::validate::KubeVersion;
+use kube_validate::stored::{kube_version, CrdSet, Survey, ASSUMED_KUBE};
+use kube_validate::KubeVersion;
 
 /// What a check derives from the target CRDs, once.
 #[derive(Default)]

@@ -32,7 +32,7 @@ pub struct Params {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigKeys {
-    pub versions: crate::version::Constraint,
+    pub versions: helm_render::version::Constraint,
     pub keys: Vec<String>,
 }
 
@@ -115,7 +115,7 @@ impl Check for Params {
         }
         // Only a tag the user set pins the image: the chart's own default follows its version.
         if let Some((deployment, tag)) = rendered_manager_tag(input) {
-            let pinned = crate::version::parse_lenient(tag.trim_start_matches('v'));
+            let pinned = helm_render::version::parse_lenient(tag.trim_start_matches('v'));
             let set_by = value_path(&input.user_values, &tag, "");
             if let (Some(path), Some(pinned)) = (set_by, pinned.filter(|p| p < &input.to)) {
                 let runs = format!("{deployment} runs …/{MANAGER_IMAGE}:{tag}");
