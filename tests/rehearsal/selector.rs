@@ -243,18 +243,32 @@ pub fn summary(timeline: &Timeline) -> String {
 }
 
 /// The ReplicaSets of the release namespace's controller Deployment now: (name, owner uid).
-fn replica_sets_now(lab: &Lab) -> Vec<(String, String)> {
+fn replica_sets_now(lab: &Lab, deployment_uid: &str) -> Vec<(String, String)> {
     let list = lab.get_json(&format!("replicasets -n {NAMESPACE}"));
     list["items"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|rs| rs["metadata"]["name"].as_str().is_some_and(|n| n.contains("controller-manager")))
         .map(|rs| {
             let owner = rs["metadata"]["ownerReferences"][0]["uid"].as_str().unwrap_or_default().to_string();
             (rs["metadata"]["name"].as_str().unwrap_or_default().to_string(), owner)
         })
+        .filter(|(_, owner)| owner == deployment_uid)
         .collect()
+}
+
+/// The Deployment a runbook's `kubectl … delete deployment NAME` line names.
+pub fn deleted_deployment(blocks: &[String]) -> Option<String> {
+    blocks
+        .iter()
+        .flat_map(|b| b.lines())
+        .filter(|l| l.trim_start().starts_with("kubectl ") && l.contains(" delete deployment "))
+        .find_map(|l| l.split(" delete deployment ").nth(1).and_then(|rest| rest.split_whitespace().next()).map(String::from))
+}
+
+/// The uid of Deployment `name` in the release namespace.
+fn deployment_uid(lab: &Lab, name: &str) -> String {
+    lab.get_json(&format!("deployment {name} -n {NAMESPACE}"))["metadata"]["uid"].as_str().unwrap_or_default().to_string()
 }
 
 /// What one run of the runbook did to the old controller: when (seconds into the runbook) its
@@ -336,12 +350,8 @@ pub fn experiment(name: &'static str, versions: &[&str], from: fn(&mut Lab), ext
     assert!(!deletes.is_empty(), "[{name}] the runbook deletes no Deployment:\n{}", runbook.stdout);
     lab.note(&format!("the delete as run: {deletes:?}"));
 
-    let old_deployment = lab.get_json(&format!("deployment -n {NAMESPACE} -l app.kubernetes.io/component=manager"))["items"][0]["metadata"]
-        ["uid"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let old_sets = replica_sets_now(&lab);
+    let old_deployment = deployment_uid(&lab, &deleted_deployment(&blocks).unwrap());
+    let old_sets = replica_sets_now(&lab, &old_deployment);
     let old_pods: Vec<String> = crate::running::controller_pods(&lab.standin_records())
         .into_iter()
         .filter(|(_, (binary, _))| binary.starts_with("trainer-controller-manager"))
@@ -422,12 +432,8 @@ impl RunbookWatch {
     /// Starts watching when the runbook deletes the controller Deployment (else None).
     pub fn start(lab: &Lab, blocks: &[String]) -> Option<RunbookWatch> {
         let cascade = cascade_of(blocks)?;
-        let old_deployment = lab.get_json(&format!("deployment -n {NAMESPACE} -l app.kubernetes.io/component=manager"))["items"][0]
-            ["metadata"]["uid"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let old_sets = replica_sets_now(lab).into_iter().map(|(name, _)| name).collect();
+        let old_deployment = deployment_uid(lab, &deleted_deployment(blocks)?);
+        let old_sets = replica_sets_now(lab, &old_deployment).into_iter().map(|(name, _)| name).collect();
         let old_pods = crate::running::controller_pods(&lab.standin_records())
             .into_iter()
             .filter(|(_, (binary, _))| binary.starts_with("trainer-controller-manager"))
@@ -452,7 +458,7 @@ impl RunbookWatch {
         let upgrade_began = timeline
             .events
             .iter()
-            .find(|e| e.subject == "test" && e.now.contains(" upgrade kubeflow-trainer "))
+            .find(|e| e.subject == "test" && e.now.contains(" starts: helm ") && e.now.contains(" upgrade "))
             .map(|e| e.at)
             .unwrap_or(f64::MAX);
         let stopped =
@@ -478,6 +484,9 @@ impl RunbookWatch {
                 "foreground" => {
                     let gone = timeline.first(&subject, |s| s == "gone");
                     assert!(gone.is_some(), "orphaned variant: {rs} must be deleted:\n{}", timeline.render());
+                    // kubectl returned once it was gone: the watch samples every 0.7 s or so, so it
+                    // may see that a moment after Helm's upgrade began, never seconds after.
+                    assert!(gone.unwrap() < upgrade_began + 2.0, "orphaned variant: {rs} outlived the delete:\n{}", timeline.render());
                     lab.note(&format!(
                         "OBSERVED TA-IMM-001 (orphaned): {rs} gone at {:.1} s, Helm's upgrade began at {upgrade_began:.1} s",
                         gone.unwrap()
