@@ -10,6 +10,7 @@ mod conformance_charts;
 mod controlplane;
 mod fuzz;
 mod kube_minimum;
+mod kube_minimum_check;
 mod kueue_compat;
 mod oracle;
 mod screenshot;
