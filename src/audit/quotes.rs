@@ -67,10 +67,11 @@ pub fn only_a_name(quote: &str) -> Option<&'static str> {
     if !q.is_empty() && q.chars().all(bare) {
         return Some("a bare identifier or flag");
     }
-    if let Some(rest) = q.strip_prefix("func ") {
-        let receiver_done = rest.strip_prefix('(').and_then(|r| r.split_once(") ")).map(|(_, after)| after).unwrap_or(rest);
-        let name_open = receiver_done.strip_suffix('(').is_some_and(|name| name.chars().all(|c| c.is_alphanumeric() || c == '_'));
-        if name_open {
+    // A Go function's signature and nothing of its body: `func (x Status) IsPending() bool`,
+    // `func newEffectiveVersion(v *version.Version) T {`, or one cut at its parameters.
+    if q.starts_with("func ") && !q.contains('\n') {
+        let body = q.split_once('{').map(|(_, b)| b.trim()).unwrap_or("");
+        if body.is_empty() {
             return Some("a function's signature");
         }
     }
@@ -93,6 +94,9 @@ mod tests {
             "format=k8s-label-key",
             "func MustBaseEnvSet(",
             "func (r *Rollback) Run(",
+            "func (x Status) IsPending() bool",
+            "func (cr *CertRotator) writeSecret(cert, key []byte, caArtifacts *KeyPairArtifacts,",
+            "func newEffectiveVersion(binaryVersion *version.Version) MutableEffectiveVersion {",
         ] {
             assert!(only_a_name(name).is_some(), "{name}");
         }
@@ -103,7 +107,7 @@ mod tests {
             "SkipHooks bool `json:\"skipHooks,omitempty\" yaml:\"skipHooks,omitempty\"`",
             "if lastRelease.Info.Status.IsPending() {",
             "{{- if .Values.crds.enabled }}",
-            "func (x Status) IsPending() bool",
+            "func (x Status) IsPending() bool { return x == StatusPendingInstall",
             "rule: self.templates.all(t, !has(t.metadata.namespace)",
             "*obj.TimeoutSeconds = 10",
         ] {
