@@ -200,3 +200,36 @@ fn every_error_rule_has_a_rehearsals_row() {
     }
     assert!(missing.is_empty(), "error rules without a row in docs/rehearsals.md: {missing:?}");
 }
+
+/// Every quote of the shipped rules and compatibility rows supports its claim beyond a name
+/// (a directory's quote is an entry's name by design).
+#[test]
+fn no_shipped_quote_is_only_a_name() {
+    let mut cited: Vec<(String, std::collections::BTreeMap<String, String>)> = Vec::new();
+    for (file, text) in trainer_audit::audit::rules::EMBEDDED {
+        for r in trainer_audit::audit::rules::parse_rules(file, text).unwrap() {
+            cited.push((format!("{} {}", file, r.id), r.quotes.clone()));
+            for (name, v) in &r.variants {
+                cited.push((format!("{file} {} variant {name}", r.id), v.quotes.clone()));
+            }
+            for (i, e) in r.expect.iter().enumerate() {
+                cited.push((format!("{file} {} expect[{i}]", r.id), e.quotes.clone()));
+            }
+        }
+    }
+    let c = trainer_audit::audit::compat::embedded().unwrap();
+    cited.extend(c.trainer.iter().map(|r| ("compat trainer".to_string(), r.quotes.clone())));
+    cited.extend(c.jobset_features.iter().map(|r| ("compat jobset_features".to_string(), r.quotes.clone())));
+    cited.extend(c.kueue.iter().map(|r| ("compat kueue".to_string(), r.quotes.clone())));
+    cited.extend(c.helm.iter().map(|r| ("compat helm".to_string(), r.quotes.clone())));
+    let named: Vec<String> = cited
+        .iter()
+        .flat_map(|(at, quotes)| {
+            quotes
+                .iter()
+                .filter(|(k, _)| !trainer_audit::audit::quotes::names_directory(k))
+                .filter_map(move |(k, q)| trainer_audit::audit::quotes::only_a_name(q).map(|why| format!("{at}: {k}: {q:?} is {why}")))
+        })
+        .collect();
+    assert!(named.is_empty(), "quotes that are only a name (quote the line that supports the claim):\n{}", named.join("\n"));
+}
