@@ -213,3 +213,81 @@ rule_tests! {
     git_003: "TA-GIT-003";
     git_004: "TA-GIT-004";
 }
+
+/// The ids of the table rows (first cell `TA-…`, before any aside) under a `## ` heading of
+/// docs/rehearsals.md, up to the next heading of any level.
+fn rehearsal_rows(doc: &str, heading: &str) -> std::collections::BTreeSet<String> {
+    let Some(start) = doc.find(&format!("\n## {heading}\n")) else { panic!("docs/rehearsals.md has no section ## {heading}") };
+    let section = &doc[start + 1..];
+    let section = section[3..].find("\n#").map(|end| &section[..end + 3]).unwrap_or(section);
+    // A first cell names one rule or several (`TA-SCH-004, TA-K8S-001`), then maybe an aside.
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|row| row.split('|').next())
+        .flat_map(|cell| cell.split([',', ' ']).filter(|t| !t.is_empty()).take_while(|t| !t.starts_with('(')).collect::<Vec<_>>())
+        .filter(|id| id.starts_with("TA-"))
+        .map(String::from)
+        .collect()
+}
+
+/// Issue 30 §3: every rule that can emit an error (its own severity, a variant's or one its kind
+/// computes, as `rules` lists them) has a row in docs/rehearsals.md: observed on the real API
+/// server and controllers (*Findings observed*), or one saying what would observe it and why
+/// that cannot run here (*Error rules not observed here*) — and not both.
+#[test]
+fn every_error_rule_has_a_rehearsals_row() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rehearsals.md")).unwrap();
+    let observed = rehearsal_rows(&doc, "Findings observed");
+    let explained = rehearsal_rows(&doc, "Error rules not observed here");
+    let rules = trainer_audit::audit::rules::load(None).unwrap();
+    let mut ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    let mut missing = Vec::new();
+    for id in ids {
+        let entries: Vec<&trainer_audit::audit::rules::Rule> = rules.iter().filter(|r| r.id == id).collect();
+        let error = trainer_audit::report::rules::severities(&entries).contains(&trainer_audit::audit::finding::Severity::Error);
+        if error && !observed.contains(id) && !explained.contains(id) {
+            missing.push(id.to_string());
+        }
+        assert!(!(observed.contains(id) && explained.contains(id)), "{id} is both observed and explained as not observed");
+        if !error {
+            assert!(!explained.contains(id), "{id} emits no error: it needs no row in *Error rules not observed here*");
+        }
+    }
+    assert!(missing.is_empty(), "error rules without a row in docs/rehearsals.md: {missing:?}");
+}
+
+/// Every quote of the shipped rules and compatibility rows supports its claim beyond a name
+/// (a directory's quote is an entry's name by design).
+#[test]
+fn no_shipped_quote_is_only_a_name() {
+    let mut cited: Vec<(String, std::collections::BTreeMap<String, String>)> = Vec::new();
+    for (file, text) in trainer_audit::audit::rules::EMBEDDED {
+        for r in trainer_audit::audit::rules::parse_rules(file, text).unwrap() {
+            cited.push((format!("{} {}", file, r.id), r.quotes.clone()));
+            for (name, v) in &r.variants {
+                cited.push((format!("{file} {} variant {name}", r.id), v.quotes.clone()));
+            }
+            for (i, e) in r.expect.iter().enumerate() {
+                cited.push((format!("{file} {} expect[{i}]", r.id), e.quotes.clone()));
+            }
+        }
+    }
+    let c = trainer_audit::audit::compat::embedded().unwrap();
+    cited.extend(c.trainer.iter().map(|r| ("compat trainer".to_string(), r.quotes.clone())));
+    cited.extend(c.jobset_features.iter().map(|r| ("compat jobset_features".to_string(), r.quotes.clone())));
+    cited.extend(c.kueue.iter().map(|r| ("compat kueue".to_string(), r.quotes.clone())));
+    cited.extend(c.helm.iter().map(|r| ("compat helm".to_string(), r.quotes.clone())));
+    let named: Vec<String> = cited
+        .iter()
+        .flat_map(|(at, quotes)| {
+            quotes
+                .iter()
+                .filter(|(k, _)| !trainer_audit::audit::quotes::names_directory(k))
+                .filter_map(move |(k, q)| trainer_audit::audit::quotes::only_a_name(q).map(|why| format!("{at}: {k}: {q:?} is {why}")))
+        })
+        .collect();
+    assert!(named.is_empty(), "quotes that are only a name (quote the line that supports the claim):\n{}", named.join("\n"));
+}

@@ -77,6 +77,12 @@ pub struct Variant {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
     /// What the upgrade command needs for this variant's findings (the rule's `adopt` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt: Option<Adoption>,
@@ -131,6 +137,12 @@ pub struct Expect {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
 }
 
 impl Expect {
@@ -174,6 +186,12 @@ pub struct Rule {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
     /// `{release}`, `{namespace}`, `{from}`, `{to}` and the kind's own variables are filled in.
     pub fix: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -313,12 +331,15 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
         if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
             return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
         }
-        let sources = std::iter::once((&rule.source, &rule.quotes))
-            .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes))))
-            .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes)));
-        for (source, quotes) in sources {
+        let sources = std::iter::once((&rule.source, &rule.quotes, &rule.absent))
+            .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes, &v.absent))))
+            .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes, &e.absent)));
+        for (source, quotes, absent) in sources {
             if let Some(key) = super::quotes::unquoted_key(source, quotes) {
                 return Err(bad(format!("quote key {key:?} names no citation in its source (write the citation as it appears there)")));
+            }
+            if let Some(key) = super::quotes::unabsent_key(source, absent) {
+                return Err(bad(format!("absent key {key:?} names no citation in its source (write the citation as it appears there)")));
             }
         }
         let check = spec.build(rule.params.clone()).map_err(|e| bad(format!("params of kind {}: {e}", rule.kind)))?;
@@ -488,6 +509,15 @@ mod tests {
         assert!(parse_rules("x.yaml", &quoted("{c.go#L1: c}")).unwrap_err().0.contains("quote key \"c.go#L1\" names no citation"));
         assert!(parse_rules("x.yaml", &quoted("{b.go#L3: ''}")).is_err(), "an empty quote");
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: x.go#L9, quotes: {x.go#L9: '%s failed'}}")).is_ok());
+        // Claims of absence: one text or several per citation, keyed like quotes.
+        let absent = |a: &str| GOOD.replace("  source: s\n", &format!("  source: https://x/tree/v1/chart; b.go#L3\n  absent: {a}\n"));
+        let one = parse_rules("x.yaml", &absent("{https://x/tree/v1/chart: kubeVersion}")).unwrap();
+        assert_eq!(one[0].absent["https://x/tree/v1/chart"].iter().collect::<Vec<_>>(), ["kubeVersion"]);
+        let many = parse_rules("x.yaml", &absent("{b.go#L3: [ca.crt, tls.crt]}")).unwrap();
+        assert_eq!(many[0].absent["b.go#L3"].iter().collect::<Vec<_>>(), ["ca.crt", "tls.crt"]);
+        assert!(parse_rules("x.yaml", &absent("{c.go: x}")).unwrap_err().0.contains("absent key \"c.go\" names no citation"));
+        assert!(parse_rules("x.yaml", &absent("{b.go#L3: []}")).is_err(), "no text");
+        assert!(parse_rules("x.yaml", &absent("{b.go#L3: ['']}")).is_err(), "an empty text");
     }
 
     #[test]

@@ -323,6 +323,11 @@ impl Lab {
         logs.iter().map(|(pod, log)| format!("--- {pod}\n{log}")).collect::<Vec<_>>().join("\n")
     }
 
+    /// The running stand-in's live record list (None when none runs).
+    pub fn standin_shared_records(&self) -> Option<std::sync::Arc<std::sync::Mutex<Vec<Record>>>> {
+        self.standin.as_ref().map(|s| s.shared_records())
+    }
+
     /// What the running stand-in recorded so far (empty when none runs).
     pub fn standin_records(&self) -> Vec<Record> {
         self.standin.as_ref().map(|s| s.records()).unwrap_or_default()

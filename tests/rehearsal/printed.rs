@@ -140,6 +140,11 @@ pub fn sh_blocks(markdown: &str) -> Vec<String> {
 /// Every block run in order, one `bash -euo pipefail` per block; stops at the first failing
 /// block (the runbook failed there) and returns what ran.
 pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
+    run_blocks_marked(lab, blocks, &|_, _| {})
+}
+
+/// [`run_blocks`], calling `starting(i, block)` before block `i` runs (a timeline's marks).
+pub fn run_blocks_marked(lab: &Lab, blocks: &[String], starting: &dyn Fn(usize, &str)) -> Vec<Ran> {
     let mut ran = Vec::new();
     // A person runs the blocks in one shell: `$BACKUP_DIR`, set by the Backups block, is
     // carried from block to block.
@@ -149,6 +154,7 @@ pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
         let script = format!(
             "if [ -f {state} ]; then . {state}; fi\n{block}\nif [ -n \"${{BACKUP_DIR:-}}\" ]; then declare -p BACKUP_DIR > {state}; fi\n"
         );
+        starting(i, block);
         let r = lab.shell(&script);
         lab.note(&format!("runbook block {}/{}: exit {:?} in {:.1} s", i + 1, blocks.len(), r.code, r.seconds));
         let failed = !r.ok();

@@ -168,6 +168,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 let _ = cp.kubectl(&cp.admin_kubeconfig, &["delete", "-f", &path, "--wait=true"], None);
             }
         }
+        // TA-SCH-004 and TA-K8S-001 where they apply: check live, then the upgrade itself.
+        let observed = super::kube_minimum_check::observe(&cp, &root(), version, accepts_namespace_cel)?;
+        observed.lines.iter().for_each(|l| println!("  {l}"));
+        wrong.extend(observed.wrong);
         drop(cp);
     }
     if !wrong.is_empty() {

@@ -11,6 +11,7 @@ mod conformance_charts;
 mod controlplane;
 mod fuzz;
 mod kube_minimum;
+mod kube_minimum_check;
 mod kueue_compat;
 mod measure;
 mod oracle;
@@ -146,6 +147,8 @@ fn test(extra: &[String]) -> Result<()> {
         args.push("--include-ignored".into());
         args.push("--skip".into());
         args.push(REHEARSAL_PREFIX.into());
+        args.push("--skip".into());
+        args.push(EXPERIMENT_PREFIX.into());
     }
     let (passed, failed, ignored, status) = cargo_test(&args, controlplane_bin.as_deref())?;
     let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
@@ -159,6 +162,11 @@ fn test(extra: &[String]) -> Result<()> {
 
 /// The name every rehearsal test starts with: `cargo xtask test` skips them in its first pass.
 const REHEARSAL_PREFIX: &str = "rehearse_";
+
+/// One-off experiments on the real controllers (tests/rehearsal.rs `experiment_…`): their result
+/// and command are recorded in docs/rehearsals.md; neither pass runs them unless named
+/// (`cargo xtask rehearse experiment_selector`).
+const EXPERIMENT_PREFIX: &str = "experiment_";
 
 /// The rehearsals alone: two at a time (each is mostly waiting on its own API server and Helm).
 fn rehearse(extra: &[String]) -> Result<()> {
@@ -175,6 +183,10 @@ fn run_rehearsals(extra: &[String], controlplane_bin: Option<&std::path::Path>) 
         args.push("--test-threads=2".into());
     }
     args.extend(extra.iter().filter(|a| *a != "--").cloned());
+    if !extra.iter().any(|a| a.starts_with(EXPERIMENT_PREFIX)) {
+        args.push("--skip".into());
+        args.push(EXPERIMENT_PREFIX.into());
+    }
     let started = std::time::Instant::now();
     let (passed, failed, _, status) = cargo_test(&args, controlplane_bin)?;
     println!("rehearsals: {passed} passed, {failed} failed in {:.0} s", started.elapsed().as_secs_f64());

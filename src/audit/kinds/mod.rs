@@ -227,7 +227,14 @@ pub const KINDS: &[KindSpec] = &[
     ),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
-    kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
+    kind!(
+        "immutable-field",
+        immutable_field,
+        "the target changes a field the API server will not update",
+        variants: ["adopted", "orphaned"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "schema",
         schema,
@@ -363,8 +370,8 @@ pub const KINDS: &[KindSpec] = &[
     kind!(
         "feature-gates",
         feature_gates,
-        "feature gates or an older controller image the target's strict config decoding rejects",
-        variants: ["image-tag"],
+        "feature gates the target controller refuses, or an older controller image pinned (refusing the chart's configuration, or variant older)",
+        variants: ["older"],
         reviews: false,
         typed
     ),
