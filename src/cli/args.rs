@@ -69,6 +69,8 @@ impl RegistryArgs {
             plain_http: self.plain_http,
             timeout: Duration::from_secs(self.timeout),
             credentials,
+            user_agent: concat!("trainer-audit/", env!("CARGO_PKG_VERSION")).to_string(),
+            client_id: "trainer-audit".to_string(),
             ..ClientOptions::default()
         })
     }

@@ -15,7 +15,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::{build_release, corpus, load_average, measure, repo_root, tempfile_dir, Measured};
+use crate::measure::{build_release, corpus, load_average, measure, repo_root, tempfile_dir, Measured};
 
 const OBJECTS: usize = 50_000;
 const KUBECONFORM: &str = "github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0";

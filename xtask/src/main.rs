@@ -12,6 +12,7 @@ mod controlplane;
 mod fuzz;
 mod kube_minimum;
 mod kueue_compat;
+mod measure;
 mod oracle;
 mod screenshot;
 mod setup;

@@ -85,7 +85,7 @@ pub struct CrdIssue {
 
 /// What one write of one object would do.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Verdict {
+pub struct WriteOutcome {
     pub accepted: bool,
     pub errors: Vec<FieldError>,
     /// Errors an update keeps as warnings because the value did not change (ratcheting).
@@ -95,7 +95,7 @@ pub struct Verdict {
     pub unevaluated: Vec<cel::Unevaluated>,
 }
 
-impl Verdict {
+impl WriteOutcome {
     /// The `message` kube-apiserver puts in the 422 Status for these errors.
     pub fn status_message(&self, kind_group: &str, name: &str) -> String {
         let parts: Vec<String> = self.errors.iter().map(ToString::to_string).collect();
@@ -112,7 +112,7 @@ impl Verdict {
 pub struct Outlook {
     /// Errors a write of the object as it is (create, restore from backup, `kubectl replace`
     /// without the old object) would raise.
-    pub as_new: Verdict,
+    pub as_new: WriteOutcome,
     /// Errors that remain on an update changing nothing but metadata (labels, finalizers):
     /// these reject *every* update, e.g. the controller's own.
     pub on_any_update: Vec<FieldError>,
@@ -196,14 +196,14 @@ impl Validator {
     }
 
     /// Validates a create (`old` = None) or an update of the main resource.
-    pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Verdict {
+    pub fn validate(&self, obj: &Value, old: Option<&Value>) -> WriteOutcome {
         self.validate_owned(obj.clone(), old.cloned())
     }
 
     /// [`Validator::validate`] on objects the caller no longer needs (defaulting and pruning
     /// work on them in place).
-    pub fn validate_owned(&self, mut new: Value, mut old: Option<Value>) -> Verdict {
-        let mut verdict = Verdict::default();
+    pub fn validate_owned(&self, mut new: Value, mut old: Option<Value>) -> WriteOutcome {
+        let mut verdict = WriteOutcome::default();
         if self.status_subresource {
             // PrepareForCreate / PrepareForUpdate: the main resource cannot write status.
             if let Value::Object(m) = &mut new {

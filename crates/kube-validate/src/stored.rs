@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cel::Unevaluated;
-use super::{CrdIssue, FieldError, KubeVersion, Validator, Verdict};
+use super::{CrdIssue, FieldError, KubeVersion, Validator, WriteOutcome};
 
 /// Objects below which a share of a survey is not worth handing to another thread.
 const MIN_SHARE: usize = 256;
@@ -159,7 +159,7 @@ impl CrdSet {
 
     /// Validates a write of `obj` (a create when `stored` is None, else an update of `stored`),
     /// with both at the CRD's storage version. None when no CRD of the set defines its kind.
-    pub fn validate(&self, obj: &Value, stored: Option<&Value>) -> Option<Verdict> {
+    pub fn validate(&self, obj: &Value, stored: Option<&Value>) -> Option<WriteOutcome> {
         let (_, v) = self.for_object(obj)?;
         let obj = at_version(v, obj);
         let stored = stored.map(|s| at_version(v, s));
@@ -187,7 +187,7 @@ impl CrdSet {
         let kind_group = format!("{}.{}", v.kind, v.group);
         let message = match standing {
             Standing::Rejected => {
-                Verdict { errors: outlook.on_any_update.clone(), ..Verdict::default() }.status_message(&kind_group, &name)
+                WriteOutcome { errors: outlook.on_any_update.clone(), ..WriteOutcome::default() }.status_message(&kind_group, &name)
             }
             Standing::Ratcheted if !outlook.as_new.errors.is_empty() => outlook.as_new.status_message(&kind_group, &name),
             _ => String::new(),
