@@ -9,7 +9,7 @@
 //! - the CRD's `metadata` node is a bare `type: object` (or absent, with no additional
 //!   properties schema at the root), the root neither preserves unknown fields nor is an embedded
 //!   resource, and each root rule reads either not `metadata` at all or only `metadata`, without
-//!   `oldSelf` and without a `messageExpression` ([`Validator::memo_blind`]), and
+//!   `oldSelf` and without a `messageExpression` (the validator's `memo_blind`), and
 //! - the object's `metadata` is an object with ObjectMeta's fields only, without the update
 //!   probe's annotation, ObjectMeta validation finds nothing, and the root rules pass on it,
 //!
