@@ -9,6 +9,7 @@ pub mod cel;
 pub mod fielderr;
 pub mod format;
 pub mod listtype;
+pub mod memo;
 pub mod meta;
 pub mod openapi;
 pub mod prune;
@@ -132,6 +133,9 @@ pub struct Validator {
     /// Every transition rule of the schema is `self == oldSelf`: then a metadata-only update of
     /// an object that validates as new raises nothing either (see [`Validator::outlook`]).
     transitions_reflexive: bool,
+    /// Validation reads `metadata` only as ObjectMeta validation and root rules on its name do
+    /// (see [`memo`]): outlooks can be shared between objects that differ only there.
+    memo_blind: bool,
     ctx: ::cel::Context<'static, 'static>,
 }
 
@@ -170,7 +174,9 @@ impl Validator {
         let mut transitions_reflexive = true;
         walk_rules(&schema, "", &mut |_, r| transitions_reflexive &= !r.uses_old_self || r.reflexive);
         let status_subresource = chosen.pointer("/subresources/status").is_some() || spec.pointer("/subresources/status").is_some();
+        let memo_blind = Validator::compute_memo_blind(&schema);
         Ok(Validator {
+            memo_blind,
             group: group.to_string(),
             kind: kind.to_string(),
             version: vname,
@@ -300,7 +306,7 @@ impl Validator {
         self.outlook_of(stored, true)
     }
 
-    fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
+    pub(crate) fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
         let copy = |v: &Value| if no_status { without_status(v) } else { v.clone() };
         let as_new = self.validate_owned(copy(stored), None);
         if self.transitions_reflexive && as_new.errors.is_empty() && as_new.unevaluated.is_empty() {
@@ -310,7 +316,7 @@ impl Validator {
         if let Some(Value::Object(meta)) = touched.get_mut("metadata") {
             let ann = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
             if let Value::Object(a) = ann {
-                a.insert("trainer-audit.kubeflow.org/probe".into(), Value::String("update".into()));
+                a.insert(memo::PROBE_ANNOTATION.into(), Value::String("update".into()));
             }
         }
         let update = self.validate_owned(touched, Some(copy(stored)));

@@ -49,6 +49,13 @@ pub struct CompiledRule {
     pub cardinality: f64,
 }
 
+impl CompiledRule {
+    /// The fields of `self` the rule reads, when it reads only `self.<field>…` (`None`: all).
+    pub fn self_fields(&self) -> Option<&BTreeSet<String>> {
+        self.self_fields.as_ref()
+    }
+}
+
 fn env() -> &'static Arc<cel::Env> {
     static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
     ENV.get_or_init(|| {
@@ -266,6 +273,13 @@ impl<'c> Eval<'c> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The rules of the root node alone, on an object as stored (a create's view).
+    pub fn root_rules(&mut self, s: &Schema, v: &Value) {
+        if !s.compiled.is_empty() {
+            self.expressions(s, v, None, true);
         }
     }
 
