@@ -165,7 +165,7 @@ fn release_json(state: &State, revision: i64, status: &str, rendered: &Rendered,
         "namespace": state.namespace,
         "version": revision,
         "info": {"first_deployed": CREATED, "last_deployed": format!("2026-06-{:02}T10:00:00Z", (10 + revision).min(28)), "description": description, "status": status},
-        "chart": {"metadata": {"name": "kubeflow-trainer", "version": rendered.version, "appVersion": format!("v{}", rendered.version), "apiVersion": "v2"}, "values": {}, "templates": [], "files": []},
+        "chart": {"metadata": {"name": "kubeflow-trainer", "version": rendered.version, "appVersion": rendered.app_version, "apiVersion": "v2"}, "values": {}, "templates": [], "files": []},
         "config": state.values_json(),
         "manifest": rendered.manifest,
         "hooks": rendered.hooks,
@@ -268,7 +268,7 @@ fn applied_by_tool(state: &State, version: &str, charts: &Charts, cluster: &mut 
     if !argo && semver::Version::parse(version).is_ok_and(|v| v >= semver::Version::new(2, 2, 0)) {
         values["runtimes"] = json!({"torchDistributed": {"enabled": true}});
     }
-    let release = if argo { state.release.as_str() } else { "kubeflow-trainer" };
+    let release = state.release.as_str();
     let rendered = charts.render(version, release, &state.namespace, &values)?;
     for o in rendered.crds.iter().chain(&rendered.objects) {
         let mut o = o.clone();

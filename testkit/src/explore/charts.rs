@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 use trainer_audit::chart::Chart;
 use trainer_audit::helm::context::ReleaseInfo;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
-use trainer_audit::objects::{objects_in, str_at, Origin};
+use trainer_audit::objects::{str_at, Origin};
 
 use super::generate::{RELABELLED, VERSIONS};
 
@@ -23,6 +23,8 @@ use super::generate::{RELABELLED, VERSIONS};
 #[derive(Debug)]
 pub struct Rendered {
     pub version: String,
+    /// Chart.yaml's `appVersion` (a relabelled chart keeps 2.3.0's).
+    pub app_version: String,
     /// The release manifest Helm stores (`# Source:` blocks, CRDs of crds/ excluded).
     pub manifest: String,
     /// The release's objects, namespaced ones in the release namespace.
@@ -42,6 +44,8 @@ pub struct Charts {
     archives: RefCell<BTreeMap<String, Rc<Vec<u8>>>>,
     charts: RefCell<BTreeMap<String, Rc<Chart>>>,
     renders: RefCell<BTreeMap<String, Rc<Rendered>>>,
+    /// Each YAML document parsed once (a CRD renders the same for every release and values).
+    documents: RefCell<std::collections::HashMap<String, Option<Json>>>,
 }
 
 /// Why a chart could not be read or rendered.
@@ -52,7 +56,37 @@ pub struct ChartError(pub String);
 impl Charts {
     /// The charts of `corpus` (a directory holding `charts/kubeflow-trainer-<version>.tgz`).
     pub fn new(corpus: &Path) -> Charts {
-        Charts { corpus: corpus.to_path_buf(), archives: RefCell::default(), charts: RefCell::default(), renders: RefCell::default() }
+        Charts {
+            corpus: corpus.to_path_buf(),
+            archives: RefCell::default(),
+            charts: RefCell::default(),
+            renders: RefCell::default(),
+            documents: RefCell::default(),
+        }
+    }
+
+    /// The objects of a multi-document YAML text, namespaced ones without a namespace put in
+    /// `namespace`; each distinct document parsed once per campaign.
+    fn objects(&self, text: &str, namespace: &str) -> Vec<Json> {
+        let mut out = Vec::new();
+        for doc in trainer_audit::helm::manifest::split_manifest_slices(text) {
+            let parsed = self.documents.borrow().get(doc).cloned();
+            let parsed = match parsed {
+                Some(p) => p,
+                None => {
+                    let p = trainer_audit::objects::Object::from_yaml(doc, "manifest", Origin::Template, "").map(|o| o.body);
+                    self.documents.borrow_mut().insert(doc.to_string(), p.clone());
+                    p
+                }
+            };
+            let Some(mut body) = parsed else { continue };
+            let kind = str_at(&body, &["kind"]).to_string();
+            if !namespace.is_empty() && trainer_audit::objects::is_namespaced(&kind) && str_at(&body, &["metadata", "namespace"]).is_empty() {
+                body["metadata"]["namespace"] = Json::String(namespace.to_string());
+            }
+            out.push(body);
+        }
+        out
     }
 
     /// The archive of `version` as `helm package` writes it.
@@ -105,16 +139,7 @@ impl Charts {
         };
         let out = render_chart(&chart, &options).map_err(|e| ChartError(format!("render {version}: {e}")))?;
         let manifest = out.release_manifest(false);
-        let objects: Vec<Json> = objects_in(&manifest, "manifest", Origin::Template, namespace)
-            .into_iter()
-            .map(|o| {
-                let mut body = o.body;
-                if !o.identity.namespace.is_empty() {
-                    body["metadata"]["namespace"] = Json::String(o.identity.namespace.clone());
-                }
-                body
-            })
-            .collect();
+        let objects = self.objects(&manifest, namespace);
         let hooks = out
             .hooks
             .iter()
@@ -126,15 +151,15 @@ impl Charts {
                 })
             })
             .collect();
-        let crds = out.crds.iter().flat_map(|c| objects_in(&c.content, &c.path, Origin::Template, "")).map(|o| o.body).collect();
+        let crds = out.crds.iter().flat_map(|c| self.objects(&c.content, "")).collect();
         let installer_runtimes = objects
             .iter()
             .filter(|o| o["kind"] == "ConfigMap" && str_at(o, &["metadata", "name"]).ends_with("runtimes-installer"))
-            .flat_map(|cm| objects_in(str_at(cm, &["data", "runtimes.yaml"]), "runtimes.yaml", Origin::Template, ""))
-            .map(|o| o.body)
+            .flat_map(|cm| self.objects(str_at(cm, &["data", "runtimes.yaml"]), ""))
             .collect();
         let rendered = Rc::new(Rendered {
             version: version.to_string(),
+            app_version: chart.metadata.app_version.clone(),
             manifest,
             objects,
             hooks,

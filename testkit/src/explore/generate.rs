@@ -119,6 +119,9 @@ impl State {
             90..=97 => Install::ArgoCd(rng.pick(&["2.1.0", "2.2.1", "2.3.0"]).to_string()),
             _ => Install::None,
         };
+        // kustomize manifests have no release: the objects are named as the chart names them
+        // for `kubeflow-trainer`, the release that adopts them.
+        let release = if matches!(install, Install::Kustomize(_)) { "kubeflow-trainer".to_string() } else { release };
         let installed = installed_version(&install, &release);
         let to = target(&mut rng, installed.as_deref());
         let kube = if rng.chance(6) {

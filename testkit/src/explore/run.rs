@@ -57,6 +57,10 @@ pub struct Report {
 
 const REPOSITORY: &str = "kubeflow/charts/kubeflow-trainer";
 
+/// One cluster's run may take this long before it counts as a hang (a loaded 2-core machine runs
+/// a debug build's check in tens of seconds).
+const SINGLE_LIMIT: Duration = Duration::from_secs(300);
+
 /// The command that rebuilds a state.
 pub fn rebuild(seed: u64, index: Option<u64>, state: &State) -> String {
     match index {
@@ -156,7 +160,8 @@ pub fn explore(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Repo
         let mut job_of: Vec<(String, Vec<usize>)> = Vec::new();
         for (to, members) in &groups {
             let files: Vec<&Path> = members.iter().map(|i| built[*i].3.as_path()).collect();
-            let limit = Duration::from_secs(120 + 3 * files.len() as u64);
+            // Generous: a fleet that runs out is run again cluster by cluster, where a hang shows.
+            let limit = Duration::from_secs(600 + 10 * files.len() as u64);
             for command in ["check", "plan"] {
                 let mut args = vec![command.to_string()];
                 args.extend(snapshot_args(&files));
@@ -176,7 +181,7 @@ pub fn explore(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Repo
                 if command == "check" {
                     args.extend(["--format".into(), "json".into()]);
                 }
-                jobs.push(Job { args, limit: Duration::from_secs(90) });
+                jobs.push(Job { args, limit: SINGLE_LIMIT });
                 job_of.push((format!("single-{command}"), vec![*i]));
             }
         }
@@ -212,7 +217,7 @@ pub fn explore(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Repo
                     let mut args = vec![what.clone(), "--snapshot".into(), built[*i].3.display().to_string()];
                     args.extend(common(&built[*i].1.to));
                     args.extend(["--format".into(), "jsonl".into()]);
-                    Job { args, limit: Duration::from_secs(90) }
+                    Job { args, limit: SINGLE_LIMIT }
                 })
                 .collect();
             for ((what, i), ran) in rerun.iter().zip(run_all(&runner, jobs, options.jobs)) {

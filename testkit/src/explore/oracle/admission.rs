@@ -331,7 +331,7 @@ pub fn failures(s: &Situation) -> Vec<Failure> {
     let pods = s.new_pods();
     let mut out = Vec::new();
     let in_ns = |kind: &str, ns: &str| -> Vec<&Json> {
-        s.live.values().filter(|o| o["kind"] == kind && str_at(o, &["metadata", "namespace"]) == ns).collect()
+        s.live.values().copied().filter(|o| o["kind"] == kind && str_at(o, &["metadata", "namespace"]) == ns).collect()
     };
     let release_ns = s.state.namespace.as_str();
     let limit_ranges = in_ns("LimitRange", release_ns);

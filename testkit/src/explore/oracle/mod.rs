@@ -3,6 +3,8 @@
 //!   the exit code agree; a fleet's answer for a cluster is the single run's.
 //! - Never `ready` while an input the verdict depends on is unknown ([`inputs`]).
 //! - Every object a printed command names exists in the rendered target or the state ([`names`]).
+//! - What the output says fits the state: unknown values named, the running image named, no text
+//!   of another case ([`texts`]).
 //! - Oracles: what Helm, the API server and the controllers do when the upgrade runs in this
 //!   state, each written from upstream source and cited there: the revision Helm starts from and
 //!   when it refuses ([`revision`]), ownership checks on what it creates, the deletions it makes
@@ -22,6 +24,7 @@ pub mod loss;
 pub mod names;
 pub mod revision;
 pub mod situation;
+pub mod texts;
 
 use serde_json::Value as Json;
 
@@ -91,6 +94,7 @@ pub fn judge(state: &State, built: &Built, charts: &Charts, observed: &Observed)
     out.extend(inputs::check(&situation, check));
     out.extend(names::check(&situation, observed));
     out.extend(revision::from_version(&situation, check));
+    out.extend(texts::check(&situation, check));
     let mut failures = Vec::new();
     failures.extend(revision::failures(&situation));
     failures.extend(loss::failures(&situation));

@@ -108,6 +108,8 @@ pub fn check(s: &Situation, observed: &Observed) -> Vec<Disagreement> {
         }
         if let Some(h) = helm_call(&p.line) {
             let ns = h.namespace.clone().unwrap_or_else(|| "default".into());
+            // The release that adopts what runs: a Helm release's own name, the name Argo CD
+            // rendered the chart as, `kubeflow-trainer` for kustomize's objects (so named).
             if h.release != s.state.release || ns != s.state.namespace {
                 out.push(Disagreement {
                     class: "printed-helm-release".into(),

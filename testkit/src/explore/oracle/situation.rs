@@ -52,7 +52,7 @@ pub struct Situation<'a> {
     pub base: Option<Rc<Rendered>>,
     pub target: Option<Rc<Rendered>>,
     /// The state's objects by `Kind/namespace/name`.
-    pub live: BTreeMap<String, Json>,
+    pub live: BTreeMap<String, &'a Json>,
     /// Whether the plan runs an upgrade at all (a plan with nothing to do changes nothing).
     pub upgrade_runs: bool,
 }
@@ -119,7 +119,7 @@ impl<'a> Situation<'a> {
             Some(_) => command.is_some(),
             None => base.as_ref().map(|b| b.version.as_str()) != target_version.as_deref(),
         };
-        let live = built.objects.iter().map(|o| (key(o), o.clone())).collect();
+        let live = built.objects.iter().map(|o| (key(o), o)).collect();
         Ok(Situation { state, charts, built, target_version, command, start_now, start, base, target, live, upgrade_runs })
     }
 
