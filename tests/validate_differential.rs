@@ -1,4 +1,4 @@
-//! Differential acceptance of `trainer_audit::validate` against a real kube-apiserver 1.36.1 (the
+//! Differential acceptance of `kube_validate` against a real kube-apiserver 1.36.1 (the
 //! shared harness `testkit::controlplane`): the object corpus generated from each target CRD
 //! (`testkit::crdcorpus`) is sent to the API server — dry-run creates, and for transition rules a
 //! real create of the old object then a dry-run update — and to our validator; verdicts and the
@@ -17,14 +17,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
+use kube_validate::stored::{CrdSet, Standing};
+use kube_validate::{KubeVersion, Validator, WriteOutcome};
 use serde_json::Value;
 use testkit::controlplane::http::{Api, Call, Reply};
 use testkit::crdcorpus::{cases, Case, Target};
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
-use trainer_audit::validate::stored::{CrdSet, Standing};
-use trainer_audit::validate::{KubeVersion, Validator, Verdict};
 
 const KINDS: &[&str] = &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet"];
 /// Every case the generator makes (about 19,000 over the two charts: a minute on the harness).
@@ -86,7 +86,7 @@ fn clear(api: &Api, base: &str) {
     panic!("objects under {base} were not deleted");
 }
 
-fn compare(t: &mut Tally, chart: &str, target: &Target, case: &Case, reply: &Reply, ours: &Verdict) {
+fn compare(t: &mut Tally, chart: &str, target: &Target, case: &Case, reply: &Reply, ours: &WriteOutcome) {
     let server_ok = reply.status < 300;
     let ours_ok = ours.errors.is_empty() && ours.unevaluated.is_empty();
     let sf = server_fields(&reply.body);

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::version::{parse_lenient, Constraint};
+use helm_render::version::{parse_lenient, Constraint};
 
 pub const FILE: &str = "rules/compat.yaml";
 const TEXT: &str = include_str!("../../rules/compat.yaml");

@@ -3,6 +3,7 @@
 //! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
 pub mod derived;
+pub mod trainjobs;
 
 use serde_json::Value as Json;
 

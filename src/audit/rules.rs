@@ -18,7 +18,7 @@ use serde_json::Value as Json;
 use super::finding::{FixLine, Phase, Severity};
 use super::kinds::{kind, Check, KINDS};
 use crate::engine::{Adoption, Engine};
-use crate::version::Constraint;
+use helm_render::version::Constraint;
 
 /// The fix variable holding the Helm flags that reach the chart repository (` --plain-http`):
 /// never written in a rule; appended wherever a command line names `{repository}`.

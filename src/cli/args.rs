@@ -12,10 +12,10 @@ use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::fleet::members::Selection;
 use crate::fleet::read::read_member;
-use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
-use crate::source::oci::{ClientOptions, CredentialSource};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
+use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
+use chart_source::oci::{ClientOptions, CredentialSource};
 
 #[derive(Debug, Args)]
 pub struct RegistryArgs {
@@ -69,6 +69,8 @@ impl RegistryArgs {
             plain_http: self.plain_http,
             timeout: Duration::from_secs(self.timeout),
             credentials,
+            user_agent: concat!("trainer-audit/", env!("CARGO_PKG_VERSION")).to_string(),
+            client_id: "trainer-audit".to_string(),
             ..ClientOptions::default()
         })
     }
@@ -120,7 +122,7 @@ impl ClusterArgs {
 /// `--kube-version` checked and written as servers report it (`v1.33`).
 pub fn assumed_kube_version(v: &str) -> Result<String, CliError> {
     let trimmed = v.trim_start_matches('v');
-    if crate::version::parse_lenient(trimmed).is_none() {
+    if helm_render::version::parse_lenient(trimmed).is_none() {
         return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
     }
     Ok(format!("v{trimmed}"))

@@ -10,10 +10,10 @@ use clap::{Args, ValueEnum};
 
 use super::args::{ClusterArgs, TargetArgs};
 use super::CliError;
-use crate::atomic_write::write_atomically;
 use crate::migrate::output::{self, shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
-use crate::validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
+use chart_source::atomic_write::write_atomically;
+use kube_validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
 pub enum MigrateFormat {

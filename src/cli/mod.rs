@@ -26,9 +26,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::report::style::ColorChoice;
-use crate::source::oci::RegistryError;
-use crate::source::pull::PullError;
-use crate::source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
+use chart_source::oci::RegistryError;
+use chart_source::pull::PullError;
+use chart_source::reference::{ChartRef, OciRef, ReferenceError};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -144,6 +144,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Man(args) => man::run(args),
     }
 }
+
+/// The repository trainer-audit talks about when the user names none.
+pub const DEFAULT_REPOSITORY: &str = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer";
+/// Environment variable that replaces [`DEFAULT_REPOSITORY`].
+pub const REPOSITORY_ENV: &str = "TRAINER_AUDIT_REPO";
 
 /// The repository argument, `$TRAINER_AUDIT_REPO`, or the published Trainer repository; it must
 /// be an OCI reference.

@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::args::RegistryArgs;
 use super::{oci_reference, print_json, runtime, CliError, Format};
-use crate::source::cache::Cache;
-use crate::source::pull::{save_chart, Puller};
+use crate::cache::{chart_cache, CACHE_DIR_ENV};
+use chart_source::pull::{save_chart, PullError, Puller};
 
 #[derive(Debug, Args)]
 #[command(
@@ -41,14 +41,14 @@ pub struct PullArgs {
 struct PullReport<'a> {
     path: String,
     #[serde(flatten)]
-    chart: &'a crate::source::pull::PulledChart,
+    chart: &'a chart_source::pull::PulledChart,
 }
 
 pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
     let reference = oci_reference(args.reference.as_deref(), "pull")?;
     let puller = Puller {
         client_options: args.registry.client_options()?,
-        cache: Cache::from_env(),
+        cache: chart_cache(),
         offline: args.offline,
         progress: std::io::stderr().is_terminal() || std::env::var_os("TRAINER_AUDIT_PROGRESS").is_some(),
     };
@@ -58,10 +58,13 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
             args.output_dir.display()
         )));
     }
-    let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
+    let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref())).map_err(|e| match e {
+        PullError::NoCache => CliError::Usage(format!("{e}: set {CACHE_DIR_ENV} or HOME")),
+        e => CliError::Pull(e),
+    })?;
     let path = match &args.output {
         Some(file) => {
-            crate::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
+            chart_source::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
             file.clone()
         }
         None => save_chart(&args.output_dir, &chart)?,

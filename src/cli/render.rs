@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::args::{RegistryArgs, ValuesArgs};
 use super::CliError;
-use crate::helm::objects::KubeVersion;
-use crate::helm::render::{render_chart, RenderOptions};
 use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
+use helm_render::objects::KubeVersion;
+use helm_render::render::{render_chart, RenderOptions};
 
 #[derive(Debug, Args)]
 #[command(

@@ -154,7 +154,7 @@ impl ClusterState {
     pub fn assume_kube_version(&mut self, given: &str) -> Result<(), ClusterError> {
         let minor = |v: &str| {
             let v = v.trim_start_matches('v');
-            crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
+            helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
         };
         match self.info.server_version.as_deref() {
             None => {
@@ -173,7 +173,7 @@ impl ClusterState {
     /// The server's minor version (`33` of `v1.33.2`).
     pub fn server_minor(&self) -> Option<u64> {
         let v = self.info.server_version.as_deref()?.trim_start_matches('v');
-        crate::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
+        helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
     }
 }
 
@@ -183,6 +183,61 @@ fn sort_key(o: &Json) -> [&str; 4] {
 
 fn labels_have(o: &Json, key: &str, value: &str) -> bool {
     str_at(o, &["metadata", "labels", key]) == value
+}
+
+/// What reading may leave out of a top-level key of an object whose apiVersion and kind are
+/// known, because [`normalise`] drops it anyway: the snapshot reader consults this while
+/// parsing, so 50,000 statuses and legacy specs are never built only to be thrown away.
+/// `normalise` still runs on what is built and stays the reference; this only says what it
+/// would drop, never more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prune {
+    /// Built whole.
+    Keep,
+    /// Not built: `normalise` removes the key (or the whole object).
+    Drop,
+    /// Only `conditions[].type` and `.status` built (a TrainJob's or legacy job's status).
+    Conditions,
+    /// Built whole but `managedFields`, whose entries keep their manager, operation and
+    /// apiVersion only (the metadata of every kept object).
+    Managers,
+}
+
+/// See [`Prune`]. Follows `normalise` case by case: kinds it never keeps lose everything but
+/// their apiVersion and kind (which snapshot reading checks); the rest lose what it trims.
+pub fn prune(kind: &str, key: &str) -> Prune {
+    let legacy = catalog::LEGACY_KINDS.contains(&kind);
+    let kept = legacy
+        || matches!(
+            kind,
+            "CustomResourceDefinition"
+                | "ClusterTrainingRuntime"
+                | "TrainingRuntime"
+                | "TrainJob"
+                | "Namespace"
+                | "Deployment"
+                | "LocalQueue"
+                | "ResourceQuota"
+                | "JobSet"
+                | "Secret"
+                | "ConfigMap"
+                | "ValidatingWebhookConfiguration"
+                | "MutatingWebhookConfiguration"
+        );
+    match key {
+        // A snapshot's own ClusterInfo item is read whole (`snapshot::cluster_info`).
+        _ if kind == "ClusterInfo" => Prune::Keep,
+        "apiVersion" | "kind" => Prune::Keep,
+        _ if !kept => Prune::Drop,
+        // Helm release records may be kept as the stub they already are, metadata and all.
+        "metadata" if matches!(kind, "Secret" | "ConfigMap") => Prune::Keep,
+        "metadata" => Prune::Managers,
+        _ if kind == "Namespace" => Prune::Drop,
+        "status" if legacy || kind == "TrainJob" => Prune::Conditions,
+        "status" if matches!(kind, "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet") => Prune::Drop,
+        "spec" if legacy && kind != "PyTorchJob" => Prune::Drop,
+        _ => Prune::Keep,
+    }
 }
 
 /// Keeps what the audit reads and trims the rest; None drops the object.

@@ -15,7 +15,7 @@ use super::install::{installed_version, object_method, overall, InstalledVersion
 use super::release::redact;
 use super::ClusterState;
 use crate::objects::str_at;
-use crate::validate::stored::{kube_version, CrdSet, KindTally, ASSUMED_KUBE};
+use kube_validate::stored::{kube_version, CrdSet, KindTally, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseSummary {

@@ -7,6 +7,29 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::objects::str_at;
 
+/// How much of a value the cluster readers build while parsing (`snapshot::fast`, `live::page`):
+/// all of it, or, where normalisation keeps only part (`cluster::Prune`), some keys of a mapping
+/// or each element of a sequence in a shape. What is left out is still read and checked as the
+/// reader checks everything else.
+pub enum Shape {
+    Whole,
+    /// A mapping of which only these keys are built (the others are read past).
+    Only(&'static [(&'static str, Shape)]),
+    /// A mapping built whole, but for these keys, which take their own shape.
+    Except(&'static [(&'static str, Shape)]),
+    /// A sequence whose elements take this shape.
+    Each(&'static Shape),
+}
+
+/// A TrainJob's or legacy job's status as normalisation keeps it: condition types and states.
+pub static CONDITIONS: Shape =
+    Shape::Only(&[("conditions", Shape::Each(&Shape::Only(&[("type", Shape::Whole), ("status", Shape::Whole)])))]);
+/// Metadata with managedFields reduced to their managers.
+pub static MANAGERS: Shape = Shape::Except(&[(
+    "managedFields",
+    Shape::Each(&Shape::Only(&[("manager", Shape::Whole), ("operation", Shape::Whole), ("apiVersion", Shape::Whole)])),
+)]);
+
 /// ResourceQuota keys that count ConfigMaps (the object-count quota and its short form).
 pub const CONFIGMAP_QUOTA_KEYS: &[&str] = &["count/configmaps", "configmaps"];
 

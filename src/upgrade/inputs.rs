@@ -9,7 +9,7 @@ use super::{version, Request, UpgradeError};
 use crate::cluster::install::{installs, Install, InstalledVersion};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
-use crate::validate::stored::{kube_version, CrdSet};
+use kube_validate::stored::{kube_version, CrdSet};
 
 /// The install `-n`/`--release` select (None: the cluster holds no Trainer install at all, and
 /// the version must come from `--from`). Refused when they select none of the installs found,

@@ -7,24 +7,12 @@
 //! `count/configmaps` quota (ResourceQuotas are kept as their ConfigMap limits, `cluster::trim`)
 //! cannot hold them gets a hit.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::cluster::legacy::trainjob_finished;
 use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
 use crate::objects::str_at;
-
-/// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
-const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
-
-/// Whether the 2.3 controller creates a runtime snapshot for this TrainJob.
-fn gets_snapshot(tj: &serde_json::Value) -> bool {
-    let managed_by = tj.pointer("/spec/managedBy").and_then(serde_json::Value::as_str).unwrap_or(OWN_CONTROLLER);
-    managed_by == OWN_CONTROLLER && !trainjob_finished(tj)
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,10 +20,8 @@ pub struct Params {}
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let mut per_ns: BTreeMap<&str, usize> = BTreeMap::new();
-        for tj in input.state.trainjobs().filter(|tj| gets_snapshot(tj)) {
-            *per_ns.entry(str_at(tj, &["metadata", "namespace"])).or_default() += 1;
-        }
+        // Which TrainJobs get a snapshot: `input::trainjobs::gets_snapshot`, in the one pass.
+        let per_ns = &input.trainjob_facts().snapshots;
         let mut hits = Vec::new();
         for quota in input.state.of_kind("ResourceQuota") {
             let ns = str_at(quota, &["metadata", "namespace"]);
@@ -73,7 +59,7 @@ impl Check for Params {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::audit::input::trainjobs::{gets_snapshot, OWN_CONTROLLER};
     use serde_json::json;
 
     #[test]

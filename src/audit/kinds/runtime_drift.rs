@@ -16,7 +16,7 @@ use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, Runtime};
 use crate::objects::str_at;
-use crate::validate::{prune, KubeVersion, Validator};
+use kube_validate::{prune, KubeVersion, Validator};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

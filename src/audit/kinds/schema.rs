@@ -15,8 +15,8 @@ use serde::Deserialize;
 use super::support::examples;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::validate::stored::{Assessment, Standing};
-use crate::validate::FieldError;
+use kube_validate::stored::{Assessment, Standing};
+use kube_validate::FieldError;
 
 /// The most objects a hit names in its evidence and fix commands.
 const SHOWN: usize = 5;
@@ -55,7 +55,8 @@ struct Group<'a> {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let survey = input.survey();
-        let (converted, refused) = migrated(input);
+        let migrated = input.migrated();
+        let (converted, refused) = (&migrated.converted, &migrated.refused);
         let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
         for a in survey.notable.iter().filter(|a| self.kinds.is_empty() || self.kinds.contains(&a.kind)) {
             match self.outcome {
@@ -208,26 +209,6 @@ fn pointer(field: &str) -> String {
         }
     }
     out
-}
-
-/// Subjects (`Kind/ns/name`) of the live objects `migrate` converts and writes back, and of
-/// those it refuses, with the reason.
-fn migrated(input: &CheckInput) -> (Vec<String>, Vec<(String, String)>) {
-    let (mut converted, mut refused) = (Vec::new(), Vec::new());
-    for c in &input.migration().conversions {
-        let subject = if c.id.namespace.is_empty() {
-            format!("{}/{}", c.id.kind, c.id.name)
-        } else {
-            format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
-        };
-        if c.refused() {
-            let why = c.notes.iter().filter(|n| n.level == crate::migrate::Level::Refused).map(|n| n.text.as_str()).collect::<Vec<_>>();
-            refused.push((subject, why.join("; ")));
-        } else if c.write || !c.before_crds.is_empty() {
-            converted.push(subject);
-        }
-    }
-    (converted, refused)
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::validate::stored::CrdSet;
-use crate::validate::{CrdIssue, KubeVersion};
+use kube_validate::stored::CrdSet;
+use kube_validate::{CrdIssue, KubeVersion};
 
 /// The version compiled for when the cluster's is unknown: the oldest with ratcheting, below
 /// every library boundary the Trainer CRDs meet.

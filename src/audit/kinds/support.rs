@@ -16,12 +16,9 @@ pub fn name_of(o: &Json) -> String {
     }
 }
 
+/// TrainJobs naming the runtime `kind`/`name` in any namespace (from the one pass over them).
 pub fn trainjobs_using(input: &CheckInput, kind: &str, name: &str) -> usize {
-    input
-        .state
-        .trainjobs()
-        .filter(|t| str_at(t, &["spec", "runtimeRef", "name"]) == name && str_at(t, &["spec", "runtimeRef", "kind"]) == kind)
-        .count()
+    input.trainjob_facts().using(kind, name, None)
 }
 
 /// Lines of a script matching `pattern`, trimmed, comments left out.
