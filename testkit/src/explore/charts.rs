@@ -11,10 +11,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use helm_render::chart::Chart;
+use helm_render::context::ReleaseInfo;
+use helm_render::render::{render_chart, RenderOptions};
 use serde_json::Value as Json;
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::context::ReleaseInfo;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::objects::{str_at, Origin};
 
 use super::generate::{RELABELLED, VERSIONS};
@@ -69,7 +69,7 @@ impl Charts {
     /// `namespace`; each distinct document parsed once per campaign.
     fn objects(&self, text: &str, namespace: &str) -> Vec<Json> {
         let mut out = Vec::new();
-        for doc in trainer_audit::helm::manifest::split_manifest_slices(text) {
+        for doc in helm_render::manifest::split_manifest_slices(text) {
             let parsed = self.documents.borrow().get(doc).cloned();
             let parsed = match parsed {
                 Some(p) => p,
@@ -81,7 +81,8 @@ impl Charts {
             };
             let Some(mut body) = parsed else { continue };
             let kind = str_at(&body, &["kind"]).to_string();
-            if !namespace.is_empty() && trainer_audit::objects::is_namespaced(&kind) && str_at(&body, &["metadata", "namespace"]).is_empty() {
+            if !namespace.is_empty() && trainer_audit::objects::is_namespaced(&kind) && str_at(&body, &["metadata", "namespace"]).is_empty()
+            {
                 body["metadata"]["namespace"] = Json::String(namespace.to_string());
             }
             out.push(body);
@@ -129,7 +130,7 @@ impl Charts {
         }
         let chart = self.chart(version)?;
         let values = match trainer_audit::objects::from_serde(values) {
-            trainer_audit::gotmpl::Value::Map(m) => m.entries.borrow().clone(),
+            gotmpl::Value::Map(m) => m.entries.borrow().clone(),
             _ => Default::default(),
         };
         let options = RenderOptions {
@@ -165,7 +166,7 @@ impl Charts {
             hooks,
             crds,
             installer_runtimes,
-            values: trainer_audit::objects::to_serde(&trainer_audit::gotmpl::Value::map(out.values)),
+            values: trainer_audit::objects::to_serde(&gotmpl::Value::map(out.values)),
         });
         self.renders.borrow_mut().insert(key, rendered.clone());
         Ok(rendered)
