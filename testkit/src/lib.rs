@@ -4,12 +4,14 @@
 pub mod controlplane;
 pub mod crdcorpus;
 pub mod dockerfile;
+pub mod explore;
 pub mod fake_api;
 pub mod fuzz;
 pub mod helm_state;
 pub mod krew;
 pub mod layers;
 pub mod openmetrics;
+pub mod registry;
 pub mod release;
 pub mod scenario;
 pub mod snippet;

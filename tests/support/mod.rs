@@ -104,10 +104,7 @@ pub fn tiny_chart(name: &str, version: &str) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
-/// Helm's config blob: Chart.yaml metadata as JSON.
-pub fn chart_config(name: &str, version: &str) -> Vec<u8> {
-    format!(r#"{{"apiVersion":"v2","appVersion":"{version}","name":"{name}","version":"{version}"}}"#).into_bytes()
-}
+pub use testkit::registry::chart_config;
 
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;

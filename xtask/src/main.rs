@@ -9,6 +9,7 @@ mod citations;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
+mod explore;
 mod fuzz;
 mod kube_minimum;
 mod kube_minimum_check;
@@ -30,6 +31,7 @@ fn main() -> Result<()> {
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
+        "explore" => explore::run(rest),
         "screenshot" => screenshot::run(rest),
         "citations" => citations::run(rest),
         "kueue-compat" => kueue_compat::run(rest),
@@ -37,10 +39,10 @@ fn main() -> Result<()> {
         "snapshots" => snapshots(),
         "layers" => layers(),
         "help" | "--help" | "-h" => {
-            println!("{USAGE}");
+            println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
             Ok(())
         }
-        other => bail!("unknown task '{other}'\n\n{USAGE}"),
+        other => bail!("unknown task '{other}'\n\n{}", USAGE.replace("{EXPLORE}", explore::USAGE)),
     }
 }
 
@@ -60,6 +62,7 @@ const USAGE: &str = "usage: cargo xtask <task>
   conformance --snippets [--filter TEXT]
                       template snippets rendered by our engine and by Helm's
                       (helm-python-sdk), compared byte for byte
+{EXPLORE}
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
@@ -248,6 +251,26 @@ fn layers() -> Result<()> {
     let violations = workspace.violations();
     if !violations.is_empty() {
         bail!("{} violations of the floors:\n{}", violations.len(), violations.join("\n"));
+    }
+    Ok(())
+}
+
+/// The live differential (`tests/explore_live.rs`), with the campaign's settings in its
+/// environment.
+fn explore_live(seed: u64, count: u64, first: u64, replay: Option<String>) -> Result<()> {
+    let controlplane_bin = prepare()?;
+    let mut args: Vec<String> = vec!["--test".into(), "explore_live".into(), "--".into(), "--include-ignored".into(), "--nocapture".into()];
+    args.push("--test-threads=1".into());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_SEED", seed.to_string());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_STATES", count.to_string());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_FIRST", first.to_string());
+    if let Some(line) = replay {
+        std::env::set_var("TRAINER_AUDIT_EXPLORE_REPLAY", line);
+    }
+    let (passed, failed, _, status) = cargo_test(&args, controlplane_bin.as_deref())?;
+    println!("explore --live: {passed} passed, {failed} failed");
+    if !status.success() {
+        bail!("the live differential found disagreements or failed ({status})");
     }
     Ok(())
 }
