@@ -174,3 +174,43 @@ pub fn corpus() -> PathBuf {
 pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
 }
+
+/// True when the file is an ELF executable with no interpreter and no shared-library needs:
+/// what a `FROM scratch`-like base can run. Hand-read because it is a dozen header fields and no
+/// ELF crate is a dependency of this workspace.
+pub fn static_elf(bytes: &[u8]) -> Result<(), String> {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or("truncated");
+    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).ok_or("truncated");
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize).ok_or("truncated");
+    if bytes.get(..6) != Some(b"\x7fELF\x02\x01") {
+        return Err("not a little-endian 64-bit ELF file".into());
+    }
+    let (phoff, phentsize, phnum) = (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?);
+    for i in 0..phnum {
+        let header = phoff + i * phentsize;
+        match u32_at(header)? {
+            3 => return Err("it has a PT_INTERP (dynamic loader) segment".into()),
+            2 => {
+                let (offset, size) = (u64_at(header + 8)?, u64_at(header + 32)?);
+                for entry in (offset..offset + size).step_by(16) {
+                    match u64_at(entry)? {
+                        0 => break,
+                        1 => return Err("its dynamic section has DT_NEEDED (shared library) entries".into()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The ELF header's machine: "x86_64" (62), "aarch64" (183), or the number.
+pub fn elf_machine(bytes: &[u8]) -> String {
+    match bytes.get(0x12..0x14).map(|b| u16::from_le_bytes([b[0], b[1]])) {
+        Some(62) => "x86_64".into(),
+        Some(183) => "aarch64".into(),
+        other => format!("{other:?}"),
+    }
+}
