@@ -50,7 +50,7 @@ fn every_json_report_validates_against_its_schema_and_carries_its_version() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let doc = json(&out);
     assert_eq!(doc.as_object().unwrap().keys().next().map(String::as_str), Some("schemaVersion"));
-    assert_eq!(doc["schemaVersion"], "1.0");
+    assert_eq!(doc["schemaVersion"], "1.1");
     assert!(!doc["findings"].as_array().unwrap().is_empty());
     assert_valid("check", &doc, "check --format json");
 
@@ -87,7 +87,7 @@ fn every_json_report_validates_against_its_schema_and_carries_its_version() {
         assert_eq!(lines.len(), 3, "{command}: {}", stdout(&out));
         for line in lines {
             let doc: Json = serde_json::from_str(line).unwrap();
-            assert_eq!(doc["schemaVersion"], "1.0");
+            assert_eq!(doc["schemaVersion"], "1.1");
             assert_valid("fleet", &doc, &format!("{command} --format jsonl: {line}"));
         }
     }
@@ -250,8 +250,15 @@ fn the_check_page_holds_every_finding_offline_with_copyable_commands() {
     assert_offline(&doc, &text);
     assert_findings_shown(&doc, "helm-2.2.1", &report);
     assert_copyable(&doc);
+    // One cluster gets the fleet page's summary table, its one row and its section badged alike.
+    assert_eq!(select(&doc, "table.summary tbody tr").len(), 1);
     let badges: Vec<_> = select(&doc, ".badge").into_iter().map(|b| b.value().attr("data-verdict").unwrap().to_string()).collect();
-    assert_eq!(badges, ["blocked"]);
+    assert_eq!(badges, ["blocked", "blocked"]);
+    // Long commands wrap instead of running off the page.
+    assert!(text.contains("white-space:pre-wrap"), "{text}");
+    // It ends with the runbook command for this cluster.
+    let last_block = select(&doc, "pre").last().map(|p| p.text().collect::<String>()).unwrap_or_default();
+    assert!(last_block.starts_with("trainer-audit runbook ") && last_block.ends_with("-o runbook.md"), "{last_block}");
     // Same input, same bytes.
     let again = check(home.path(), &["--format", "html"]);
     assert_eq!(stdout(&again), text);
@@ -378,7 +385,7 @@ fn openmetrics_parses_and_agrees_with_the_json_lines() {
 }
 
 #[test]
-fn github_workflow_commands_one_per_finding_then_the_verdict() {
+fn github_workflow_commands_one_per_rule_at_a_file_then_the_verdict() {
     let home = tempfile::tempdir().unwrap();
     let report = json(&check(home.path(), &["--format", "json"]));
     let out = check(home.path(), &["--format", "github"]);
@@ -386,17 +393,29 @@ fn github_workflow_commands_one_per_finding_then_the_verdict() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     let findings = report["findings"].as_array().unwrap();
-    assert_eq!(lines.len(), findings.len() + 1, "{text}");
-    for (line, f) in lines.iter().zip(findings) {
-        let level = match f["severity"].as_str().unwrap() {
+    // One annotation per rule (and severity), naming every subject of it, with its fix once.
+    let mut rules: Vec<(&str, &str)> = Vec::new();
+    for f in findings {
+        let key = (f["id"].as_str().unwrap(), f["severity"].as_str().unwrap());
+        if !rules.contains(&key) {
+            rules.push(key);
+        }
+    }
+    assert_eq!(lines.len(), rules.len() + 1, "{text}");
+    for (line, (id, severity)) in lines.iter().zip(&rules) {
+        let level = match *severity {
             "error" => "error",
             "warning" => "warning",
             _ => "notice",
         };
-        assert!(line.starts_with(&format!("::{level} title={} ", f["id"].as_str().unwrap())), "{line}");
+        // Every annotation of `check` carries a file: the snapshot's line or the chart template.
+        assert!(line.starts_with(&format!("::{level} file=")) && line.contains(&format!("title={id} ")), "{line}");
         // One command per line: the runner splits on raw newlines.
         let (_, message) = line.split_once("::").unwrap().1.split_once("::").unwrap();
-        assert!(message.contains(&f["subject"].as_str().unwrap().replace('%', "%25")), "{line}");
+        for f in findings.iter().filter(|f| f["id"] == *id && f["severity"] == *severity) {
+            assert!(message.contains(&f["subject"].as_str().unwrap().replace('%', "%25")), "{line}");
+        }
+        assert!(!message.contains("%0Afix: "), "no prefix per fix line: {line}");
     }
     assert!(lines.last().unwrap().starts_with("::notice title=trainer-audit check::blocked: "), "{text}");
     // A fleet has no single file to annotate: refused, exit 2.
@@ -433,7 +452,8 @@ fn a_github_job_gets_a_step_summary_appended() {
         assert!(text.contains(&format!("`{}`", f["id"].as_str().unwrap())), "{text}");
     }
     let first_command = errors.iter().find_map(|f| f["commands"].get(0)).and_then(Json::as_str).unwrap();
-    assert!(text.contains(&format!("```sh\n{first_command}\n")), "{text}");
+    let block = text.split("```sh\n").nth(1).unwrap_or_default();
+    assert!(block.starts_with("# ") && block.contains(&format!("\n{first_command}\n")), "{text}");
     // plan appends its own after it (gitops: tests/action.rs).
     let out = with_summary(home.path(), &summary, &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -37,6 +37,8 @@ mod printed;
 mod running;
 #[path = "rehearsal/starts.rs"]
 mod starts;
+#[path = "rehearsal/states.rs"]
+mod states;
 #[path = "rehearsal/swap.rs"]
 mod swap;
 #[path = "rehearsal/users.rs"]
@@ -65,6 +67,9 @@ struct Scenario {
     /// Stop an un-fixed attempt (SIGKILL, as a dying runner) once this holds, instead of waiting
     /// for Helm's timeout; what it observed until then is what counts.
     stop_when: Option<fn(&Lab) -> bool>,
+    /// The release name and namespace Trainer is installed as (None: `kubeflow-trainer` in
+    /// `kubeflow-system`).
+    install_as: Option<(&'static str, &'static str)>,
 }
 
 /// The fixes `plan` puts into the upgrade command itself. The un-fixed attempts run the printed
@@ -73,8 +78,17 @@ struct Scenario {
 /// --force-conflicts an install never gets to "invalid ownership metadata").
 const COMMAND_FIXES: [&str; 2] = [" --take-ownership", " --force-conflicts"];
 
+/// `--install` is a fix the command carries too where Helm refuses a plain upgrade of an
+/// uninstalled release (TA-REL-003): without it Helm says "has no deployed releases". Elsewhere
+/// (a kustomize install moved to Helm) it is what makes the release, not a fix of a finding.
+const INSTALL_FIX: &str = " --install";
+
 fn attempts_of(command: &str) -> Vec<String> {
-    let present: Vec<&str> = COMMAND_FIXES.iter().copied().filter(|f| command.contains(f)).collect();
+    attempts_with(command, &COMMAND_FIXES)
+}
+
+fn attempts_with(command: &str, fixes: &[&str]) -> Vec<String> {
+    let present: Vec<&str> = fixes.iter().copied().filter(|f| command.contains(f)).collect();
     let without = |keep: &[&str]| present.iter().filter(|f| !keep.contains(f)).fold(command.to_string(), |c, f| c.replace(f, ""));
     let mut attempts = vec![without(&[])];
     attempts.extend(present.iter().map(|f| without(&[f])));
@@ -174,7 +188,11 @@ fn snapshots_made(lab: &Lab, scenario: &str, to: &str) {
 }
 
 fn rehearse(s: &Scenario) {
-    let Some(mut lab) = Lab::start(s.name, s.versions) else { return };
+    let started = match s.install_as {
+        Some((release, namespace)) => Lab::start_as(s.name, s.versions, release, namespace),
+        None => Lab::start(s.name, s.versions),
+    };
+    let Some(mut lab) = started else { return };
     (s.from)(&mut lab);
     controllers_ran(&lab, s.name, &manager_of(s.versions[0]));
 
@@ -188,9 +206,13 @@ fn rehearse(s: &Scenario) {
     // 2. the upgrade exactly as plan prints it, first without its fixes.
     let (_, commands) = printed::plan_upgrade_commands(&lab, s.to);
     let before = observe::State::read(&lab);
+    let mut fixes = COMMAND_FIXES.to_vec();
+    if check.errors().iter().any(|f| f.id == "TA-REL-003") {
+        fixes.push(INSTALL_FIX);
+    }
     let attempt_all = |ran: &mut Vec<Ran>| {
         'commands: for command in &commands {
-            for attempt in attempts_of(command) {
+            for attempt in attempts_with(command, &fixes) {
                 let r = match s.stop_when {
                     Some(stop) => {
                         let started = std::time::Instant::now();
@@ -210,11 +232,23 @@ fn rehearse(s: &Scenario) {
     };
     let mut ran: Vec<Ran> = Vec::new();
     attempt_all(&mut ran);
-    // A pending release refuses every upgrade (TA-REL-001): what the upgrade then does — the
-    // errors predicted from the revision its rollback restores — shows only once its own fix
-    // (the rollback) ran, so that fix alone runs, as printed, and the attempts again.
-    let pending = check.errors().into_iter().find(|f| f.id == "TA-REL-001");
-    if let Some(pending) = pending.filter(|_| check.errors().len() > 1) {
+    // A release Helm refuses every upgrade of (pending, TA-REL-001; no deployed revision,
+    // TA-REL-003, but for the fresh install --install makes): what the upgrade then does — the
+    // errors predicted from the revision the fix leaves — shows only once that fix (a rollback,
+    // or finishing an interrupted uninstall) ran, so that fix alone runs, as printed, and the
+    // attempts again.
+    let rolls_back = |f: &&printed::Finding| {
+        check.report["findings"].as_array().into_iter().flatten().any(|j| {
+            j["id"] == f.id.as_str()
+                && j["commands"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c.as_str().is_some_and(|c| c.starts_with("helm rollback ") || c.starts_with("helm uninstall ")))
+        })
+    };
+    let refused = check.errors().into_iter().find(|f| matches!(f.id.as_str(), "TA-REL-001" | "TA-REL-003") && rolls_back(f));
+    if let Some(pending) = refused.filter(|_| check.errors().len() > 1) {
         let fix: Vec<String> = check.report["findings"]
             .as_array()
             .into_iter()
@@ -224,7 +258,7 @@ fn rehearse(s: &Scenario) {
             .map(|c| c.iter().filter_map(|x| x.as_str().map(String::from)).collect())
             .unwrap_or_default();
         let rolled = lab.shell(&fix.join("\n"));
-        lab.note(&format!("TA-REL-001's fix alone: {rolled}"));
+        lab.note(&format!("{}'s fix alone: {rolled}", pending.id));
         ran.push(rolled);
         attempt_all(&mut ran);
     }
@@ -325,13 +359,14 @@ fn rehearse(s: &Scenario) {
 /// controllers go first, then the runtimes by an upgrade of the same version, server-side as
 /// Helm 4 applies by default, forced over the keys the cert rotators wrote (TA-NB-007).
 fn install_with_runtimes(lab: &Lab, version: &str) {
+    let (release, namespace) = (lab.release, lab.namespace);
     lab.shell_ok(&format!(
-        "helm install {RELEASE} {} --version {version} -n {NAMESPACE} --create-namespace --plain-http --wait --timeout 3m",
+        "helm install {release} {} --version {version} -n {namespace} --create-namespace --plain-http --wait --timeout 3m",
         lab.repo()
     ));
     let values = values(lab, "runtimes-all.yaml");
     lab.shell_ok(&format!(
-        "helm upgrade {RELEASE} {} --version {version} -n {NAMESPACE} --plain-http --reuse-values -f {values} --force-conflicts --wait --timeout 3m",
+        "helm upgrade {release} {} --version {version} -n {namespace} --plain-http --reuse-values -f {values} --force-conflicts --wait --timeout 3m",
         lab.repo()
     ));
 }
@@ -356,6 +391,7 @@ fn rehearse_helm_2_2_1_all_runtimes_to_2_3_0() {
             users::own_runtime_with_installer_label(lab, "torch-distributed", "team-a-torch");
         },
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -388,6 +424,7 @@ fn rehearse_helm_2_2_1_configmap_quota_to_2_3_0() {
             users::apply(lab, &users::trainjob_2_2("llama-ft", "team-a-torch"));
         },
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -408,6 +445,7 @@ fn rehearse_kustomize_2_2_0_to_helm_2_3_0() {
             users::mark_in_use(lab, "torch-distributed");
         },
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -432,6 +470,7 @@ fn rehearse_helm_2_1_0_manager_labels_to_2_3_0() {
             users::mark_in_use(lab, "torch-distributed");
         },
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -463,6 +502,7 @@ fn rehearse_helm_2_3_0_to_2_4_0() {
         errors: &["TA-RT-005"],
         from: |lab| install_2_3_0(lab, true),
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -501,6 +541,7 @@ fn rehearse_pending_upgrade() {
             lab.standin_start();
         },
         stop_when: None,
+        install_as: None,
     });
 }
 
@@ -524,6 +565,7 @@ fn rehearse_restricted_namespace() {
         stop_when: Some(|lab| {
             !lab.shell(&format!("kubectl get events -n {NAMESPACE} --field-selector reason=FailedCreate -o name")).stdout.trim().is_empty()
         }),
+        install_as: None,
     });
 }
 

@@ -37,7 +37,24 @@ fn findings(id: &str, line: &str) -> Vec<serde_json::Value> {
     let out = run_in(&dir, &args);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{id}: `{line}` failed:\n{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{id}: {e}\n{}", stdout(&out)));
+    for f in report["findings"].as_array().unwrap() {
+        every_item_is_there(f);
+    }
     report["findings"].as_array().unwrap().iter().filter(|f| f["id"] == id).cloned().collect()
+}
+
+/// A machine format carries every item (issue 31 §2): no evidence line stands for items left
+/// out, and a message that names some of a list and says how many more has them all in its
+/// evidence.
+fn every_item_is_there(f: &serde_json::Value) {
+    let evidence: Vec<&str> = f["evidence"].as_array().map(|e| e.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+    let left_out = regex::Regex::new(r"^(…\s*)?and \d+ more\b").unwrap();
+    assert!(!evidence.iter().any(|e| left_out.is_match(e)), "{}: evidence cut short: {evidence:?}", f["id"]);
+    let message = f["message"].as_str().unwrap_or_default();
+    if let Some(c) = regex::Regex::new(r" and (\d+) more \(the evidence lists every one\)").unwrap().captures(message) {
+        let more: usize = c[1].parse().unwrap();
+        assert!(evidence.len() > more, "{}: the message leaves out {more}, the evidence has {}: {message}", f["id"], evidence.len());
+    }
 }
 
 /// The `fires:` and `quiet:` command lines of a rule's `case.txt` (one or more of each: a rule
@@ -103,6 +120,7 @@ rule_tests! {
     read_002: "TA-READ-002";
     rel_001: "TA-REL-001";
     rel_002: "TA-REL-002";
+    rel_003: "TA-REL-003";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     own_003: "TA-OWN-003";

@@ -7,7 +7,7 @@ pub mod trainjobs;
 
 use serde_json::Value as Json;
 
-use crate::cluster::install::Verdict;
+use crate::cluster::install::InstallMethod;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::{Engine, EngineContext};
@@ -46,7 +46,7 @@ pub struct CheckInput<'a> {
     pub target_crds_on: Option<&'a Inventory>,
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
-    pub install: &'a Verdict,
+    pub install: &'a InstallMethod,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
     /// The target CRDs over the live objects, computed on first use (`derived`).
@@ -82,13 +82,14 @@ impl CheckInput<'_> {
         ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
-    /// Identities (kind, namespace, name) of the release's objects, from the manifest of the
-    /// revision the upgrade starts from (`Release::base`: a pending one's rollback target).
+    /// Identities (kind, namespace, name) of the release's objects the upgrade diffs against:
+    /// the manifest of the revision Helm starts from (`Release::upgrade_objects`: the deployed one
+    /// under a failed revision, a pending one's rollback target), none for a fresh install over an
+    /// uninstalled release.
     pub fn release_objects(&self) -> Vec<(String, String, String)> {
         match self.release {
             Some(r) => r
-                .base()
-                .objects()
+                .upgrade_objects()
                 .iter()
                 .map(|o| (o.identity.kind.clone(), o.identity.namespace.clone(), o.identity.name.clone()))
                 .collect(),

@@ -245,7 +245,7 @@ impl UpgradeFlags {
             release: self.release.clone(),
             namespace: self.namespace.clone(),
             values: self.values.read()?,
-            rules: self.rules.clone(),
+            rules: crate::audit::rules::RuleSet::load(self.rules.as_deref())?,
             registry: self.registry.client_options()?,
             ..Request::default()
         })

@@ -11,8 +11,8 @@ use super::args::assumed_kube_version;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
-use crate::report::output::{Choice, Printer, SarifInputs};
-use crate::report::style::Paint;
+use crate::report::document::Context;
+use crate::report::output::{Choice, Printer};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct FleetArgs {
@@ -52,9 +52,9 @@ impl FleetArgs {
     }
 }
 
-/// Runs `job` on the clusters the flags name (one, or a fleet) and prints as `choice` says: the
-/// glue between the flags, [`Auditor`] and [`Printer`].
-pub fn run(job: Job, args: &FleetArgs, choice: &Choice, sarif: SarifInputs, paint: Paint) -> Result<ExitCode, CliError> {
+/// Runs `job` on the clusters the flags name (one, or a fleet) and prints as `choice` says,
+/// renderers reading `ctx`: the glue between the flags, [`Auditor`] and [`Printer`].
+pub fn run(job: Job, args: &FleetArgs, choice: &Choice, ctx: Context) -> Result<ExitCode, CliError> {
     let members = args.selection().members().map_err(|e| CliError::Usage(e.to_string()))?;
     let kube_version = args.kube_version.as_deref().map(assumed_kube_version).transpose()?;
     let reading = Reading {
@@ -64,8 +64,8 @@ pub fn run(job: Job, args: &FleetArgs, choice: &Choice, sarif: SarifInputs, pain
         fleet: choice.reads_as_fleet(),
     };
     let mut auditor = Auditor::new(job);
-    let mut printer = Printer::new(choice, &members, paint, sarif);
+    let mut printer = Printer::new(choice, &members, ctx);
     let rows = auditor.run(&reading, |index, o| printer.cluster(index, o.row, o.report, o.read))?;
-    let code = printer.finish(&rows, || auditor.rules())?;
+    let code = printer.finish(&rows)?;
     Ok(ExitCode::from(code))
 }

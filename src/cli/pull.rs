@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::args::RegistryArgs;
-use super::{oci_reference, print_json, runtime, CliError, Format};
+use super::{document, oci_reference, print, runtime, CliError};
 use crate::cache::{chart_cache, CACHE_DIR_ENV};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::source::Pulled;
 use chart_source::pull::{save_chart, PullError, Puller};
 
 #[derive(Debug, Args)]
@@ -31,17 +34,10 @@ pub struct PullArgs {
     /// Use only the local cache; no network
     #[arg(long)]
     pub offline: bool,
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = Command::Pull.format_parser(), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
     pub registry: RegistryArgs,
-}
-
-#[derive(serde::Serialize)]
-struct PullReport<'a> {
-    path: String,
-    #[serde(flatten)]
-    chart: &'a chart_source::pull::PulledChart,
 }
 
 pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
@@ -69,15 +65,5 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
         }
         None => save_chart(&args.output_dir, &chart)?,
     };
-    match args.format {
-        Format::Json => print_json(&PullReport { path: path.display().to_string(), chart: &chart })?,
-        Format::Text => {
-            println!("{}", path.display());
-            println!("  chart:    {} {}", chart.name, chart.version);
-            println!("  layer:    {}", chart.layer_digest);
-            println!("  manifest: {}", chart.manifest_digest);
-            println!("  from:     {}{}", chart.reference, if chart.cached { " (cache)" } else { "" });
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    print(&Pulled { path: path.display().to_string(), chart: &chart }, &document(Command::Pull, args.format)?, &Context::default())
 }

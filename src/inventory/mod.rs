@@ -23,7 +23,7 @@ use hook::HookInfo;
 use rbac::Role;
 use runtime::Runtime;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ChartSummary {
     pub name: String,
     pub version: String,
@@ -40,7 +40,7 @@ pub struct ImageUse {
     pub used_by: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Inventory {
     pub chart: ChartSummary,
     /// Release objects and `crds/` files, in Helm's order.

@@ -6,6 +6,7 @@ pub mod crdcorpus;
 pub mod dockerfile;
 pub mod fake_api;
 pub mod fuzz;
+pub mod helm_state;
 pub mod krew;
 pub mod layers;
 pub mod openmetrics;

@@ -60,6 +60,37 @@ impl Check for Params {
                     super::agree(users, "uses", "use")
                 )
             };
+            // Already being deleted, to a target whose controller removes the finalizer from every
+            // runtime (2.3): the deletion then completes whenever that controller starts, and an
+            // apply while the runtime is Terminating (the installer hook's) does not bring it
+            // back — seen after an uninstall kept its history, the runtime lost by the runbook.
+            // So the deletion is finished before the upgrade, which re-creates the runtime when
+            // the target delivers it.
+            let removes_all = input.to >= semver::Version::new(2, 3, 0);
+            if deleting && removes_all {
+                let delivered = input.target.runtimes.iter().find(|r| r.kind == kind && r.name == name).map(|r| r.delivery.describe());
+                let message = format!(
+                    "{} is being deleted and held by {finalizer} ({} {} it); the {} controller removes the finalizer from every runtime, so the deletion completes whenever it starts, and an apply while it is Terminating does not bring it back: {}",
+                    name_of(o),
+                    super::counted(users, "TrainJob"),
+                    super::agree(users, "uses", "use"),
+                    input.to,
+                    match &delivered {
+                        Some(d) => format!("finish the deletion before the upgrade so {d} re-creates it"),
+                        None => format!("{} does not deliver it, so back it up and re-create it after the deletion", input.to),
+                    }
+                );
+                let backup = format!("kubectl get {kind_q} {name_q}{namespace} -o yaml > {}", q(&format!("{name}-terminating.yaml")));
+                let wait = format!("kubectl wait --for=delete {}/{name_q}{namespace} --timeout=120s", kind_q);
+                return Hit::new(name_of(o), message)
+                    .variant("terminating")
+                    .evidence(format!("finalizers: {finalizer}, deletionTimestamp set"))
+                    .var("kind", kind.to_ascii_lowercase())
+                    .var("name", name)
+                    .var("finalizer", finalizer)
+                    .var("delivery", delivered.unwrap_or_else(|| "nothing in the target: re-create it from the backup after the upgrade".into()))
+                    .var("commands", [backup, command, wait].join("\n"));
+            }
             Hit::new(name_of(o), message)
                 .evidence(format!("finalizers: {finalizer}{}", if deleting { ", deletionTimestamp set" } else { "" }))
                 .var("kind", kind.to_ascii_lowercase())

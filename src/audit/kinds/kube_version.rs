@@ -35,16 +35,28 @@ impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let row = crate::audit::compat::get().trainer(&input.to);
         let from_table = row.and_then(|r| Some((r.kubernetes.clone(), parse_minor(&r.kubernetes)?)));
+        let observed = self.min.is_none();
         let Some((min, min_minor)) = self.min.clone().or(from_table) else { return Vec::new() };
         let min = &min;
+        // The two figures as one statement: what the chart documents, what its CRDs need on a
+        // real API server (the table's minimum, `cargo xtask kube-minimum`), and why they differ.
         let documented = row.and_then(|r| r.documented.as_ref()).filter(|d| **d != *min);
-        let documented = documented.map(|d| format!(" (its chart README documents {d})")).unwrap_or_default();
+        let why = match (observed, documented) {
+            (true, Some(d)) => {
+                format!(": its chart README documents {d}, but API servers older than {min} refuse its CRDs (rules/compat.yaml)")
+            }
+            (true, None) => format!(": API servers older than {min} refuse its CRDs (rules/compat.yaml)"),
+            (false, _) => String::new(),
+        };
         let server = input.state.info.server_version.as_deref().unwrap_or("?");
         match input.state.server_minor() {
             Some(minor) if minor >= min_minor => Vec::new(),
-            Some(_) => vec![Hit::new("cluster", format!("Kubernetes {server} is older than {min}, which {} needs{documented}", input.to))
-                .evidence(format!("server version {server}"))
-                .var("min", min.as_str())],
+            Some(_) => vec![Hit::new(
+                "cluster",
+                format!("Trainer {} needs Kubernetes {min} or later, and this cluster runs {server}{why}", input.to),
+            )
+            .evidence(format!("server version {server}"))
+            .var("min", min.as_str())],
             None => vec![Hit::new("cluster", format!("the Kubernetes version is unknown; {} needs {min} or later", input.to))
                 .evidence("no server version (snapshot without ClusterInfo): pass --kube-version")
                 .var("min", min.as_str())],

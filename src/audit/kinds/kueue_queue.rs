@@ -29,13 +29,12 @@ impl Check for Params {
         let mut hits = Vec::new();
         for ((ns, queue), jobs) in queued {
             let (ns, queue) = (ns.as_str(), queue.as_str());
-            let sample = jobs.iter().take(3).map(String::as_str).collect::<Vec<_>>().join(", ");
-            let more = if jobs.len() > 3 { format!(" and {} more", jobs.len() - 3) } else { String::new() };
+            let all = jobs.join(", ");
             let base = |message: String| {
                 Hit::new(format!("LocalQueue/{ns}/{queue}"), message)
                     .var("queue", queue)
                     .var("namespace", ns)
-                    .evidence(format!("{} in {ns} labelled {QUEUE_LABEL}={queue}: {sample}{more}", super::counted(jobs.len(), "TrainJob")))
+                    .evidence(format!("{} in {ns} labelled {QUEUE_LABEL}={queue}: {all}", super::counted(jobs.len(), "TrainJob")))
             };
             if !kueue.present {
                 hits.push(base(format!(

@@ -39,7 +39,7 @@ mod label_bypass;
 mod migrate;
 mod ownership;
 mod read_incomplete;
-mod release_stuck;
+mod release_start;
 mod removed_flag;
 mod replace_runtime_fields;
 mod runtime_drift;
@@ -201,7 +201,14 @@ pub const KINDS: &[KindSpec] = &[
         checks_skipped,
         "the installed chart could not be read, so the checks that compare it with the target did not run"
     ),
-    kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
+    kind!(
+        "release-start",
+        release_start,
+        "helm upgrade does not start from the release's last revision: it refuses (pending, no deployed revision) or starts from another",
+        variants: ["reinstall", "finish-uninstall", "from-deployed"],
+        reviews: false,
+        typed
+    ),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
@@ -224,7 +231,14 @@ pub const KINDS: &[KindSpec] = &[
         reviews: true,
         typed
     ),
-    kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
+    kind!(
+        "finalizer",
+        finalizer,
+        "objects carry a finalizer (stuck when also deleting; lost when deleting into a controller that removes it)",
+        variants: ["terminating"],
+        reviews: false,
+        typed
+    ),
     kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
     kind!(
         "runtime-drift",

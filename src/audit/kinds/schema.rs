@@ -12,13 +12,12 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::support::examples;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use kube_validate::stored::{Assessment, Standing};
 use kube_validate::FieldError;
 
-/// The most objects a hit names in its evidence and fix commands.
+/// The most objects a fix shows patch commands for (the evidence names every object).
 const SHOWN: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -117,11 +116,8 @@ impl Check for Params {
                     ),
                 };
                 let mut hit = Hit::new(format!("{kind} {path}"), message);
-                for (a, detail) in g.objects.iter().take(SHOWN) {
+                for (a, detail) in &g.objects {
                     hit = hit.evidence(format!("{}: {detail}", a.subject()));
-                }
-                if n > SHOWN {
-                    hit = hit.evidence(format!("and {} more: {}", n - SHOWN, examples(&names[SHOWN..])));
                 }
                 if let Some((a, _)) = g.objects.iter().find(|(a, _)| !a.message.is_empty()) {
                     if matches!(self.outcome, Outcome::Rejected | Outcome::Ratcheted) {
@@ -132,10 +128,14 @@ impl Check for Params {
                 // A decision, not a command: the value is the user's to choose, so the patches
                 // are shown for filling in, never run by the runbook (issue 20 §2b).
                 let remove = self.outcome == Outcome::Pruned;
-                let patches: Vec<String> =
+                let mut patches: Vec<String> =
                     g.objects.iter().zip(&g.fields).take(SHOWN).map(|((a, _), field)| format!("- `{}`", patch_command(a, field, remove))).collect();
+                if g.objects.len() > SHOWN {
+                    patches.push(format!("- and {} more alike: the evidence names every object", g.objects.len() - SHOWN));
+                }
                 hit = hit.var("kind", kind.as_str()).var("path", path.as_str()).var("crd", g.objects[0].0.crd.as_str()).var("patches", patches.join("\n"));
-                for (subject, why) in refused.iter().filter(|(s, _)| names.contains(s)).take(SHOWN) {
+                let named: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+                for (subject, why) in refused.iter().filter(|(s, _)| named.contains(s.as_str())) {
                     hit = hit.evidence(format!("trainer-audit migrate refuses {subject}: {why}"));
                 }
                 if names.iter().any(|s| converted.contains(s)) {

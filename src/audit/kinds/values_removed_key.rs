@@ -53,10 +53,7 @@ impl Check for Params {
                     let objects = if objects.is_empty() { String::new() } else { format!(" (renders {})", objects.join(", ")) };
                     format!("{}:{}{objects} `{}`", l.file, l.line, l.text)
                 };
-                let mut shown: Vec<String> = lines.iter().take(SHOWN).map(|l| at(l)).collect();
-                if lines.len() > SHOWN {
-                    shown.push(format!("and {} more", super::counted(lines.len() - SHOWN, "line")));
-                }
+                let shown: Vec<String> = lines.iter().map(|l| at(l)).collect();
                 let mut files: Vec<&str> = lines.iter().map(|x| x.file.as_str()).collect();
                 files.dedup();
                 let mut hit = Hit::new(
@@ -64,7 +61,7 @@ impl Check for Params {
                     format!(
                         "the release sets {r}, which the installed {} chart reads in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
                         input.from,
-                        shown.join("; "),
+                        super::support::listed(&shown, SHOWN, "; "),
                         input.to
                     ),
                 )
