@@ -13,7 +13,10 @@ use std::process::{Command, Output, Stdio};
 use flate2::{write::GzEncoder, Compression};
 
 /// Runs `trainer-audit` with `HOME` and the cache inside `home`, so no test sees the machine's
-/// credentials or another test's cache.
+/// credentials or another test's cache. Git stops below this repository
+/// (`GIT_CEILING_DIRECTORIES`): the fixture trees under tests/ are trees, not a repository, so
+/// what `gitops` prints does not depend on whether the project is a git checkout (a tree in a
+/// repository of its own, as tests make them in temporary directories, is still one).
 pub fn run(home: &Path, args: &[&str]) -> Output {
     run_with_stdin(home, args, None)
 }
@@ -25,6 +28,7 @@ pub fn run_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("TRAINER_AUDIT_CACHE_DIR", home.join("cache"))
+        .env("GIT_CEILING_DIRECTORIES", env!("CARGO_MANIFEST_DIR"))
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
