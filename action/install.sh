@@ -106,10 +106,14 @@ if [[ $attestation != false ]]; then
   fi
 fi
 
-mkdir -p "$dest"
-tar -xzf "$download/$archive" -C "$dest" trainer-audit || fail "$archive holds no trainer-audit"
-installed=$("$dest/trainer-audit" --version) || fail "$dest/trainer-audit does not run on this $os/$arch runner"
+# Unpacked and run beside the download first: only a binary that says it is this version is
+# moved onto PATH.
+mkdir -p "$download/unpacked"
+tar -xzf "$download/$archive" -C "$download/unpacked" trainer-audit || fail "$archive holds no trainer-audit"
+installed=$("$download/unpacked/trainer-audit" --version) || fail "trainer-audit from $archive does not run on this $os/$arch runner"
 [[ $installed == "trainer-audit $version" ]] || fail "$archive holds '$installed', not trainer-audit $version"
+mkdir -p "$dest"
+mv -f "$download/unpacked/trainer-audit" "$dest/trainer-audit"
 if [[ -n ${GITHUB_PATH:-} ]]; then
   echo "$dest" >>"$GITHUB_PATH"
 fi

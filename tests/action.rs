@@ -128,6 +128,32 @@ fn the_review_script_gates_annotates_summarises_and_leaves_the_comment() {
     assert_eq!(direct.status.code(), Some(1));
     assert_eq!(r.report, stdout(&direct));
     assert!(r.outputs.contains(&format!("report={}", work.path().join("runner-temp/trainer-audit-review.md").display())));
+    // One path base: the step summary and the comment name the file as the annotation does, from
+    // the repository root; JSON stays relative to the reviewed tree.
+    for (what, text) in [("summary", &r.summary), ("comment", &r.report)] {
+        assert!(text.contains("deploy/apps/trainer.yaml"), "{what}: {text}");
+        assert!(!text.replace("deploy/apps/trainer.yaml", "").contains("apps/trainer.yaml"), "{what} names a file from the tree: {text}");
+    }
+    let json =
+        run(home.path(), &["gitops", &repo.join("deploy").to_string_lossy(), "--base-ref", &base, "--charts", &charts, "--format", "json"]);
+    let doc: Json = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(doc["references"][0]["at"]["file"], "apps/trainer.yaml", "{}", stdout(&json));
+    // The same from inside the tree (`path: .` with the tree as working directory): the files are
+    // still the repository's.
+    let inner = action(
+        &repo.join("deploy"),
+        work.path(),
+        &[("INPUT_PATH", "."), ("INPUT_BASE_REF", base.as_str()), ("INPUT_CHARTS", charts.as_str())],
+    );
+    assert_eq!(inner.out.status.code(), Some(1), "{}", stderr(&inner.out));
+    assert!(
+        stdout(&inner.out).lines().any(|l| l.starts_with("::error file=deploy/apps/trainer.yaml,line=11,title=TA-HOOK-104 ")),
+        "{}",
+        stdout(&inner.out)
+    );
+    assert_eq!(inner.summary, r.summary);
+    let text = run(home.path(), &["gitops", &repo.join("deploy").to_string_lossy(), "--base-ref", &base, "--charts", &charts]);
+    assert!(stdout(&text).contains("[deploy/apps/trainer.yaml:11:"), "{}", stdout(&text));
 
     // A bump that passes at error and blocks at warning.
     let repo = work.path().join("repo-single");
