@@ -96,5 +96,6 @@ pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
         ..Flags::document(Command::Gitops, args.format)
     })?;
     let ctx = Context { detail: Detail::of(args.verbose), fail_on: Some(args.fail_on), rules: Some(rules), ..Context::default() };
-    print(&GitopsDocument { outcome: &outcome, root: &args.dir }, &choice, &ctx)
+    let repo_prefix = crate::gitops_review::repo_prefix(&args.dir);
+    print(&GitopsDocument { outcome: &outcome, root: &args.dir, repo_prefix }, &choice, &ctx)
 }

@@ -8,7 +8,10 @@
 //! version and values. Every finding is placed at a line of the GitOps file (`locate`).
 
 mod locate;
+mod shown;
 mod summary;
+
+pub use shown::repo_prefix;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -127,22 +127,17 @@ pub fn check_commands(r: &CheckReport, files: Option<&super::sarif::locate::File
 }
 
 /// `gitops --format github`: one command per finding at its GitOps file and line, with its
-/// fix. `root` is the reviewed tree as given on the command line, so that the file is relative
-/// to the repository root the workflow runs in.
-pub fn gitops_commands(review: &GitopsReview, root: &std::path::Path) -> String {
+/// fix; the review's files are named from the repository root (`GitopsReview::shown_from`), as
+/// GitHub places annotations.
+pub fn gitops_commands(review: &GitopsReview) -> String {
     let mut out = String::new();
-    let prefix = if root.is_relative() && root != std::path::Path::new(".") { Some(root) } else { None };
-    let in_repo = |file: &str| match prefix {
-        Some(p) => p.join(file).to_string_lossy().into_owned(),
-        None => file.to_string(),
-    };
     for f in review.findings() {
-        let file = in_repo(&f.at.file);
+        let file = &f.at.file;
         let g = &f.finding;
         annotation(
             g.severity,
             &format!("{} {}", g.id, g.title),
-            Some((&file, f.at.line)),
+            Some((file, f.at.line)),
             &rule_message(&[g], &format!("{}: ", f.reference)),
             &mut out,
         );
@@ -150,8 +145,7 @@ pub fn gitops_commands(review: &GitopsReview, root: &std::path::Path) -> String 
     for r in review.references.iter().filter(|r| r.not_audited.is_some()) {
         let why = r.not_audited.as_deref().unwrap_or_default();
         let level = if review.fail_on >= Severity::Warning { Severity::Error } else { Severity::Warning };
-        let file = in_repo(&r.at.file);
-        annotation(level, "not audited", Some((&file, r.at.line)), &format!("{} {}: {why}", r.engine.as_str(), r.object), &mut out);
+        annotation(level, "not audited", Some((&r.at.file, r.at.line)), &format!("{} {}: {why}", r.engine.as_str(), r.object), &mut out);
     }
     out
 }

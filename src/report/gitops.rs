@@ -13,11 +13,14 @@ use crate::audit::finding::Severity;
 use crate::audit::verdict::Decision;
 use crate::gitops_review::{GitopsReview, LocatedFinding, Outcome, ReferenceReview, Verdict};
 
-/// `gitops`'s report: what it made, and the tree's root as given (the files of annotations and
-/// SARIF results are relative to the repository the workflow runs in).
+/// `gitops`'s report: what it made, the tree's root as given (SARIF records it as the base of
+/// its locations) and the tree's place in its repository (`gitops_review::repo_prefix`): what a
+/// person reads (text, Markdown, step summary, annotations, Code Quality) names files from the
+/// repository root, JSON and SARIF from the tree.
 pub struct GitopsDocument<'a> {
     pub outcome: &'a Outcome,
     pub root: &'a Path,
+    pub repo_prefix: Option<String>,
 }
 
 impl Document for GitopsDocument<'_> {
@@ -38,9 +41,10 @@ impl Document for GitopsDocument<'_> {
             }
             Outcome::Review(review) => review,
         };
+        let shown = || review.shown_from(self.repo_prefix.as_deref());
         Ok(match format {
-            Format::Text => text_detailed(review, ctx.detail),
-            Format::Markdown => markdown(review),
+            Format::Text => text_detailed(&shown(), ctx.detail),
+            Format::Markdown => markdown(&shown()),
             Format::Json => json_report(super::json_schema::Report::Gitops, &json(review).map_err(|e| OutputError::Write(e.to_string()))?)?,
             Format::Sarif => {
                 // An id the review pack shares with the upgrade rules is described in the
@@ -49,8 +53,8 @@ impl Document for GitopsDocument<'_> {
                 rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
                 pretty(&super::gitops_sarif::sarif(review, &rules, self.root))?
             }
-            Format::Codequality => pretty(&super::gitops_sarif::codequality(review))?,
-            Format::Github => super::github::gitops_commands(review, self.root),
+            Format::Codequality => pretty(&super::gitops_sarif::codequality(&shown()))?,
+            Format::Github => super::github::gitops_commands(&shown()),
             other => return Err(unoffered(Command::Gitops, other)),
         })
     }
@@ -64,7 +68,7 @@ impl Document for GitopsDocument<'_> {
 
     fn step_summary(&self, _ctx: &Context) -> Option<String> {
         match self.outcome {
-            Outcome::Review(review) => Some(super::github::gitops_summary(review)),
+            Outcome::Review(review) => Some(super::github::gitops_summary(&review.shown_from(self.repo_prefix.as_deref()))),
             Outcome::List { .. } => None,
         }
     }

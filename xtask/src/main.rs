@@ -16,6 +16,7 @@ mod kube_minimum_check;
 mod kueue_compat;
 mod measure;
 mod oracle;
+mod release;
 mod screenshot;
 mod setup;
 
@@ -38,6 +39,7 @@ fn main() -> Result<()> {
         "kube-minimum" => kube_minimum::run(rest),
         "snapshots" => snapshots(),
         "layers" => layers(),
+        "release" => release::run(rest),
         "help" | "--help" | "-h" => {
             println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
             Ok(())
@@ -86,6 +88,10 @@ const USAGE: &str = "usage: cargo xtask <task>
                       fails on a dependency or an edge against the declared order, or an
                       unknown loop (testkit/src/layers.rs, docs/design.md; tests/layers.rs
                       checks the same)
+  release [TARGET…]   the release workflow's build step (release/build.sh build) for the Linux
+                      targets this machine builds (default x86_64- and aarch64-unknown-linux-musl),
+                      after installing their C compilers (Debian musl-tools, gcc-aarch64-linux-gnu)
+                      and Rust targets; archives in target/release-dist (darwin: macOS runners only)
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]

@@ -118,13 +118,18 @@ pub fn ensure_container_tools() -> Result<()> {
             bail!("pip install {HADOLINT} failed ({status})");
         }
     }
-    ensure_debian_package("musl-tools", "musl-gcc", "--version", "the container test's static build")?;
+    ensure_debian_package("musl-tools", "musl-gcc", "--version", "the container test's and the release test's static build")?;
+    ensure_rust_target(MUSL_TARGET, "the static build of the container and release tests")
+}
+
+/// `rustup target add TARGET` unless it is installed.
+pub fn ensure_rust_target(target: &str, needed_by: &str) -> Result<()> {
     let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
-    if installed.is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == MUSL_TARGET)) {
-        eprintln!("xtask: adding the {MUSL_TARGET} target (static build of the container test)");
-        let status = Command::new("rustup").args(["target", "add", MUSL_TARGET]).status()?;
+    if installed.is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == target)) {
+        eprintln!("xtask: adding the {target} target ({needed_by})");
+        let status = Command::new("rustup").args(["target", "add", target]).status()?;
         if !status.success() {
-            bail!("rustup target add {MUSL_TARGET} failed ({status})");
+            bail!("rustup target add {target} failed ({status})");
         }
     }
     Ok(())
