@@ -465,7 +465,7 @@ fn limit_ranges(state: &State) -> Vec<Json> {
                 item[field.as_str()][resource.as_str()] = json!(q);
             }
             // As the API server stores it (SetDefaults_LimitRangeItem).
-            super::oracle::admission::limit_range_defaults(&mut item);
+            limit_range_defaults(&mut item);
             json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": l.name, "namespace": l.namespace, "creationTimestamp": CREATED},
                 "spec": {"limits": [item]}})
         })
@@ -622,5 +622,37 @@ impl State {
         let quotas = quotas(self, &objects);
         objects.extend(quotas);
         Ok(Built { objects, history, running, trainjobs: built_jobs })
+    }
+}
+
+/// The LimitRange items as the API server stores them (`SetDefaults_LimitRangeItem`).
+pub fn limit_range_defaults(item: &mut Json) {
+    if item["type"] != "Container" {
+        return;
+    }
+    for (from, into) in [("max", "default"), ("default", "defaultRequest"), ("min", "defaultRequest")] {
+        let source = item[from].as_object().cloned().unwrap_or_default();
+        for (k, v) in source {
+            if item[into].get(&k).is_none() {
+                if !item[into].is_object() {
+                    item[into] = Json::Object(Default::default());
+                }
+                item[into][k.as_str()] = v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn limit_range_defaults_follow_the_api_server() {
+        let mut item = json!({"type": "Container", "max": {"cpu": "1"}, "min": {"memory": "256Mi"}});
+        limit_range_defaults(&mut item);
+        assert_eq!(item["default"], json!({"cpu": "1"}));
+        assert_eq!(item["defaultRequest"], json!({"cpu": "1", "memory": "256Mi"}));
     }
 }

@@ -94,24 +94,6 @@ fn resources(container: &Json, limit_ranges: &[&Json]) -> Resources {
     r
 }
 
-/// The LimitRange items as the API server stores them (`SetDefaults_LimitRangeItem`).
-pub fn limit_range_defaults(item: &mut Json) {
-    if item["type"] != "Container" {
-        return;
-    }
-    for (from, into) in [("max", "default"), ("default", "defaultRequest"), ("min", "defaultRequest")] {
-        let source = item[from].as_object().cloned().unwrap_or_default();
-        for (k, v) in source {
-            if item[into].get(&k).is_none() {
-                if !item[into].is_object() {
-                    item[into] = Json::Object(Default::default());
-                }
-                item[into][k.as_str()] = v;
-            }
-        }
-    }
-}
-
 fn limit_range_refusal(pod: &NewPod, lr: &Json, all: &[&Json]) -> Option<String> {
     for item in lr.pointer("/spec/limits").and_then(Json::as_array).into_iter().flatten().filter(|i| i["type"] == "Container") {
         for c in containers(&pod.spec) {
@@ -446,13 +428,5 @@ mod tests {
         assert_eq!(pod_security(&good, "restricted"), None);
         let host = json!({"hostNetwork": true, "containers": []});
         assert!(pod_security(&host, "baseline").is_some());
-    }
-
-    #[test]
-    fn limit_range_defaults_follow_the_api_server() {
-        let mut item = json!({"type": "Container", "max": {"cpu": "1"}, "min": {"memory": "256Mi"}});
-        limit_range_defaults(&mut item);
-        assert_eq!(item["default"], json!({"cpu": "1"}));
-        assert_eq!(item["defaultRequest"], json!({"cpu": "1", "memory": "256Mi"}));
     }
 }
