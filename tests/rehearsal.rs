@@ -74,35 +74,11 @@ struct Scenario {
     install_as: Option<(&'static str, &'static str)>,
 }
 
-/// The fixes `plan` puts into the upgrade command itself. The un-fixed attempts run the printed
-/// command with none of them, then with each alone, then as printed: one fix can hide what
-/// another cures (Helm 4 applies crds/ server-side before it checks ownership, so without
-/// --force-conflicts an install never gets to "invalid ownership metadata").
-const COMMAND_FIXES: [&str; 2] = [" --take-ownership", " --force-conflicts"];
-
-/// `--install` is a fix the command carries too where Helm refuses a plain upgrade of an
-/// uninstalled release (TA-REL-003): without it Helm says "has no deployed releases". Elsewhere
-/// (a kustomize install moved to Helm) it is what makes the release, not a fix of a finding.
-const INSTALL_FIX: &str = " --install";
-
-fn attempts_of(command: &str) -> Vec<String> {
-    attempts_with(command, &COMMAND_FIXES)
-}
-
-fn attempts_with(command: &str, fixes: &[&str]) -> Vec<String> {
-    let present: Vec<&str> = fixes.iter().copied().filter(|f| command.contains(f)).collect();
-    let without = |keep: &[&str]| present.iter().filter(|f| !keep.contains(f)).fold(command.to_string(), |c, f| c.replace(f, ""));
-    let mut attempts = vec![without(&[])];
-    attempts.extend(present.iter().map(|f| without(&[f])));
-    attempts.push(command.to_string());
-    attempts.dedup();
-    attempts.into_iter().fold(Vec::new(), |mut seen, a| {
-        if !seen.contains(&a) {
-            seen.push(a);
-        }
-        seen
-    })
-}
+// The un-fixed attempts run the printed command with none of the fixes plan puts into it, then
+// with each alone, then as printed: one fix can hide what another cures (Helm 4 applies crds/
+// server-side before it checks ownership, so without --force-conflicts an install never gets to
+// "invalid ownership metadata"). The same attempts as the live explorer's, from testkit.
+use testkit::explore::printed::{attempts_of, attempts_with, COMMAND_FIXES, INSTALL_FIX};
 
 #[test]
 fn attempts_add_each_fix_alone_then_all() {

@@ -70,9 +70,20 @@ pub fn plan_commands(report: &Json) -> Vec<Printed> {
 /// then with each alone, then as printed — one fix can hide what another cures.
 pub const COMMAND_FIXES: [&str; 2] = [" --take-ownership", " --force-conflicts"];
 
+/// `--install` is a fix the command carries too where Helm refuses a plain upgrade of a release
+/// with no deployed revision (TA-REL-003): without it Helm says "has no deployed releases".
+/// Elsewhere (a kustomize install moved to Helm) it is what makes the release, not a fix.
+pub const INSTALL_FIX: &str = " --install";
+
 /// The attempts of a printed upgrade command, without its fixes first.
 pub fn attempts_of(command: &str) -> Vec<String> {
-    let present: Vec<&str> = COMMAND_FIXES.iter().copied().filter(|f| command.contains(f)).collect();
+    attempts_with(command, &COMMAND_FIXES)
+}
+
+/// The attempts of a printed upgrade command: without any of `fixes`, with each alone, then as
+/// printed (each attempt once).
+pub fn attempts_with(command: &str, fixes: &[&str]) -> Vec<String> {
+    let present: Vec<&str> = fixes.iter().copied().filter(|f| command.contains(f)).collect();
     let without = |keep: &[&str]| present.iter().filter(|f| !keep.contains(f)).fold(command.to_string(), |c, f| c.replace(f, ""));
     let mut attempts = vec![without(&[])];
     attempts.extend(present.iter().map(|f| without(&[f])));
