@@ -631,7 +631,7 @@ fn the_release_build_step_makes_a_static_linux_amd64_archive() {
     assert!(out.status.success(), "release/build.sh build: {}", stderr(&out));
     let names: Vec<String> = std::fs::read_dir(&dist).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     let archive = format!("trainer-audit-v{}-linux-amd64.tar.gz", env!("CARGO_PKG_VERSION"));
-    assert_eq!(names, [archive.clone()]);
+    assert_eq!(names, std::slice::from_ref(&archive));
     let files = untar(&dist.join(&archive), &dir.path().join("x"));
     assert_eq!(files, ["trainer-audit"], "the archive holds the binary alone");
     let binary = dir.path().join("x/trainer-audit");

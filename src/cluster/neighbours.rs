@@ -534,7 +534,7 @@ pub fn check_declaration(state: &ClusterState, id: &str, declared: &Declared) ->
             c.name,
             seen.deployments.join(", ")
         )),
-        Declared::Version(v) => match seen.version.as_deref().and_then(|s| helm_render::version::parse_lenient(s)) {
+        Declared::Version(v) => match seen.version.as_deref().and_then(helm_render::version::parse_lenient) {
             Some(read) if read != *v => Err(format!(
                 "--neighbour {id}={v} contradicts the cluster, which tells {} {read} ({}): drop the flag (it is for a version the cluster does not tell)",
                 c.name,

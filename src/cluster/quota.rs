@@ -315,7 +315,7 @@ impl<'a> Quota<'a> {
             // A label selector over {PriorityClass: <name>} (no key when the Pod names none).
             "PriorityClass" => {
                 let has = !pod.priority_class.is_empty();
-                let inside = has && s.values.iter().any(|v| *v == pod.priority_class);
+                let inside = has && s.values.contains(&pod.priority_class);
                 match s.operator.as_str() {
                     "In" => inside,
                     "NotIn" => !inside,

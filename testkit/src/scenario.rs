@@ -509,7 +509,7 @@ pub fn realistic_trainjob(i: usize) -> Json {
             "annotations": {"owner": "ml-platform", "ticket": format!("ML-{i}")}},
         "spec": {
             "runtimeRef": {"name": "torch-distributed", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
-            "suspend": i % 5 == 0,
+            "suspend": i.is_multiple_of(5),
             "initializer": {
                 "dataset": {"storageUri": format!("hf://datasets/org/set-{}", i % 100),
                     "env": [{"name": "HF_TOKEN", "value": "redacted"}]},

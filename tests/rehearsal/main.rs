@@ -135,7 +135,7 @@ fn failed_trainjobs(lab: &Lab) -> Vec<String> {
 /// one in the from-state (a scenario may start from failed TrainJobs).
 fn none_failed(lab: &Lab, scenario: &str, failed_before: &[String]) {
     let list = lab.get_json("trainjobs -A");
-    for key in failed_trainjobs(lab).into_iter().filter(|k| !failed_before.contains(k)) {
+    if let Some(key) = failed_trainjobs(lab).into_iter().find(|k| !failed_before.contains(k)) {
         let job = list["items"].as_array().into_iter().flatten().find(|j| {
             format!("{}/{}", j["metadata"]["namespace"].as_str().unwrap_or_default(), j["metadata"]["name"].as_str().unwrap_or_default())
                 == key
@@ -960,8 +960,8 @@ fn experiment_data_cache_upgrade_without_lws() {
     ));
     lab.note(&format!("the upgrade enabling the data cache: {upgrade}"));
     let crd = lab.shell("kubectl get crd leaderworkersets.leaderworkerset.x-k8s.io -o name");
-    let lws_objects = lab
-        .shell(&format!("kubectl get deployments,validatingwebhookconfigurations,mutatingwebhookconfigurations -A -o name | grep -i lws"));
+    let lws_objects =
+        lab.shell("kubectl get deployments,validatingwebhookconfigurations,mutatingwebhookconfigurations -A -o name | grep -i lws");
     lab.note(&format!(
         "after it: LeaderWorkerSet CRD: {}; LWS objects: {}",
         if crd.ok() { "present" } else { "absent" },

@@ -55,9 +55,9 @@ impl Check for Params {
                     None => "an API its controller's version (unknown) may not match".to_string(),
                 };
                 let ownership = match (&live_owner, other.helm_release) {
-                    (Some((ns, name)), true) if *ns == other.namespace && *name == other.name => format!(
-                        "; the CRDs belong to its release today, so this upgrade must adopt them (TA-OWN-001) and its next helm upgrade must adopt them back (--take-ownership), each writing its own version of them"
-                    ),
+                    (Some((ns, name)), true) if *ns == other.namespace && *name == other.name => {
+                        "; the CRDs belong to its release today, so this upgrade must adopt them (TA-OWN-001) and its next helm upgrade must adopt them back (--take-ownership), each writing its own version of them".to_string()
+                    }
                     (_, true) if theirs.as_ref().is_some_and(|v| (v.major, v.minor) >= (2, 3)) => format!(
                         "; its chart templates the CRDs too, so its next helm upgrade finds them owned by {}/{} and must adopt them back (--take-ownership), writing its own version of them",
                         input.namespace, input.release_name

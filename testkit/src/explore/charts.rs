@@ -53,6 +53,9 @@ pub struct Charts {
 #[error("{0}")]
 pub struct ChartError(pub String);
 
+/// A chart version the registry serves, and its archive.
+pub type Served = (String, Rc<Vec<u8>>);
+
 impl Charts {
     /// The charts of `corpus` (a directory holding `charts/kubeflow-trainer-<version>.tgz`).
     pub fn new(corpus: &Path) -> Charts {
@@ -105,7 +108,7 @@ impl Charts {
     }
 
     /// Every version the registry serves, with its archive.
-    pub fn all(&self) -> Result<Vec<(String, Rc<Vec<u8>>)>, ChartError> {
+    pub fn all(&self) -> Result<Vec<Served>, ChartError> {
         VERSIONS.iter().map(|v| Ok((v.to_string(), self.archive(v)?))).collect()
     }
 

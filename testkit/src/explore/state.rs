@@ -417,7 +417,7 @@ impl std::str::FromStr for State {
                         _ => return Err(bad(format!("{token}: install=helm:OPS, kustomize@V, argocd@V or none"))),
                     }
                 }
-                "release" => (state.release, state.namespace) = ns_name(value, token).map(|(n, ns)| (n, ns))?,
+                "release" => (state.release, state.namespace) = ns_name(value, token)?,
                 "to" => state.to = value.into(),
                 "kube" => state.kube = (value != "unknown").then(|| value.to_string()),
                 "psa" => state.psa = Some(value.into()),
