@@ -606,3 +606,24 @@ fn a_value_the_target_drops_names_what_it_controlled() {
     let renamed = findings.iter().find(|f| f["subject"] == "values manager.annotations").expect("manager.annotations named");
     assert_eq!((renamed["id"].as_str(), renamed["severity"].as_str()), (Some("TA-VAL-001"), Some("info")), "{renamed}");
 }
+
+/// A chart Argo CD rendered under another release name (`trainer`, no Helm record) is rendered
+/// under that name for the plan: every name a printed command takes from the render is the
+/// cluster's (explorer seed 7 state 41 printed `deployment/kubeflow-trainer-controller-manager`).
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn plan_of_an_argocd_app_rendered_as_another_release_names_its_objects() {
+    let corpus = support::corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = std::fs::read_to_string(snapshot("argocd-2.2.1"))
+        .unwrap()
+        .replace("app.kubernetes.io/instance: kubeflow-trainer", "app.kubernetes.io/instance: trainer")
+        .replace("name: kubeflow-trainer-controller-manager", "name: trainer-kubeflow-trainer-controller-manager");
+    let file = dir.path().join("argocd-trainer.yaml");
+    std::fs::write(&file, renamed).unwrap();
+    let (s, to, from) = (file.to_string_lossy().into_owned(), chart(&corpus, "2.3.0"), chart(&corpus, "2.2.1"));
+    let out = run(dir.path(), &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
+    let text = stdout(&out);
+    assert!(text.contains("deployment/trainer-kubeflow-trainer-controller-manager"), "{text}\n{}", stderr(&out));
+    assert!(!text.contains("deployment/kubeflow-trainer-controller-manager"), "{text}");
+}

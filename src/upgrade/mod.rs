@@ -194,7 +194,18 @@ impl Upgrade {
             .of_kind("Deployment")
             .find(|d| crate::cluster::neighbours::is_trainer_deployment(d))
             .map(|d| str_at(d, &["metadata", "namespace"]).to_string());
-        let release_name = request.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
+        // The release the chart is rendered as: --release, else the Helm release's name, else for
+        // a chart Argo CD rendered (no Helm record) the release it rendered it as, which the chart
+        // writes into every object's `app.kubernetes.io/instance`: the target must be rendered
+        // under it, or every name a printed command takes from the render is another object's.
+        let rendered_as =
+            selected.as_ref().filter(|i| !i.helm_release && i.method == crate::engine::Method::ArgoCd).and_then(|i| i.rendered_as.clone());
+        let release_name = request
+            .release
+            .clone()
+            .or(release.map(|r| r.current.name.clone()))
+            .or(rendered_as)
+            .unwrap_or_else(|| "kubeflow-trainer".into());
         let namespace = request
             .namespace
             .clone()
