@@ -15,7 +15,7 @@ use testkit::explore::printed::plan_commands;
 use testkit::explore::state::State;
 
 use crate::lab::{Lab, Ran, NAMESPACE};
-use crate::printed::{Check, Finding};
+use crate::printed::Check;
 use crate::{observe, verdict};
 
 fn disagreement(class: &str, expected: impl Into<String>, actual: impl Into<String>) -> Disagreement {
@@ -31,20 +31,7 @@ fn check(lab: &Lab, to: &str) -> (Ran, Json, Option<Check>) {
         Some(r) => json!({"verdict": r["verdict"], "exit_code": ran.code, "report": r}),
         None => json!({"verdict": "failed", "exit_code": ran.code}),
     };
-    let parsed = report.map(|report| {
-        let findings = report["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| Finding {
-                id: f["id"].as_str().unwrap_or_default().into(),
-                severity: f["severity"].as_str().unwrap_or_default().into(),
-                subject: f["subject"].as_str().unwrap_or_default().into(),
-                message: f["message"].as_str().unwrap_or_default().into(),
-            })
-            .collect();
-        Check { ran: ran.clone(), report, findings }
-    });
+    let parsed = report.map(|report| Check { ran: ran.clone(), findings: crate::printed::findings(&report), report });
     (ran, line, parsed)
 }
 

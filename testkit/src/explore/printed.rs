@@ -96,7 +96,8 @@ pub fn attempts_with(command: &str, fixes: &[&str]) -> Vec<String> {
     })
 }
 
-/// Fenced ```` ```sh ```` blocks of Markdown, in order, each with the fence's indentation removed.
+/// Fenced ```` ```sh ```` blocks of Markdown, in order, each with the fence's indentation removed;
+/// an unclosed block is a broken runbook, not a shorter one (it panics).
 pub fn sh_blocks(markdown: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<(usize, Vec<String>)> = None;
@@ -115,6 +116,7 @@ pub fn sh_blocks(markdown: &str) -> Vec<String> {
             }
         }
     }
+    assert!(current.is_none(), "an unclosed sh block in:\n{markdown}");
     blocks
 }
 
