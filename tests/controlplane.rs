@@ -54,6 +54,7 @@ fn controller_binaries_start_and_parse_their_flags() {
             return controlplane::skipped("controller_binaries_start_and_parse_their_flags", &e.to_string());
         }
     };
+    controlplane::wait_for_build(&bin);
     for name in controlplane::CONTROLLER_BINARIES {
         let path = bin.join(name);
         assert!(path.is_file(), "{} has no {name}; run `cargo xtask controlplane`", bin.display());

@@ -135,38 +135,120 @@ pub fn go_available() -> bool {
 
 /// Builds (or reuses) the binaries and returns their directory.
 pub fn ensure(force: bool) -> Result<PathBuf> {
-    let module = module_dir();
-    let go_version = go_output(&module, &["version"])
-        .context("the control plane is built with Go, and `go version` failed: install Go (tests/controlplane/go.mod names the version)")?;
-    let flags = ldflags();
-    let key = cache_key(&module, &flags, &go_version)?;
-    let root = target_dir().join("controlplane");
-    let dir = root.join(&key);
-    let bin = dir.join("bin");
-    if !force
-        && bin.join(".complete").is_file()
-        && BINARIES.iter().all(|b| bin.join(b.name).is_file())
-        && CHARTS.iter().all(|(_, _, _, name)| bin.join("charts").join(name).join("Chart.yaml").is_file())
-    {
-        eprintln!("xtask: control plane binaries up to date ({})", bin.display());
-        record_current(&root, &bin)?;
-        return Ok(bin);
+    let mut build = Build::prepare(force)?;
+    build.base()?;
+    build.finish()
+}
+
+/// How many of [`BINARIES`] every control-plane test needs (testkit's `bin_dir`): etcd,
+/// kube-apiserver, kube-controller-manager, kubectl, helm and Trainer 2.3.0's manager. The rest are
+/// the controllers the stand-in runs as Pods, which `cargo xtask test` builds while the first tests
+/// run.
+const BASE: usize = 6;
+
+/// The marker a build under way leaves in its bin directory, holding the builder's process id:
+/// testkit's `wait_for_build` waits on it for a controller binary not yet built.
+const BUILDING: &str = ".building";
+
+/// One build of the bin directory of the current key, in two stages: [`Build::base`], then
+/// [`Build::finish`]. Each binary is written under a temporary name and renamed into place, so a
+/// reader of the directory (a test started between the stages) sees a binary whole or not at all;
+/// `.complete` is written last. An interrupted build resumes: the key hashes every input, so a
+/// binary already in the directory is the one this build would write.
+pub struct Build {
+    module: PathBuf,
+    flags: String,
+    go_version: String,
+    key: String,
+    root: PathBuf,
+    bin: PathBuf,
+    force: bool,
+    /// Set when the directory was complete already, or once [`Build::finish`] made it so.
+    done: bool,
+    started: Instant,
+    timings: Vec<String>,
+}
+
+impl Build {
+    /// Computes the key; unless the directory is complete already, marks it as being built.
+    pub fn prepare(force: bool) -> Result<Build> {
+        let module = module_dir();
+        let go_version = go_output(&module, &["version"]).context(
+            "the control plane is built with Go, and `go version` failed: install Go (tests/controlplane/go.mod names the version)",
+        )?;
+        let flags = ldflags();
+        let key = cache_key(&module, &flags, &go_version)?;
+        let root = target_dir().join("controlplane");
+        let bin = root.join(&key).join("bin");
+        let complete = !force
+            && bin.join(".complete").is_file()
+            && BINARIES.iter().all(|b| bin.join(b.name).is_file())
+            && CHARTS.iter().all(|(_, _, _, name)| bin.join("charts").join(name).join("Chart.yaml").is_file());
+        if complete {
+            eprintln!("xtask: control plane binaries up to date ({})", bin.display());
+        } else {
+            std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
+            let _ = std::fs::remove_file(bin.join(".complete"));
+            std::fs::write(bin.join(BUILDING), format!("{}\n", std::process::id())).context("marking the control plane build")?;
+        }
+        Ok(Build { module, flags, go_version, key, root, bin, force, done: complete, started: Instant::now(), timings: Vec::new() })
     }
-    // Build into a scratch directory and rename it into place: an interrupted build leaves no bin
-    // directory that looks complete.
-    let partial = dir.join("bin.partial");
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(&partial).with_context(|| format!("creating {}", partial.display()))?;
-    let started = Instant::now();
-    let mut timings = Vec::new();
-    for Binary { name, module: subdir, package } in BINARIES {
+
+    /// The bin directory (complete only after [`Build::finish`]).
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// The binaries every control-plane test needs, checked for their pinned versions.
+    pub fn base(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        for binary in &BINARIES[..BASE] {
+            self.build(binary)?;
+        }
+        check_versions(&self.bin)
+    }
+
+    /// The controllers and the charts; then the directory is complete and recorded as current.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        if !self.done {
+            for binary in &BINARIES[BASE..] {
+                self.build(binary)?;
+            }
+            for (subdir, path, chart, name) in CHARTS {
+                let dir = go_output(&self.module.join(subdir), &["list", "-m", "-f", "{{.Dir}}", path])?;
+                let into = self.bin.join("charts").join(name);
+                let _ = std::fs::remove_dir_all(&into);
+                copy_tree(&Path::new(dir.trim()).join(chart), &into)
+                    .with_context(|| format!("copying {chart} of {path} into the bin directory"))?;
+            }
+            // Each binary's build time, kept beside them (docs/rehearsals.md "Build cost").
+            std::fs::write(self.bin.join(".timings"), format!("{}\n", self.timings.join("\n")))?;
+            std::fs::write(self.bin.join(".complete"), format!("{}\n{}\n{}", self.key, self.flags, self.go_version.trim()))?;
+            let _ = std::fs::remove_file(self.bin.join(BUILDING));
+            self.done = true;
+            eprintln!("xtask: control plane built in {:.1} s ({})", self.started.elapsed().as_secs_f64(), self.bin.display());
+        }
+        record_current(&self.root, &self.bin)?;
+        Ok(self.bin.clone())
+    }
+
+    /// `go build` of one binary (at low CPU priority: `cargo xtask test` runs tests beside it),
+    /// unless it is built already.
+    fn build(&mut self, Binary { name, module: subdir, package }: &Binary) -> Result<()> {
+        let target = self.bin.join(name);
+        if !self.force && target.is_file() {
+            return Ok(());
+        }
         let step = Instant::now();
-        let (dir, flags) = if subdir.is_empty() { (module.clone(), flags.as_str()) } else { (module.join(subdir), "-s -w") };
-        eprintln!("xtask: building {name} ({package}) with {}", go_version.trim());
-        let output = Command::new("go")
+        let (dir, flags) = if subdir.is_empty() { (self.module.clone(), self.flags.as_str()) } else { (self.module.join(subdir), "-s -w") };
+        eprintln!("xtask: building {name} ({package}) with {}", self.go_version.trim());
+        let partial = self.bin.join(format!(".{name}.partial"));
+        let output = low_priority("go")
             .current_dir(&dir)
             .args(["build", "-trimpath", "-ldflags", flags, "-o"])
-            .arg(partial.join(name))
+            .arg(&partial)
             .arg(package)
             .stdin(Stdio::null())
             .output()
@@ -176,24 +258,33 @@ pub fn ensure(force: bool) -> Result<PathBuf> {
             let tail: Vec<&str> = stderr.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
             bail!("building {name} from {package} in {} failed ({}):\n{}", dir.display(), output.status, tail.join("\n"));
         }
+        std::fs::rename(&partial, &target).with_context(|| format!("moving {} to {}", partial.display(), target.display()))?;
         let line = format!("built {name} in {:.1} s", step.elapsed().as_secs_f64());
         eprintln!("xtask: {line}");
-        timings.push(line);
+        self.timings.push(line);
+        Ok(())
     }
-    for (subdir, path, chart, name) in CHARTS {
-        let dir = go_output(&module.join(subdir), &["list", "-m", "-f", "{{.Dir}}", path])?;
-        copy_tree(&Path::new(dir.trim()).join(chart), &partial.join("charts").join(name))
-            .with_context(|| format!("copying {chart} of {path} into the bin directory"))?;
+}
+
+impl Drop for Build {
+    /// A build that stops short (an error, a panic) takes its marker away, so no test waits on it.
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(self.bin.join(BUILDING));
+        }
     }
-    check_versions(&partial)?;
-    std::fs::write(partial.join(".complete"), format!("{key}\n{flags}\n{}", go_version.trim()))?;
-    // Each binary's build time, kept beside them (docs/rehearsals.md "Build cost").
-    std::fs::write(partial.join(".timings"), format!("{}\n", timings.join("\n")))?;
-    let _ = std::fs::remove_dir_all(&bin);
-    std::fs::rename(&partial, &bin).with_context(|| format!("moving {} to {}", partial.display(), bin.display()))?;
-    eprintln!("xtask: control plane built in {:.1} s ({})", started.elapsed().as_secs_f64(), bin.display());
-    record_current(&root, &bin)?;
-    Ok(bin)
+}
+
+/// `program` under `nice` where there is one: the build yields the CPU to the tests beside it.
+fn low_priority(program: &str) -> Command {
+    let nice = Command::new("nice").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if nice {
+        let mut command = Command::new("nice");
+        command.args(["-n", "10", program]);
+        command
+    } else {
+        Command::new(program)
+    }
 }
 
 fn record_current(root: &Path, bin: &Path) -> Result<()> {

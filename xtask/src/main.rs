@@ -112,8 +112,18 @@ const USAGE: &str = "usage: cargo xtask <task>
                       concurrency 4, 16 and 50 with peak RSS, against a shell loop running
                       check once per context";
 
-/// What both `test` and `rehearse` need installed; the control plane's bin dir when built.
-fn prepare() -> Result<Option<std::path::PathBuf>> {
+/// Where the tests' control plane comes from.
+enum ControlPlane {
+    /// Built elsewhere (another worktree's target/), named by `TRAINER_AUDIT_CONTROLPLANE_BIN`.
+    Given(std::path::PathBuf),
+    /// Built (or reused) here.
+    Build(controlplane::Build),
+    /// No Go toolchain outside CI: the control-plane tests skip.
+    Absent,
+}
+
+/// What both `test` and `rehearse` need installed, and where the control plane comes from.
+fn prepare() -> Result<ControlPlane> {
     setup::ensure_docker_registry()?;
     setup::ensure_bubblewrap()?;
     setup::ensure_shellcheck()?;
@@ -123,23 +133,45 @@ fn prepare() -> Result<Option<std::path::PathBuf>> {
     // A control plane built elsewhere (another worktree's target/) is used as it is.
     if let Some(bin) = std::env::var_os(controlplane::BIN_ENV).map(std::path::PathBuf::from).filter(|b| b.join(".complete").is_file()) {
         eprintln!("xtask: control plane from {} ({})", controlplane::BIN_ENV, bin.display());
-        return Ok(Some(bin));
+        return Ok(ControlPlane::Given(bin));
     }
     if controlplane::go_available() || setup::in_ci() {
-        Ok(Some(controlplane::ensure(false)?))
+        Ok(ControlPlane::Build(controlplane::Build::prepare(false)?))
     } else {
         eprintln!("xtask: no Go toolchain: the control-plane tests will be SKIPPED (they fail in CI)");
         setup::ensure_kubectl()?;
-        Ok(None)
+        Ok(ControlPlane::Absent)
     }
+}
+
+/// The control plane, built whole first where it is built here.
+fn control_plane_bin(source: ControlPlane) -> Result<Option<std::path::PathBuf>> {
+    Ok(match source {
+        ControlPlane::Given(bin) => Some(bin),
+        ControlPlane::Build(mut build) => {
+            build.base()?;
+            Some(build.finish()?)
+        }
+        ControlPlane::Absent => None,
+    })
 }
 
 fn corpus_set() -> bool {
     std::env::var_os("TRAINER_AUDIT_CORPUS").is_some_and(|v| !v.is_empty())
 }
 
+/// Test targets that run the controllers the stand-in starts as Pods (or list them): in
+/// `cargo xtask test` they run after the controllers are built, the other tests while they build.
+const LATE_TESTS: [&str; 3] = ["controlplane", "explore_live", "rehearsal"];
+
+/// `cargo xtask test`. Where the control plane is built here, its Go build (at low priority) runs
+/// beside the Rust work, in two stages: the binaries every control-plane test needs (etcd,
+/// kube-apiserver, kube-controller-manager, kubectl, helm, Trainer 2.3.0) beside the compile of
+/// the test binaries, then the controllers beside every test but [`LATE_TESTS`]; those, then the
+/// rehearsals, run once the controllers are built. Every test runs, as in one `cargo test`
+/// (docs/rehearsals.md "Build cost" has what it saves).
 fn test(extra: &[String]) -> Result<()> {
-    let controlplane_bin = prepare()?;
+    let source = prepare()?;
     let corpus = corpus_set();
     if corpus {
         setup::ensure_helm_oracle()?;
@@ -147,26 +179,107 @@ fn test(extra: &[String]) -> Result<()> {
     // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them. The rehearsals
     // (tests/rehearsal/main.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
     // as `cargo xtask rehearse` runs them, so CI runs them once and reports them on their own line.
-    let mut args: Vec<String> = vec!["--workspace".into(), "--no-fail-fast".into()];
-    args.extend(extra.iter().cloned());
+    let split = extra.iter().position(|a| a == "--").unwrap_or(extra.len());
+    let (cargo_extra, test_extra) = (&extra[..split], extra.get(split + 1..).unwrap_or_default());
+    let mut filters: Vec<String> = test_extra.to_vec();
     if corpus {
-        if !args.iter().any(|a| a == "--") {
-            args.push("--".into());
-        }
-        args.push("--include-ignored".into());
-        args.push("--skip".into());
-        args.push(REHEARSAL_PREFIX.into());
-        args.push("--skip".into());
-        args.push(EXPERIMENT_PREFIX.into());
+        filters.extend(["--include-ignored", "--skip", REHEARSAL_PREFIX, "--skip", EXPERIMENT_PREFIX].map(String::from));
     }
-    let (passed, failed, ignored, status) = cargo_test(&args, controlplane_bin.as_deref())?;
+    let cargo_args = |targets: &[String]| -> Vec<String> {
+        let mut args: Vec<String> = targets.to_vec();
+        args.push("--no-fail-fast".into());
+        args.extend(cargo_extra.iter().cloned());
+        args.push("--".into());
+        args.extend(filters.iter().cloned());
+        args
+    };
+    let whole = ["--workspace".to_string()];
+    let (mut passed, mut failed, mut ignored, mut success) = (0, 0, 0, true);
+    let mut add = |(p, f, i, status): (u64, u64, u64, std::process::ExitStatus)| {
+        passed += p;
+        failed += f;
+        ignored += i;
+        success &= status.success();
+    };
+    let controlplane_bin = match source {
+        ControlPlane::Build(mut build) if cargo_extra.is_empty() => {
+            let bin = build.bin().to_path_buf();
+            let (base_built, base_done) = std::sync::mpsc::channel::<()>();
+            let builder = std::thread::spawn(move || -> Result<std::path::PathBuf> {
+                build.base()?;
+                let _ = base_built.send(());
+                build.finish()
+            });
+            let mut compile = vec!["--workspace".to_string(), "--no-run".to_string()];
+            compile.extend(cargo_extra.iter().cloned());
+            let compiled = cargo(&["test".to_string()].into_iter().chain(compile).collect::<Vec<_>>())?;
+            if base_done.recv().is_err() {
+                return Err(builder.join().map_err(|_| anyhow::anyhow!("the control plane build panicked"))?.unwrap_err());
+            }
+            if !compiled.success() {
+                bail!("cargo test --no-run failed ({compiled}): the tests do not compile");
+            }
+            let (early, late) = test_groups()?;
+            add(cargo_test(&cargo_args(&early), Some(&bin))?);
+            let bin = builder.join().map_err(|_| anyhow::anyhow!("the control plane build panicked"))??;
+            add(cargo_test(&cargo_args(&late), Some(&bin))?);
+            Some(bin)
+        }
+        source => {
+            let bin = control_plane_bin(source)?;
+            add(cargo_test(&cargo_args(&whole), bin.as_deref())?);
+            bin
+        }
+    };
     let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
     println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
     let rehearsed = if corpus { run_rehearsals(&[], controlplane_bin.as_deref()) } else { Ok(()) };
-    if !status.success() {
-        bail!("cargo test failed ({status})");
+    if !success {
+        bail!("cargo test failed");
     }
     rehearsed
+}
+
+/// The workspace's test targets in two `cargo test` selections: every target but
+/// [`LATE_TESTS`] (with the libraries' and binaries' unit tests), and those. Together they are
+/// exactly what `cargo test --workspace` runs (no crate has doc tests: `doctest = false`).
+fn test_groups() -> Result<(Vec<String>, Vec<String>)> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed ({})", output.status);
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).context("cargo metadata's JSON")?;
+    let mut names: Vec<String> = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        for target in package["targets"].as_array().into_iter().flatten() {
+            if target["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "test")) {
+                names.extend(target["name"].as_str().map(String::from));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    for late in LATE_TESTS {
+        if !names.iter().any(|n| n == late) {
+            bail!("xtask: LATE_TESTS names {late:?}, which is not a test target of the workspace (renamed? update xtask/src/main.rs)");
+        }
+    }
+    let mut early = vec!["--workspace".to_string(), "--lib".to_string(), "--bins".to_string()];
+    let mut late = vec!["--workspace".to_string()];
+    for name in names {
+        let group = if LATE_TESTS.contains(&name.as_str()) { &mut late } else { &mut early };
+        group.extend(["--test".to_string(), name]);
+    }
+    Ok((early, late))
+}
+
+/// `cargo ARGS…`, inheriting the terminal.
+fn cargo(args: &[String]) -> Result<std::process::ExitStatus> {
+    Ok(std::process::Command::new(env!("CARGO")).args(args).status()?)
 }
 
 /// The name every rehearsal test starts with: `cargo xtask test` skips them in its first pass.
@@ -182,7 +295,7 @@ fn rehearse(extra: &[String]) -> Result<()> {
     if !corpus_set() {
         bail!("the rehearsals install the corpus charts: set TRAINER_AUDIT_CORPUS (e.g. ../shared/corpus)");
     }
-    let controlplane_bin = prepare()?;
+    let controlplane_bin = control_plane_bin(prepare()?)?;
     run_rehearsals(extra, controlplane_bin.as_deref())
 }
 
@@ -264,7 +377,7 @@ fn layers() -> Result<()> {
 /// The live differential (`tests/explore_live.rs`), with the campaign's settings in its
 /// environment.
 fn explore_live(seed: u64, count: u64, first: u64, replay: Option<String>) -> Result<()> {
-    let controlplane_bin = prepare()?;
+    let controlplane_bin = control_plane_bin(prepare()?)?;
     let mut args: Vec<String> = vec!["--test".into(), "explore_live".into(), "--".into(), "--include-ignored".into(), "--nocapture".into()];
     args.push("--test-threads=1".into());
     std::env::set_var("TRAINER_AUDIT_EXPLORE_SEED", seed.to_string());

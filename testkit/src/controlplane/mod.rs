@@ -173,6 +173,25 @@ pub fn bin_dir() -> Result<PathBuf, ControlPlaneError> {
     Ok(dir)
 }
 
+/// Waits while `cargo xtask test` is still building the controllers into `dir` (its marker
+/// `.building` names a live process and `.complete` is not written yet): it builds them beside the
+/// first tests, and a test that would run a controller must run the real one, as it would with the
+/// directory complete. Returns at once when no build is under way.
+pub fn wait_for_build(dir: &Path) {
+    let mut told = false;
+    while !dir.join(".complete").is_file() {
+        let Ok(pid) = std::fs::read_to_string(dir.join(".building")) else { return };
+        if !Path::new("/proc").join(pid.trim()).is_dir() {
+            return;
+        }
+        if !told {
+            eprintln!("testkit: waiting for the control plane's controllers, still being built in {}", dir.display());
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// True in CI, where a missing control plane fails the test instead of skipping it.
 pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")

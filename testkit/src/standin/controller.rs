@@ -64,6 +64,9 @@ impl Binaries {
     pub fn find(&self, name: &str) -> Option<PathBuf> {
         let name = self.aliases.get(name).map(String::as_str).unwrap_or(name);
         let path = self.dir.join(name);
+        if !path.is_file() {
+            crate::controlplane::wait_for_build(&self.dir);
+        }
         path.is_file().then_some(path)
     }
 }
