@@ -14,6 +14,7 @@ mod fuzz;
 mod kube_minimum;
 mod kube_minimum_check;
 mod kueue_compat;
+mod lint;
 mod measure;
 mod oracle;
 mod release;
@@ -39,6 +40,7 @@ fn main() -> Result<()> {
         "kube-minimum" => kube_minimum::run(rest),
         "snapshots" => snapshots(),
         "layers" => layers(),
+        "lint" => lint::run(rest),
         "release" => release::run(rest),
         "help" | "--help" | "-h" => {
             println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
@@ -83,6 +85,11 @@ const USAGE: &str = "usage: cargo xtask <task>
                       k8s.io/kubernetes, start each with etcd and create the Trainer
                       2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
                       Kubernetes minimums in rules/compat.yaml
+  lint                clippy over the workspace, every target, warnings denied
+                      ([workspace.lints] in Cargo.toml), then cargo deny check
+                      (advisories, licenses, bans, sources; deny.toml) with cargo-deny
+                      installed at a pinned version into target/tools; advisories are
+                      reported NOT CHECKED where the advisory database cannot be fetched
   layers              print the crates of the workspace by floor, the import graph between
                       the top-level modules of src/ by layer, and every crate's module loops;
                       fails on a dependency or an edge against the declared order, or an
