@@ -14,7 +14,7 @@ impl Document for RuleList {
         Ok(match format {
             Format::Text => list(&self.0),
             Format::Json => pretty(&*self.0)?,
-            Format::Markdown => markdown(&self.0),
+            Format::Markdown => super::rules_markdown::document(&self.0),
             other => return Err(unoffered(Command::Rules, other)),
         })
     }
@@ -34,7 +34,7 @@ impl Document for Explained<'_> {
 
 /// A fix template as a person reads it: commands indented, restore commands under the words
 /// every output puts before them, `{placeholders}` as written.
-fn fix_template(fix: &str) -> String {
+pub(super) fn fix_template(fix: &str) -> String {
     // Variables filled with whole command lines stay as their placeholder.
     let vars = crate::audit::rules::COMMAND_VARS.iter().map(|v| (v.to_string(), format!("{{{v}}}"))).collect();
     let lines = crate::audit::finding::with_restore_heads(&Rule::fix_lines(fix, &vars));
@@ -55,7 +55,7 @@ pub fn commands(scope: Scope) -> &'static [&'static str] {
 const COMPUTED: &[(&str, &[Severity])] =
     &[("direction", &[Severity::Warning, Severity::Info]), ("runtime-handoff", &[Severity::Error]), ("stale-crd", &[Severity::Error])];
 
-fn computed(kind: &str) -> &'static [Severity] {
+pub(super) fn computed(kind: &str) -> &'static [Severity] {
     COMPUTED.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or(&[])
 }
 
@@ -75,7 +75,7 @@ pub fn severities(entries: &[&Rule]) -> Vec<Severity> {
 
 /// One row per rule id (its entries in every scope together): id, the severities it emits,
 /// kind, the commands that run it, title.
-fn rows(rules: &[Rule]) -> Vec<[String; 5]> {
+pub(super) fn rows(rules: &[Rule]) -> Vec<[String; 5]> {
     let mut ids: Vec<&str> = Vec::new();
     for r in rules {
         if !ids.contains(&r.id.as_str()) {
@@ -121,19 +121,6 @@ pub fn list(rules: &[Rule]) -> String {
             line
         })
         .collect()
-}
-
-/// The rule list as a Markdown table (for docs and pull requests).
-pub fn markdown(rules: &[Rule]) -> String {
-    let mut out = String::from("| Rule | Severity | Kind | Commands | Title |\n|---|---|---|---|---|\n");
-    for [id, severity, kind, commands, title] in rows(rules) {
-        out.push_str(&format!(
-            "| `{id}` | {severity} | `{kind}` | {} | {} |\n",
-            commands.replace(',', ", "),
-            super::findings::cell(&title)
-        ));
-    }
-    out
 }
 
 /// `explain ID`: every entry of the rule (one per scope), after a line saying so when `id` was
@@ -215,17 +202,22 @@ pub fn explain(r: &Rule) -> String {
     if !r.params.is_null() {
         out.push_str(&format!("\nParams: {}\n", serde_json::to_string(&r.params).unwrap_or_default()));
     }
-    out.push_str(&compat_rows(r));
+    out.push_str(&compat_text(r));
     out
 }
 
 /// The `rules/compat.yaml` rows a rule rests on: the tables its kind reads, and the Helm
 /// minimums of the flags its words name.
-fn compat_rows(r: &Rule) -> String {
+pub(super) fn compat_rows(r: &Rule) -> Vec<String> {
     let compat = crate::audit::compat::get();
     let mut rows: Vec<String> = r.check.as_ref().map(|c| c.compat()).unwrap_or_default().iter().flat_map(|t| compat.rows(*t)).collect();
     let words = format!("{}\n{}\n{}", r.fix, r.why, r.title);
     rows.extend(compat.helm_flags_in(&words).map(crate::audit::compat::helm_row));
+    rows
+}
+
+fn compat_text(r: &Rule) -> String {
+    let rows = compat_rows(r);
     if rows.is_empty() {
         return String::new();
     }
@@ -288,8 +280,10 @@ mod tests {
             assert_eq!(title_at(line, &r.title), header, "{line}");
         }
         assert!(lines.iter().any(|l| l.starts_with("TA-RT-001") && l.contains(" error/warning ")), "{text}");
-        let md = markdown(&rules);
-        assert!(md.contains("| `TA-RT-001` | error/warning | `runtime-handoff` | check, plan, runbook, gitops |"), "{md}");
-        assert_eq!(md.lines().count(), lines.len() + 1, "{md}");
+        let md = super::super::rules_markdown::document(&rules);
+        assert!(md.contains("| [`TA-RT-001`](#ta-rt-001) | error/warning | `runtime-handoff` | check, plan, runbook, gitops |"), "{md}");
+        let index = md.lines().filter(|l| l.starts_with("| [`TA-")).count();
+        assert_eq!(index, lines.len() - 1, "{md}");
+        assert!(md.contains("\n## TA-LONG-001\n"), "{md}");
     }
 }

@@ -18,6 +18,7 @@ mod lint;
 mod measure;
 mod oracle;
 mod release;
+mod rules_doc;
 mod screenshot;
 mod setup;
 
@@ -41,6 +42,7 @@ fn main() -> Result<()> {
         "snapshots" => snapshots(),
         "layers" => layers(),
         "lint" => lint::run(rest),
+        "rules-doc" => rules_doc::run(),
         "release" => release::run(rest),
         "help" | "--help" | "-h" => {
             println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
@@ -90,6 +92,8 @@ const USAGE: &str = "usage: cargo xtask <task>
                       (advisories, licenses, bans, sources; deny.toml) with cargo-deny
                       installed at a pinned version into target/tools; advisories are
                       reported NOT CHECKED where the advisory database cannot be fetched
+  rules-doc           write docs/rules.md from the rule files (trainer-audit rules
+                      --format markdown); tests/rules.rs fails while it is stale
   layers              print the crates of the workspace by floor, the import graph between
                       the top-level modules of src/ by layer, and every crate's module loops;
                       fails on a dependency or an edge against the declared order, or an
