@@ -24,7 +24,6 @@ pub mod output;
 pub mod plan;
 pub mod render;
 pub mod rules;
-pub mod rules_markdown;
 pub mod runbook;
 pub mod sarif;
 pub mod source;

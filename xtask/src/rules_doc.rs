@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use trainer_audit::audit::rules;
-use trainer_audit::report::rules_markdown;
+use trainer_audit::report::rules::markdown;
 
 use crate::measure::repo_root;
 
@@ -15,7 +15,7 @@ pub const GENERATED: &str =
 pub fn run() -> Result<()> {
     let rules = rules::load(None).context("loading the built-in rules")?;
     let path = repo_root().join("docs/rules.md");
-    let text = format!("{GENERATED}\n{}", rules_markdown::document(&rules));
+    let text = format!("{GENERATED}\n{}", markdown::document(&rules));
     let before = std::fs::read_to_string(&path).unwrap_or_default();
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     let ids = rules.iter().map(|r| r.id.as_str()).collect::<std::collections::BTreeSet<_>>().len();

@@ -2,10 +2,10 @@
 //! index table, the retired ids, the check kinds, then one section per rule id with everything
 //! `explain` prints, so the page never says less than the tool.
 
-use super::findings::{cell, expected_sentence};
-use super::rules::{commands, computed, fix_template, rows, severities};
+use super::{commands, compat_rows, expected, fix_template, raised, rows, severities, versions};
 use crate::audit::kinds::kind;
 use crate::audit::rules::{Rule, Scope};
+use crate::report::findings::cell;
 
 /// The whole reference, deterministic (rule order as loaded, kinds by name).
 pub fn document(rules: &[Rule]) -> String {
@@ -121,22 +121,12 @@ fn entry(r: &Rule, several: Option<&str>, out: &mut String) {
         }
     }
     let summary = kind(&r.kind).map(|k| format!(": {}", k.summary)).unwrap_or_default();
-    let applies = match (&r.applies.from, &r.applies.to) {
-        (None, None) => "every upgrade".to_string(),
-        (f, t) => format!(
-            "from `{}` to `{}`",
-            f.as_ref().map(|c| c.to_string()).unwrap_or_else(|| "any".into()),
-            t.as_ref().map(|c| c.to_string()).unwrap_or_else(|| "any".into())
-        ),
-    };
+    let applies = versions(r, "`");
     let applies = match r.scope {
         Scope::Upgrade => format!("{applies}; run by {run}"),
         Scope::Review => format!("the chart review; run by {run}"),
     };
-    let declared: Vec<_> = std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).collect();
-    let raised: Vec<&str> = computed(&r.kind).iter().filter(|s| !declared.contains(s)).map(|s| s.as_str()).collect();
-    let raised =
-        if raised.is_empty() { String::new() } else { format!(" (also {}, as the check decides from what it finds)", raised.join(", ")) };
+    let raised = raised(r);
     out.push_str(&format!("\n- severity: {}{raised}\n- kind: `{}`{summary}\n- applies: {applies}\n", r.severity.as_str(), r.kind));
     if !r.engines.is_empty() {
         let engines: Vec<&str> = r.engines.iter().map(|e| e.as_str()).collect();
@@ -163,20 +153,14 @@ fn entry(r: &Rule, several: Option<&str>, out: &mut String) {
     if !r.expect.is_empty() {
         out.push_str("\nWhat the failure prints:\n\n");
         for e in &r.expect {
-            let expected = crate::audit::finding::Expected {
-                by: e.by.as_str(),
-                text: e.text.clone(),
-                kubernetes: e.kubernetes.as_ref().map(|c| c.to_string()),
-                helm: e.helm.as_ref().map(|c| c.to_string()),
-            };
-            out.push_str(&format!("- {} ({})\n", expected_sentence(&expected), e.source));
+            out.push_str(&format!("- {} ({})\n", expected(e), e.source));
         }
     }
     if !r.params.is_null() {
         out.push_str(&format!("\nParams: `{}`\n", serde_json::to_string(&r.params).unwrap_or_default()));
     }
     out.push_str(&format!("\nSource: {}\n", r.source));
-    let compat = super::rules::compat_rows(r);
+    let compat = compat_rows(r);
     if !compat.is_empty() {
         out.push_str(&format!("\nCompatibility (`{}`):\n\n", crate::audit::compat::FILE));
         for row in compat {
