@@ -132,7 +132,9 @@ fn entry(r: &Rule, several: Option<&str>, out: &mut String) {
         let engines: Vec<&str> = r.engines.iter().map(|e| e.as_str()).collect();
         out.push_str(&format!("- engines: {}\n", engines.join(", ")));
     }
-    out.push_str(&format!("- defined: `{}`\n", r.origin));
+    // The file only: a line number would change the page whenever a rule above it changes.
+    let file = r.origin.rsplit_once(':').filter(|(_, line)| line.parse::<u32>().is_ok()).map(|(f, _)| f).unwrap_or(&r.origin);
+    out.push_str(&format!("- defined in `{file}`\n"));
     out.push_str(&format!("\n{}\n\nFix:\n\n```text\n{}\n```\n", r.why, fix_template(&r.fix)));
     for (name, v) in &r.variants {
         out.push_str(&format!("\nVariant `{name}`:"));
