@@ -32,6 +32,7 @@ fn main() -> ExitCode {
 /// A reader that stops early (`| head -1`) closes the pipe: the next write then ends the process
 /// by SIGPIPE, quietly, as it ends `cat` or `grep`. Rust starts programs with SIGPIPE ignored, so
 /// every write would fail with EPIPE instead and `print!` would panic.
+#[allow(unsafe_code, reason = "libc::signal: Rust offers no safe way to restore SIGPIPE's default action")]
 fn end_quietly_on_a_closed_stdout() {
     #[cfg(unix)]
     // SAFETY: called first in `main`, before any thread starts; SIG_DFL is a valid disposition.

@@ -137,6 +137,7 @@ fn quiet_prints_only_the_verdict_line() {
 /// The binary writing into a pipe whose reader has already gone (`| head -1` once it has its
 /// line): it ends quietly, killed by SIGPIPE as `cat` is, and never panics on the broken pipe.
 #[cfg(unix)]
+#[expect(unsafe_code, reason = "a pipe whose reader is closed is made with libc::pipe")]
 fn into_a_closed_pipe(home: &Path, args: &[&str]) -> std::process::Output {
     use std::os::fd::{FromRawFd, OwnedFd};
     let mut fds = [0; 2];

@@ -2,7 +2,9 @@
 //! line where the rule fires and one where it must stay quiet, run in that directory against
 //! its tiny cluster snapshots and the small charts in `tests/rules/charts/` (2.2.0, 2.3.0,
 //! 2.4.0 stand-ins of the Trainer chart). The findings the rule yields are pinned by one insta
-//! snapshot per rule; `explain` must know the rule. No corpus needed.
+//! snapshot per rule; `explain` must know the rule. No corpus needed. The fixtures are found in
+//! `tests/rules/` when the test starts (one test per directory, named by its rule id), and a
+//! directory without its rule or a rule without its directory fails `fixtures_and_rules_match`.
 
 mod support;
 
@@ -126,92 +128,87 @@ fn rule_case(id: &str) {
     assert!(explain.status.success() && stdout(&explain).starts_with(id), "explain {id}: {}", stderr(&explain));
 }
 
-macro_rules! rule_tests {
-    ($($test:ident: $id:literal;)*) => {
-        $(
-            #[test]
-            fn $test() {
-                rule_case($id);
-            }
-        )*
-
-        /// Every loaded rule has a test here (and so a fixture).
-        #[test]
-        fn every_rule_has_a_fixture() {
-            let tested = [$($id),*];
-            let out = run_in(&rules_dir(), &["rules", "--format", "json"]);
-            let rules: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
-            for rule in &rules {
-                let id = rule["id"].as_str().unwrap();
-                assert!(tested.contains(&id), "rule {id} has no fixture test: add tests/rules/{id}/case.txt and a line to rule_tests!");
-            }
-        }
-    };
+/// The fixture directories of `tests/rules/`: every entry but the charts the fixtures share.
+fn fixture_ids() -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(rules_dir())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !SHARED.contains(&name.as_str()))
+        .collect();
+    ids.sort();
+    ids
 }
 
-rule_tests! {
-    gate_001: "TA-GATE-001";
-    dir_001: "TA-DIR-001";
-    k8s_001: "TA-K8S-001";
-    read_001: "TA-READ-001";
-    read_002: "TA-READ-002";
-    rel_001: "TA-REL-001";
-    rel_002: "TA-REL-002";
-    rel_003: "TA-REL-003";
-    rel_004: "TA-REL-004";
-    own_001: "TA-OWN-001";
-    own_002: "TA-OWN-002";
-    own_003: "TA-OWN-003";
-    imm_001: "TA-IMM-001";
-    fld_001: "TA-FLD-001";
-    sch_001: "TA-SCH-001";
-    sch_002: "TA-SCH-002";
-    sch_003: "TA-SCH-003";
-    sch_004: "TA-SCH-004";
-    sch_005: "TA-SCH-005";
-    mig_001: "TA-MIG-001";
-    mig_002: "TA-MIG-002";
-    mig_003: "TA-MIG-003";
-    mig_004: "TA-MIG-004";
-    crd_010: "TA-CRD-010";
-    crd_011: "TA-CRD-011";
-    crd_012: "TA-CRD-012";
-    rt_001: "TA-RT-001";
-    rt_002: "TA-RT-002";
-    rt_003: "TA-RT-003";
-    rt_004: "TA-RT-004";
-    rt_005: "TA-RT-005";
-    wh_001: "TA-WH-001";
-    hook_002: "TA-HOOK-002";
-    hook_003: "TA-HOOK-003";
-    hook_005: "TA-HOOK-005";
-    hook_006: "TA-HOOK-006";
-    hook_007: "TA-HOOK-007";
-    hook_009: "TA-HOOK-009";
-    hook_101: "TA-HOOK-101";
-    hook_102: "TA-HOOK-102";
-    hook_103: "TA-HOOK-103";
-    hook_104: "TA-HOOK-104";
-    val_001: "TA-VAL-001";
-    val_002: "TA-VAL-002";
-    cfg_001: "TA-CFG-001";
-    leg_001: "TA-LEG-001";
-    leg_002: "TA-LEG-002";
-    nb_001: "TA-NB-001";
-    nb_002: "TA-NB-002";
-    nb_003: "TA-NB-003";
-    nb_004: "TA-NB-004";
-    nb_005: "TA-NB-005";
-    nb_006: "TA-NB-006";
-    nb_007: "TA-NB-007";
-    nb_008: "TA-NB-008";
-    nb_009: "TA-NB-009";
-    nb_010: "TA-NB-010";
-    ns_001: "TA-NS-001";
-    git_001: "TA-GIT-001";
-    git_002: "TA-GIT-002";
-    git_003: "TA-GIT-003";
-    git_004: "TA-GIT-004";
+/// Directories of `tests/rules/` that are not one rule's fixture.
+const SHARED: &[&str] = &["charts"];
+
+/// A fixture directory for every rule the tool loads, and a loaded rule for every fixture
+/// directory (a rule renamed or removed leaves none behind).
+fn fixtures_and_rules_match() {
+    let rules = trainer_audit::audit::rules::load(None).unwrap();
+    let fixtures = fixture_ids();
+    let mut problems = Vec::new();
+    for id in &fixtures {
+        if !rules.iter().any(|r| &r.id == id) {
+            problems.push(format!(
+                "tests/rules/{id}/ is the fixture of no rule (no rules/*.yaml entry has id {id}): rename the directory to its rule's id, or remove it"
+            ));
+        }
+    }
+    let mut ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    for id in ids {
+        if !fixtures.iter().any(|f| f == id) {
+            problems.push(format!(
+                "rule {id} has no fixture: add tests/rules/{id}/case.txt with a `fires:` and a `quiet:` line (tests/rules/README.md)"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// docs/rules.md is what `cargo xtask rules-doc` writes: one line saying so, then
+/// `trainer-audit rules --format markdown`.
+fn docs_rules_md_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    let out = run_in(&rules_dir(), &["rules", "--format", "markdown"]);
+    assert!(out.status.success(), "rules --format markdown: {}", stderr(&out));
+    let (first, rest) = doc.split_once('\n').unwrap_or(("", ""));
+    let current = first.starts_with("<!--") && first.contains("cargo xtask rules-doc") && rest == stdout(&out);
+    assert!(current, "docs/rules.md is not what the rule files say (stale, or edited by hand): regenerate it with `cargo xtask rules-doc`");
+}
+
+/// Each rule's fixture is a test named by its id (`cargo test --test rules TA-NB-001`), beside
+/// the checks of the rule set as a whole.
+fn main() -> std::process::ExitCode {
+    use libtest_mimic::{Arguments, Trial};
+    let args = Arguments::from_args();
+    let whole: [(&str, fn()); 4] = [
+        ("fixtures_and_rules_match", fixtures_and_rules_match),
+        ("docs_rules_md_is_current", docs_rules_md_is_current),
+        ("every_error_rule_has_a_rehearsals_row", every_error_rule_has_a_rehearsals_row),
+        ("no_shipped_quote_is_only_a_name", no_shipped_quote_is_only_a_name),
+    ];
+    let mut trials: Vec<Trial> = whole
+        .into_iter()
+        .map(|(name, check)| {
+            Trial::test(name, move || {
+                check();
+                Ok(())
+            })
+        })
+        .collect();
+    trials.extend(fixture_ids().into_iter().map(|id| {
+        Trial::test(id.clone(), move || {
+            rule_case(&id);
+            Ok(())
+        })
+    }));
+    libtest_mimic::run(&args, trials).exit_code()
 }
 
 /// The ids of the table rows (first cell `TA-…`, before any aside) under a `## ` heading of
@@ -235,7 +232,6 @@ fn rehearsal_rows(doc: &str, heading: &str) -> std::collections::BTreeSet<String
 /// computes, as `rules` lists them) has a row in docs/rehearsals.md: observed on the real API
 /// server and controllers (*Findings observed*), or one saying what would observe it and why
 /// that cannot run here (*Error rules not observed here*) — and not both.
-#[test]
 fn every_error_rule_has_a_rehearsals_row() {
     let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rehearsals.md")).unwrap();
     let observed = rehearsal_rows(&doc, "Findings observed");
@@ -261,7 +257,6 @@ fn every_error_rule_has_a_rehearsals_row() {
 
 /// Every quote of the shipped rules and compatibility rows supports its claim beyond a name
 /// (a directory's quote is an entry's name by design).
-#[test]
 fn no_shipped_quote_is_only_a_name() {
     let mut cited: Vec<(String, std::collections::BTreeMap<String, String>)> = Vec::new();
     for (file, text) in trainer_audit::audit::rules::EMBEDDED {

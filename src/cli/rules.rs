@@ -19,8 +19,8 @@ pub struct RulesArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
-    /// Output format (markdown: a table of id, the severities each rule emits, kind, the commands
-    /// that run it, title)
+    /// Output format (markdown: the rule reference, an index table of id, the severities each rule
+    /// emits, kind, the commands that run it and title, then everything `explain` says per rule)
     #[arg(long, value_parser = Command::Rules.format_parser(), default_value = "text")]
     pub format: Format,
 }

@@ -1,8 +1,8 @@
 //! Every object a printed command names exists: in the cluster as read, in the target chart as
 //! rendered for this release and namespace, or made by an earlier command of the same list. A
 //! command that names a default (`deployment/kubeflow-trainer-controller-manager` for a release
-//! called `trainer`) fails when a person runs it, at the worst moment: the runbook's last block
-//! (issue 29 §4, seen on the control plane). [`unknown_names`] checks a list of commands — a
+//! called `trainer`) fails when a person runs it, at the worst moment: the runbook's last block.
+//! [`unknown_names`] checks a list of commands — a
 //! finding's fix, a plan's steps, a runbook's blocks — and returns what they name that does not
 //! exist; the tests run it over every format for several release names and namespaces, and the
 //! state explorer over every state it builds.

@@ -1,5 +1,7 @@
 //! The rule list (`rules`) and one rule explained (`explain ID`) as text.
 
+pub mod markdown;
+
 use super::document::{pretty, unoffered, Context, Document, OutputError};
 use super::format::{Command, Format};
 use crate::audit::finding::Severity;
@@ -14,7 +16,7 @@ impl Document for RuleList {
         Ok(match format {
             Format::Text => list(&self.0),
             Format::Json => pretty(&*self.0)?,
-            Format::Markdown => markdown(&self.0),
+            Format::Markdown => markdown::document(&self.0),
             other => return Err(unoffered(Command::Rules, other)),
         })
     }
@@ -123,19 +125,6 @@ pub fn list(rules: &[Rule]) -> String {
         .collect()
 }
 
-/// The rule list as a Markdown table (for docs and pull requests).
-pub fn markdown(rules: &[Rule]) -> String {
-    let mut out = String::from("| Rule | Severity | Kind | Commands | Title |\n|---|---|---|---|---|\n");
-    for [id, severity, kind, commands, title] in rows(rules) {
-        out.push_str(&format!(
-            "| `{id}` | {severity} | `{kind}` | {} | {} |\n",
-            commands.replace(',', ", "),
-            super::findings::cell(&title)
-        ));
-    }
-    out
-}
-
 /// `explain ID`: every entry of the rule (one per scope), after a line saying so when `id` was
 /// a retired alias.
 pub fn explain_all(entries: &[&Rule], alias: Option<&str>) -> String {
@@ -154,14 +143,7 @@ pub fn explain_all(entries: &[&Rule], alias: Option<&str>) -> String {
 /// Everything a rule says: what it checks, when, why, the fix and its source.
 pub fn explain(r: &Rule) -> String {
     let summary = kind(&r.kind).map(|k| k.summary).unwrap_or("");
-    let applies = match (&r.applies.from, &r.applies.to) {
-        (None, None) => "every upgrade".to_string(),
-        (f, t) => format!(
-            "from {} to {}",
-            f.as_ref().map(|c| c.to_string()).unwrap_or_else(|| "any".into()),
-            t.as_ref().map(|c| c.to_string()).unwrap_or_else(|| "any".into())
-        ),
-    };
+    let applies = versions(r, "");
     let applies = match r.scope {
         Scope::Upgrade => format!("{applies} (run by {})", commands(r.scope).join(", ")),
         Scope::Review => format!("the chart review (run by {})", commands(r.scope).join(", ")),
@@ -172,10 +154,7 @@ pub fn explain(r: &Rule) -> String {
     } else {
         format!("engines:  {}\n", r.engines.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", "))
     };
-    let declared: Vec<Severity> = std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).collect();
-    let raised: Vec<&str> = computed(&r.kind).iter().filter(|s| !declared.contains(s)).map(|s| s.as_str()).collect();
-    let raised =
-        if raised.is_empty() { String::new() } else { format!(" (also {}, as the check decides from what it finds)", raised.join(", ")) };
+    let raised = raised(r);
     let mut out = format!(
         "{} — {}\n\nseverity: {}{raised}\nkind:     {} ({summary})\napplies:  {applies}\n{engines}{aliases}defined:  {}\n\nWhy: {}\n\nFix: {}\n\nSource: {}\n",
         r.id,
@@ -204,28 +183,59 @@ pub fn explain(r: &Rule) -> String {
         out.push_str(&format!("\nVariant {name}: {}\n", parts.join("; ")));
     }
     for e in &r.expect {
-        let expected = crate::audit::finding::Expected {
-            by: e.by.as_str(),
-            text: e.text.clone(),
-            kubernetes: e.kubernetes.as_ref().map(|c| c.to_string()),
-            helm: e.helm.as_ref().map(|c| c.to_string()),
-        };
-        out.push_str(&format!("\n{}\n  ({})\n", super::findings::expected_sentence(&expected), e.source));
+        out.push_str(&format!("\n{}\n  ({})\n", expected(e), e.source));
     }
     if !r.params.is_null() {
         out.push_str(&format!("\nParams: {}\n", serde_json::to_string(&r.params).unwrap_or_default()));
     }
-    out.push_str(&compat_rows(r));
+    out.push_str(&compat_text(r));
     out
+}
+
+/// The versions a rule applies to: `every upgrade`, or `from A to B`, each constraint between
+/// `quote`s.
+fn versions(r: &Rule, quote: &str) -> String {
+    let or_any = |c: &Option<helm_render::version::Constraint>| c.as_ref().map(|c| c.to_string()).unwrap_or_else(|| "any".into());
+    match (&r.applies.from, &r.applies.to) {
+        (None, None) => "every upgrade".to_string(),
+        (f, t) => format!("from {quote}{}{quote} to {quote}{}{quote}", or_any(f), or_any(t)),
+    }
+}
+
+/// The severities a rule's kind decides beyond the rule's own and its variants', as a clause
+/// (empty when there are none).
+fn raised(r: &Rule) -> String {
+    let declared: Vec<Severity> = std::iter::once(r.severity).chain(r.variants.values().filter_map(|v| v.severity)).collect();
+    let raised: Vec<&str> = computed(&r.kind).iter().filter(|s| !declared.contains(s)).map(|s| s.as_str()).collect();
+    if raised.is_empty() {
+        String::new()
+    } else {
+        format!(" (also {}, as the check decides from what it finds)", raised.join(", "))
+    }
+}
+
+/// What a failure the rule predicts prints, as one sentence.
+fn expected(e: &crate::audit::rules::Expect) -> String {
+    super::findings::expected_sentence(&crate::audit::finding::Expected {
+        by: e.by.as_str(),
+        text: e.text.clone(),
+        kubernetes: e.kubernetes.as_ref().map(|c| c.to_string()),
+        helm: e.helm.as_ref().map(|c| c.to_string()),
+    })
 }
 
 /// The `rules/compat.yaml` rows a rule rests on: the tables its kind reads, and the Helm
 /// minimums of the flags its words name.
-fn compat_rows(r: &Rule) -> String {
+fn compat_rows(r: &Rule) -> Vec<String> {
     let compat = crate::audit::compat::get();
     let mut rows: Vec<String> = r.check.as_ref().map(|c| c.compat()).unwrap_or_default().iter().flat_map(|t| compat.rows(*t)).collect();
     let words = format!("{}\n{}\n{}", r.fix, r.why, r.title);
     rows.extend(compat.helm_flags_in(&words).map(crate::audit::compat::helm_row));
+    rows
+}
+
+fn compat_text(r: &Rule) -> String {
+    let rows = compat_rows(r);
     if rows.is_empty() {
         return String::new();
     }
@@ -288,8 +298,10 @@ mod tests {
             assert_eq!(title_at(line, &r.title), header, "{line}");
         }
         assert!(lines.iter().any(|l| l.starts_with("TA-RT-001") && l.contains(" error/warning ")), "{text}");
-        let md = markdown(&rules);
-        assert!(md.contains("| `TA-RT-001` | error/warning | `runtime-handoff` | check, plan, runbook, gitops |"), "{md}");
-        assert_eq!(md.lines().count(), lines.len() + 1, "{md}");
+        let md = markdown::document(&rules);
+        assert!(md.contains("| [`TA-RT-001`](#ta-rt-001) | error/warning | `runtime-handoff` | check, plan, runbook, gitops |"), "{md}");
+        let index = md.lines().filter(|l| l.starts_with("| [`TA-")).count();
+        assert_eq!(index, lines.len() - 1, "{md}");
+        assert!(md.contains("\n## TA-LONG-001\n"), "{md}");
     }
 }

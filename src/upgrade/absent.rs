@@ -1,7 +1,7 @@
 //! Whether the cluster holds a Kubeflow Trainer install at all. An upgrade of nothing is refused
 //! once, saying where the audit looked, before the questions only an install raises (the
-//! Kubernetes version it runs on, the version installed): a cluster without Trainer used to be
-//! asked for `--kube-version`, then `--from`, and with both was found `ready`.
+//! Kubernetes version it runs on, the version installed): without it, a cluster without Trainer
+//! would be asked for `--kube-version`, then `--from`, and with both be found `ready`.
 
 use crate::cluster::catalog::{CONTROLLER_DEPLOYMENT, PUBLIC_CONFIGMAP, TRAINER_GROUP};
 use crate::cluster::install::{installed_version, overall};

@@ -14,9 +14,11 @@ mod fuzz;
 mod kube_minimum;
 mod kube_minimum_check;
 mod kueue_compat;
+mod lint;
 mod measure;
 mod oracle;
 mod release;
+mod rules_doc;
 mod screenshot;
 mod setup;
 
@@ -39,6 +41,8 @@ fn main() -> Result<()> {
         "kube-minimum" => kube_minimum::run(rest),
         "snapshots" => snapshots(),
         "layers" => layers(),
+        "lint" => lint::run(rest),
+        "rules-doc" => rules_doc::run(),
         "release" => release::run(rest),
         "help" | "--help" | "-h" => {
             println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
@@ -83,6 +87,13 @@ const USAGE: &str = "usage: cargo xtask <task>
                       k8s.io/kubernetes, start each with etcd and create the Trainer
                       2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
                       Kubernetes minimums in rules/compat.yaml
+  lint                clippy over the workspace, every target, warnings denied
+                      ([workspace.lints] in Cargo.toml), then cargo deny check
+                      (advisories, licenses, bans, sources; deny.toml) with cargo-deny
+                      installed at a pinned version into target/tools; advisories are
+                      reported NOT CHECKED where the advisory database cannot be fetched
+  rules-doc           write docs/rules.md from the rule files (trainer-audit rules
+                      --format markdown); tests/rules.rs fails while it is stale
   layers              print the crates of the workspace by floor, the import graph between
                       the top-level modules of src/ by layer, and every crate's module loops;
                       fails on a dependency or an edge against the declared order, or an

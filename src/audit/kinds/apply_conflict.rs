@@ -8,9 +8,6 @@
 //! on upgrade only when the release was stored with the `ssa` apply method (helm/helm v4.2.3
 //! pkg/action/install.go#L185-L220 and pkg/kube/client.go#L343-L368: CRDs from crds/ go through
 //! the same apply; pkg/action/upgrade.go keeps the stored method under `--server-side=auto`).
-//! The rehearsal of a kustomize 2.2.0 install moved to Helm 2.3.0 met exactly this on the
-//! JobSet CRD: "failed to install CRD crds/jobset.x-k8s.io_jobsets.yaml: conflict occurred
-//! while applying object … conflict with \"kubectl\": .spec.versions".
 //!
 //! The snapshot keeps managers and operations but not their field sets, so the prediction is
 //! per object: a non-Helm `Apply` manager exists and the rendered object is not contained in the

@@ -2,8 +2,8 @@
 //! script loops over `kubectl get <kind> -l <selector>` and deletes what is not in its own
 //! manifest (2.3's runtimes installer) removes every live object carrying that selection that
 //! the manifest does not hold — including a runtime the user made by copying a built-in one,
-//! labels and all. The rehearsal of a 2.3.0 → 2.4.0 upgrade showed such a runtime deleted by
-//! the post-upgrade hook while `check` said nothing.
+//! labels and all: the upgrade deletes a runtime the user still uses, and nothing in Helm's
+//! output says so.
 
 use serde::Deserialize;
 

@@ -12,7 +12,7 @@
 //! the keep annotation Helm's delete honours; then `helm rollback`, which applies as the
 //! revision it restores was applied (`pkg/action/rollback.go` L167), so to a server-side one it
 //! carries `--force-conflicts` — fields controllers took over since (the cert rotators' keys,
-//! TA-NB-007) conflict otherwise, seen in the pending-upgrade rehearsal — and to a client-side one
+//! TA-NB-007) conflict otherwise — and to a client-side one
 //! it cannot (Helm refuses `forceConflicts enabled when serverSideApply disabled`).
 
 use serde::Deserialize;

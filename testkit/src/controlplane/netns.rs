@@ -28,6 +28,7 @@
 //!   in-cluster address `127.0.0.1:PORT` the stand-in gives every Pod is right there too.
 //!
 //! None of this changes what a client sees: the same API server, certificate and port.
+#![expect(unsafe_code, reason = "a private network namespace needs libc (unshare, gettid)")]
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -8,6 +8,7 @@
 //!   long-lived children are forked by one spawner thread that lives as long as the process;
 //! - an `atexit` hook (libtest's `main` returns or calls `exit`) stops the children (SIGTERM, then
 //!   SIGKILL after a grace period), reaps them, and removes the run's temporary directories.
+#![expect(unsafe_code, reason = "children tied to the test binary's life need libc (atexit, prctl, kill, waitpid)")]
 
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
@@ -94,8 +95,9 @@ fn spawner() -> &'static Mutex<mpsc::Sender<SpawnRequest>> {
 }
 
 fn spawn_here(command: &mut Command) -> std::io::Result<Child> {
-    // SAFETY: only async-signal-safe calls (prctl, getppid, kill) between fork and exec.
+    // SAFETY: getpid has no preconditions and cannot fail.
     let parent = unsafe { libc::getpid() };
+    // SAFETY: only async-signal-safe calls (prctl, getppid, kill) between fork and exec.
     unsafe {
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
