@@ -443,6 +443,18 @@ fn certainly_text(bytes: &[u8]) -> bool {
         || bytes.iter().enumerate().skip(1).any(|(i, &b)| matches!(b, b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E'))
 }
 
+/// A small deterministic generator (xorshift) of numbers below `n`, so a failure of a
+/// randomized test is reproducible.
+#[cfg(test)]
+pub(super) fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,14 +619,7 @@ mod tests {
         // Item kinds that read whole, in part (status, spec, managedFields) or not at all.
         const ITEM_KINDS: &[&str] = &["ConfigMap", "TrainJob", "TFJob", "PyTorchJob", "JobSet", "Namespace", "Pod", "ClusterInfo"];
         const TRICKY_KEYS: &[&str] = &["1", "yes", "<<", "null", "!!str k", "&k k", "? k"];
-        // A small deterministic generator (xorshift), so a failure is reproducible.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         fn pick(list: &[&'static str], rare: &[&'static str], next: &mut dyn FnMut(usize) -> usize) -> &'static str {
             if next(40) == 0 {
                 rare[next(rare.len())]

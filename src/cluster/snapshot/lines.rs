@@ -575,13 +575,7 @@ mod tests {
             "\"\\q\"",
         ];
         const KEYS: &[&str] = &["a", "kind", "spec", "nvidia.com/gpu", "k:x", "\"q\"", "-k", "a b", "a #b", "?", "1", "<<"];
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = fast::xorshift(0x2545_F491_4F6C_DD1D);
         fn body(out: &mut String, indent: usize, depth: usize, next: &mut dyn FnMut(usize) -> usize) {
             let pad = " ".repeat(indent);
             for _ in 0..1 + next(3) {
