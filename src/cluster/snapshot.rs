@@ -11,6 +11,7 @@ use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
 use crate::objects::str_at;
 
 mod fast;
+mod lines;
 mod shares;
 
 /// Bigger files are refused before reading (50,000 TrainJobs are about 60 MB of YAML).

@@ -27,18 +27,52 @@ const MAX_DEPTH: usize = 128;
 
 type Events<'a> = Parser<'a, StrInput<'a>>;
 
-/// The parser and two stacks the collections being built keep their children on, so that each
-/// array and map is allocated once at its final size: 50,000 TrainJobs are millions of small
-/// maps, and growing each one cost a third of the memory.
-struct Reader<'a> {
-    events: Events<'a>,
+/// Where a [`Reader`]'s events come from: granit-parser, or an item's events already scanned by
+/// [`super::lines`]. None ends the reading: the reader gives up.
+pub(super) trait Source<'a> {
+    fn pull(&mut self) -> Option<Event<'a>>;
+}
+
+impl<'a> Source<'a> for Events<'a> {
+    fn pull(&mut self) -> Option<Event<'a>> {
+        match self.next() {
+            Some(Ok((event, _))) => Some(event),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Source<'a> for std::collections::VecDeque<Event<'a>> {
+    fn pull(&mut self) -> Option<Event<'a>> {
+        self.pop_front()
+    }
+}
+
+/// The event source and two stacks the collections being built keep their children on, so that
+/// each array and map is allocated once at its final size: 50,000 TrainJobs are millions of
+/// small maps, and growing each one cost a third of the memory.
+pub(super) struct Reader<'a, S: Source<'a> = Events<'a>> {
+    pub(super) events: S,
     values: Vec<Json>,
     entries: Vec<(String, Json)>,
+    _text: std::marker::PhantomData<&'a str>,
+}
+
+impl<'a, S: Source<'a>> Reader<'a, S> {
+    pub(super) fn new(events: S) -> Self {
+        Reader { events, values: Vec::new(), entries: Vec::new(), _text: std::marker::PhantomData }
+    }
+
+    /// Drops what a reading that gave up left on the stacks.
+    pub(super) fn reset(&mut self) {
+        self.values.clear();
+        self.entries.clear();
+    }
 }
 
 /// Every document of `text`, or None when serde-saphyr must read it (see the module doc).
 pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>> {
-    let mut reader = Reader { events: Parser::new_from_str_with_options(text, options(budget)), values: Vec::new(), entries: Vec::new() };
+    let mut reader = Reader::new(Parser::new_from_str_with_options(text, options(budget)));
     let mut docs = Vec::new();
     loop {
         match reader.next()? {
@@ -63,7 +97,7 @@ pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>
 /// sequence (`- a\n- b\n`), each element taken as the List's items are (`seen`, `info`, `kept`),
 /// or None when serde-saphyr must read the whole file.
 pub(super) fn read_items(text: &str, budget: &serde_saphyr::Budget) -> Option<Doc> {
-    let mut reader = Reader { events: Parser::new_from_str_with_options(text, options(budget)), values: Vec::new(), entries: Vec::new() };
+    let mut reader = Reader::new(Parser::new_from_str_with_options(text, options(budget)));
     let mut doc = empty_doc();
     let mut take = Items { kept: &mut doc.items, info: &mut doc.info, seen: &mut doc.seen };
     if !matches!(reader.next()?, Event::StreamStart)
@@ -86,7 +120,7 @@ pub(super) fn read_items(text: &str, budget: &serde_saphyr::Budget) -> Option<Do
 
 /// The parser options serde-saphyr derives from the same budget, so both parsers accept and
 /// refuse the same text.
-fn options(budget: &serde_saphyr::Budget) -> Options {
+pub(super) fn options(budget: &serde_saphyr::Budget) -> Options {
     let mut options = Options::default();
     options.simple_key_max_lookahead = budget.simple_key_max_lookahead;
     options.flow_nesting_limit = budget.flow_nesting_limit;
@@ -99,12 +133,9 @@ fn empty_doc() -> Doc {
     Doc { kind: String::new(), items: Vec::new(), info: None, seen: 0, object: None }
 }
 
-impl<'a> Reader<'a> {
-    fn next(&mut self) -> Option<Event<'a>> {
-        match self.events.next() {
-            Some(Ok((event, _))) => Some(event),
-            _ => None,
-        }
+impl<'a, S: Source<'a>> Reader<'a, S> {
+    pub(super) fn next(&mut self) -> Option<Event<'a>> {
+        self.events.pull()
     }
 
     /// One document: empty, or a mapping whose `items` are taken one by one (as `Doc`'s
@@ -196,12 +227,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-impl<'a> Reader<'a> {
+impl<'a, S: Source<'a>> Reader<'a, S> {
     /// One List item (two collections deep), built without what normalisation drops: once its
     /// kind is read (kubectl writes `apiVersion` and `kind` first), each later key is built as
     /// [`crate::cluster::prune`] says. An item whose apiVersion or kind is not read first is
     /// built whole.
-    fn item(&mut self, event: Event<'a>) -> Option<Json> {
+    pub(super) fn item(&mut self, event: Event<'a>) -> Option<Json> {
         if !matches!(event, Event::MappingStart(_, 0, None)) {
             return self.node(event, 2);
         }
@@ -412,6 +443,18 @@ fn certainly_text(bytes: &[u8]) -> bool {
         || bytes.iter().enumerate().skip(1).any(|(i, &b)| matches!(b, b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E'))
 }
 
+/// A small deterministic generator (xorshift) of numbers below `n`, so a failure of a
+/// randomized test is reproducible.
+#[cfg(test)]
+pub(super) fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,14 +619,7 @@ mod tests {
         // Item kinds that read whole, in part (status, spec, managedFields) or not at all.
         const ITEM_KINDS: &[&str] = &["ConfigMap", "TrainJob", "TFJob", "PyTorchJob", "JobSet", "Namespace", "Pod", "ClusterInfo"];
         const TRICKY_KEYS: &[&str] = &["1", "yes", "<<", "null", "!!str k", "&k k", "? k"];
-        // A small deterministic generator (xorshift), so a failure is reproducible.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         fn pick(list: &[&'static str], rare: &[&'static str], next: &mut dyn FnMut(usize) -> usize) -> &'static str {
             if next(40) == 0 {
                 rare[next(rare.len())]

@@ -1,15 +1,16 @@
 //! A large snapshot that is one `kubectl get -o yaml` List, read on several cores: the lines of
 //! its items are cut where an item starts (`- ` at column 0) into one share per core, each share
-//! read on its own as a block sequence by [`fast::read_items`], and the List's other keys read
+//! read on its own as a block sequence by [`lines::read_items`] (each item scanned by hand, or by
+//! [`fast::read_items`] where the scanner gives up), and the List's other keys read
 //! from the text around them (`items:` left empty). Each item is parsed in the same context as
 //! in the whole file (an entry of a block sequence at column 0), so the answer is the fast
-//! path's. Any other shape — several documents, items indented under `items:`, a file too small
-//! to be worth it — and any share the fast path gives up on (a cut inside a multi-line quoted or
+//! path's. A file too small to be worth sharing out is one share. Any other shape — several
+//! documents, items indented under `items:` — and any share the fast path gives up on (a cut inside a multi-line quoted or
 //! flow scalar leaves one unterminated) answers None, and the file is read whole.
 
-use super::{fast, Doc, MAX_SNAPSHOT_ITEMS};
+use super::{fast, lines, Doc, MAX_SNAPSHOT_ITEMS};
 
-/// Files below this are read on one core.
+/// Files below this are read on one core (as one share: the line scanner still reads it).
 const MIN_BYTES: usize = 4 << 20;
 
 /// The documents of `text` read in shares, or None (see the module doc).
@@ -18,9 +19,7 @@ pub(super) fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>
 }
 
 fn read_on(threads: usize, min_bytes: usize, text: &str, budget: &serde_saphyr::Budget) -> Option<Vec<Doc>> {
-    if threads < 2 || text.len() < min_bytes {
-        return None;
-    }
+    let threads = if text.len() < min_bytes { 1 } else { threads.max(1) };
     let (start, end) = items_lines(text)?;
     let around = format!("{}{}", &text[..start], &text[end..]);
     let mut docs = fast::read(&around, budget)?;
@@ -30,7 +29,7 @@ fn read_on(threads: usize, min_bytes: usize, text: &str, budget: &serde_saphyr::
     }
     let cuts = cuts(text, start, end, threads);
     let shares: Vec<&str> = cuts.windows(2).map(|w| &text[w[0]..w[1]]).collect();
-    for part in crate::par::map_each(&shares, |share| fast::read_items(share, budget)) {
+    for part in crate::par::map_each(&shares, |share| lines::read_items(share, budget)) {
         let part = part?;
         doc.seen += part.seen;
         if part.info.is_some() {
@@ -44,7 +43,7 @@ fn read_on(threads: usize, min_bytes: usize, text: &str, budget: &serde_saphyr::
 /// The byte range of the lines after the only `items:` line at column 0 that belong to it: item
 /// starts at column 0, indented lines, comments and blank lines, up to the next top-level key.
 /// None unless the file is one document whose items start at column 0.
-fn items_lines(text: &str) -> Option<(usize, usize)> {
+pub(super) fn items_lines(text: &str) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let finder = |needle: &str| memchr::memmem::find_iter(bytes, needle.as_bytes()).count();
     if text.starts_with("---") || text.starts_with('%') || finder("\n---") + finder("\n...") > 0 {
@@ -150,7 +149,9 @@ mod tests {
         ] {
             assert_eq!(read_on(4, 0, &text, &budget()), None, "{text}");
         }
-        assert_eq!(read_on(1, 0, &list(&[&one, &one]), &budget()), None, "one core reads the whole file");
+        let two = list(&[&one, &one]);
+        assert_eq!(read_on(1, 0, &two, &budget()), fast::read(&two, &budget()), "one core reads one share");
+        assert_eq!(read_on(4, 1 << 20, &two, &budget()), fast::read(&two, &budget()), "a small file is one share");
     }
 
     /// A cut inside a multi-line quoted scalar leaves a share unterminated: the shares give up
