@@ -13,8 +13,9 @@ use testkit::controlplane::http::Call;
 use trainer_audit::chart::Chart;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
+use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::validate::stored::CrdSet;
-use trainer_audit::validate::{KubeVersion, Validator};
+use trainer_audit::validate::Validator;
 
 const OBJECTS: usize = 50_000;
 

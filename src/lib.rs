@@ -18,6 +18,7 @@ pub mod gotmpl;
 pub mod helm;
 pub mod inventory;
 pub mod invocation;
+pub mod kube_version;
 pub mod migrate;
 pub mod objects;
 pub mod par;

@@ -16,9 +16,9 @@ use std::process::Output;
 
 use serde_json::{json, Value as Json};
 use testkit::controlplane::ControlPlane;
+use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::migrate::{self, output, Options, SchemaVerdict, Source};
 use trainer_audit::validate::stored::CrdSet;
-use trainer_audit::validate::KubeVersion;
 
 struct Cluster {
     cp: ControlPlane,

@@ -23,8 +23,9 @@ use testkit::crdcorpus::{cases, Case, Target};
 use trainer_audit::chart::Chart;
 use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
+use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::validate::stored::{CrdSet, Standing};
-use trainer_audit::validate::{KubeVersion, Validator, Verdict};
+use trainer_audit::validate::{Validator, Verdict};
 
 const KINDS: &[&str] = &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet"];
 /// Every case the generator makes (about 19,000 over the two charts: a minute on the harness).

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use crate::kube_version::KubeVersion;
 use crate::version::{parse_lenient, Constraint};
 
 pub const FILE: &str = "rules/compat.yaml";
@@ -39,10 +40,10 @@ pub struct Bundle {
 pub struct TrainerRow {
     pub versions: Constraint,
     /// `MAJOR.MINOR`: the oldest Kubernetes the version's CRDs were shown to be accepted by.
-    pub kubernetes: String,
+    pub kubernetes: KubeVersion,
     /// `MAJOR.MINOR` the chart README states, when it differs from `kubernetes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub documented: Option<String>,
+    pub documented: Option<KubeVersion>,
     pub jobset: Bundle,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lws: Option<Bundle>,
@@ -246,9 +247,10 @@ pub fn parse(name: &str, text: &str) -> Result<Compat, CompatError> {
         let (r, l) = (&row.value, line(&row.referenced));
         require_source(&r.source).map_err(|m| at(l, m))?;
         require_quotes(&r.source, &r.quotes).map_err(|m| at(l, m))?;
-        let minor_ok = r.kubernetes.split_once('.').is_some_and(|(a, b)| a == "1" && b.parse::<u64>().is_ok());
-        if !minor_ok {
-            return Err(at(l, format!("kubernetes {:?} is not a Kubernetes version like 1.31", r.kubernetes)));
+        for k in std::iter::once(&r.kubernetes).chain(&r.documented) {
+            if k.patch.is_some() || k.major != 1 {
+                return Err(at(l, format!("kubernetes {k:?} is not a Kubernetes minor like 1.31", k = k.to_string())));
+            }
         }
         for b in std::iter::once(&r.jobset).chain(r.lws.as_ref()) {
             if version(&b.bundled).is_none() || b.api.is_empty() {
@@ -544,10 +546,11 @@ mod tests {
         let c = embedded().unwrap();
         let v = |s: &str| semver::Version::parse(s).unwrap();
         // Issue 20: 2.2.x/2.3.0's runtime CRDs use CEL on metadata.namespace, which 1.31 refuses.
-        assert_eq!(c.trainer(&v("2.3.0")).unwrap().kubernetes, "1.32");
-        assert_eq!(c.trainer(&v("2.3.0")).unwrap().documented.as_deref(), Some("1.31"));
-        assert_eq!(c.trainer(&v("2.2.1")).unwrap().kubernetes, "1.32");
-        assert_eq!(c.trainer(&v("2.1.0")).unwrap().kubernetes, "1.29");
+        let k = |minor| KubeVersion::new(1, minor);
+        assert_eq!(c.trainer(&v("2.3.0")).unwrap().kubernetes, k(32));
+        assert_eq!(c.trainer(&v("2.3.0")).unwrap().documented, Some(k(31)));
+        assert_eq!(c.trainer(&v("2.2.1")).unwrap().kubernetes, k(32));
+        assert_eq!(c.trainer(&v("2.1.0")).unwrap().kubernetes, k(29));
         assert_eq!(c.trainer(&v("2.2.0-rc.1")).unwrap().jobset.bundled, "0.11.0");
         assert!(c.trainer(&v("2.1.0")).unwrap().lws.is_none());
         assert_eq!(c.kueue(&v("0.17.3")).unwrap().1.writes, "spec.runtimePatches");
@@ -581,7 +584,7 @@ mod tests {
         let err = parse("c.yaml", &file(&ROW.replace("source: s", "source: ''"))).unwrap_err().to_string();
         assert!(err.starts_with("c.yaml:3: every row names its public source"), "{err}");
         let err = parse("c.yaml", &file(&ROW.replace("\"1.29\"", "\"129\""))).unwrap_err().to_string();
-        assert!(err.starts_with("c.yaml:3: kubernetes \"129\""), "{err}");
+        assert!(err.starts_with("c.yaml:4: ") && err.contains("\"129\" is not a Kubernetes version"), "{err}");
         let overlapping = format!("{ROW}{}", ROW.replace("<2.1.0-0", "<2.2.0-0"));
         let err = parse("c.yaml", &file(&overlapping)).unwrap_err().to_string();
         assert!(err.starts_with("c.yaml:7: Trainer 2.0.0 matches this row"), "{err}");

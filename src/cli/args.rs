@@ -12,6 +12,7 @@ use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::fleet::members::Selection;
 use crate::fleet::read::read_member;
+use crate::kube_version::KubeVersion;
 use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
 use crate::source::oci::{ClientOptions, CredentialSource};
 use crate::upgrade::values::{UserValues, ValueFlags};
@@ -87,8 +88,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Kubernetes version to assume when the snapshot does not record one (e.g. 1.33)
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub kube_version: Option<KubeVersion>,
 }
 
 impl ClusterArgs {
@@ -108,22 +109,17 @@ impl ClusterArgs {
                 "{dir} is a directory, and this command reads one cluster: name one file (check, plan and status read a directory as a fleet)"
             )));
         }
-        let kube_version = self.kube_version.as_deref().map(assumed_kube_version).transpose()?;
         let members = selection.members().map_err(|e| CliError::Usage(e.to_string()))?;
         let [member] = &members[..] else {
             return Err(CliError::Usage(format!("the cluster flags name {} clusters; name one", members.len())));
         };
-        read_member(member, kube_version.as_deref(), std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
+        read_member(member, self.kube_version.as_ref(), std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
     }
 }
 
-/// `--kube-version` checked and written as servers report it (`v1.33`).
-pub fn assumed_kube_version(v: &str) -> Result<String, CliError> {
-    let trimmed = v.trim_start_matches('v');
-    if crate::version::parse_lenient(trimmed).is_none() {
-        return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
-    }
-    Ok(format!("v{trimmed}"))
+/// A Kubernetes version flag (`--kube-version`, `--to-kube`), read by clap: `1.33`, `v1.33.2`.
+pub fn kube_version_arg(v: &str) -> Result<KubeVersion, String> {
+    KubeVersion::parse(v).map_err(|e| e.to_string())
 }
 
 /// Helm's value flags, shared by every command that renders.

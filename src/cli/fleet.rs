@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::args::assumed_kube_version;
+use super::args::kube_version_arg;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
+use crate::kube_version::KubeVersion;
 use crate::report::output::{Choice, Printer, SarifInputs};
 use crate::report::style::Paint;
 
@@ -29,8 +30,8 @@ pub struct FleetArgs {
     #[arg(long, value_name = "FILE|DIR")]
     pub kubeconfig: Option<PathBuf>,
     /// Kubernetes version to assume when a snapshot does not record one (e.g. 1.33)
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub kube_version: Option<KubeVersion>,
     /// Clusters read at once in a fleet; memory grows with it (about one cluster's objects each)
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
@@ -56,11 +57,10 @@ impl FleetArgs {
 /// glue between the flags, [`Auditor`] and [`Printer`].
 pub fn run(job: Job, args: &FleetArgs, choice: &Choice, sarif: SarifInputs, paint: Paint) -> Result<ExitCode, CliError> {
     let members = args.selection().members().map_err(|e| CliError::Usage(e.to_string()))?;
-    let kube_version = args.kube_version.as_deref().map(assumed_kube_version).transpose()?;
     let reading = Reading {
         members: &members,
         concurrency: usize::from(args.concurrency),
-        kube_version: kube_version.as_deref(),
+        kube_version: args.kube_version.as_ref(),
         fleet: choice.reads_as_fleet(),
     };
     let mut auditor = Auditor::new(job);

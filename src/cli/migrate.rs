@@ -11,9 +11,10 @@ use clap::{Args, ValueEnum};
 use super::args::{ClusterArgs, TargetArgs};
 use super::CliError;
 use crate::atomic_write::write_atomically;
+use crate::kube_version::KubeVersion;
 use crate::migrate::output::{self, shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
-use crate::validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
+use crate::validate::stored::{CrdSet, ASSUMED_KUBE};
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
 pub enum MigrateFormat {
@@ -90,7 +91,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
             state.objects
         }
     };
-    let schema = target_schema(&args.target, server.as_deref(), source == Source::Cluster)?;
+    let schema = target_schema(&args.target, server.as_ref(), source == Source::Cluster)?;
     let migration = migrate::migrate(&objects, &options, &schema);
     let text = if args.before_crds {
         output::before_crds_script(&migration, &kubectl(&args))
@@ -121,10 +122,10 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
 
 /// The target chart's CRDs compiled for the cluster's version (`--kube-version` with files; the
 /// newest the validator models when nothing tells, said in the report).
-fn target_schema(target: &TargetArgs, server: Option<&str>, server_was_read: bool) -> Result<TargetCrds, CliError> {
+fn target_schema(target: &TargetArgs, server: Option<&KubeVersion>, server_was_read: bool) -> Result<TargetCrds, CliError> {
     let chart = target.crds("migrate")?;
-    let (kube, how) = match kube_version(server) {
-        Some(k) => (k, String::new()),
+    let (kube, how) = match server {
+        Some(k) => (k.minor_version(), String::new()),
         None => (
             ASSUMED_KUBE,
             format!(
@@ -134,7 +135,7 @@ fn target_schema(target: &TargetArgs, server: Option<&str>, server_was_read: boo
             ),
         ),
     };
-    let crds = CrdSet::new(chart.crds.iter(), kube);
+    let crds = CrdSet::new(chart.crds.iter(), kube.clone());
     for skipped in &crds.skipped {
         eprintln!("warning: the target CRD {skipped}: objects of its kind are not validated");
     }

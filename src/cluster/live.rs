@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
+use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
 
 mod page;
@@ -270,6 +271,15 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
             eprintln!("read {}", r.permission().trim_start_matches("list "));
         }
     }
-    let info = ClusterInfo { server_version: Some(version.git_version), ..ClusterInfo::default() };
+    // A server whose version is not MAJOR.MINOR… is read as one of unknown version (the
+    // commands that need it then ask for --kube-version).
+    let server_version = match KubeVersion::parse(&version.git_version) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("the API server's version: {e}; pass --kube-version"));
+            None
+        }
+    };
+    let info = ClusterInfo { server_version, ..ClusterInfo::default() };
     Ok(ClusterState::from_normalised(info, objects, warnings))
 }

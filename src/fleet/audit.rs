@@ -19,6 +19,7 @@ use crate::cluster::source::Source;
 use crate::cluster::status::{status_against, Status, Validation};
 use crate::cluster::ClusterState;
 use crate::engine::Method;
+use crate::kube_version::KubeVersion;
 use crate::plan::Plan;
 use crate::upgrade::check::{CheckReport, Inputs};
 use crate::upgrade::crds::{chart_crds, ChartCrds};
@@ -167,8 +168,8 @@ pub struct Reading<'a> {
     pub members: &'a [Member],
     /// Reads at once in a fleet.
     pub concurrency: usize,
-    /// The `--kube-version` to assume (validated, `v1.33`).
-    pub kube_version: Option<&'a str>,
+    /// The `--kube-version` to assume.
+    pub kube_version: Option<&'a KubeVersion>,
     /// A fleet's output even for one member: what every cluster shares is checked before any is
     /// read ([`Auditor::prepare`]), and a cluster's failure is its row's. Otherwise the one
     /// cluster is read first, exactly as a single-cluster command always read it, with a live
@@ -414,7 +415,7 @@ mod tests {
         let mut empty = ClusterState::default();
         let unknown = auditor.audit("unknown", Ok(empty.clone()));
         assert!(unknown.row.failure.unwrap().contains("--kube-version"), "an unknown Kubernetes version is asked for, not guessed");
-        empty.info.server_version = Some("v1.33.1".into());
+        empty.info.server_version = Some(crate::kube_version::KubeVersion::parse("v1.33.1").unwrap());
         let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
         assert!(out.row.failure.unwrap().contains("--from"), "the reason says what to do");

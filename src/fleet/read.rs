@@ -11,6 +11,7 @@ use std::sync::mpsc;
 
 use super::Member;
 use crate::cluster::ClusterState;
+use crate::kube_version::KubeVersion;
 
 /// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
 /// on the calling thread, in the order the reads finish. A failed read is passed on as its
@@ -45,9 +46,9 @@ where
     });
 }
 
-/// One cluster read, with `kube_version` (already validated, `v1.33`) standing in for a server
-/// version the cluster does not record; `progress` shows a live read's progress on standard error.
-pub fn read_member(member: &Member, kube_version: Option<&str>, progress: bool) -> Result<ClusterState, String> {
+/// One cluster read, with `kube_version` standing in for a server version the cluster does not
+/// record; `progress` shows a live read's progress on standard error.
+pub fn read_member(member: &Member, kube_version: Option<&KubeVersion>, progress: bool) -> Result<ClusterState, String> {
     let mut state = member.source.read(progress).map_err(|e| e.to_string())?;
     if let Some(v) = kube_version {
         state.assume_kube_version(v).map_err(|e| e.to_string())?;

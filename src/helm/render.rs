@@ -10,8 +10,9 @@ use crate::gotmpl::{Limits, Map, MapKind, Value};
 use crate::helm::context::{chart_data, ChartMeta, ReleaseInfo};
 use crate::helm::engine::{render, TemplateFile};
 use crate::helm::manifest::{sort_manifests, source_block, Hook, Manifest};
-use crate::helm::objects::{Capabilities, Files, KubeVersion};
+use crate::helm::objects::{Capabilities, Files};
 use crate::helm::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
+use crate::kube_version::KubeVersion;
 use crate::version::Constraint;
 
 #[derive(Debug, Clone, Default)]
@@ -120,12 +121,13 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
             .ok()
-            .zip(crate::version::parse_lenient(&caps.kube_version.normalized))
+            .map(|c| (c, caps.kube_version.semver()))
             .is_some_and(|(c, v)| c.matches(&v));
         if !ok {
             return Err(RenderError(format!(
                 "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-                chart.metadata.kube_version, caps.kube_version.normalized
+                chart.metadata.kube_version,
+                caps.kube_version.normalized()
             )));
         }
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// modules of lower layers only; modules of one layer do not use each other.
 pub const LAYERS: &[&[&str]] = &[
     // The ground: no module of the crate below them.
-    &["atomic_write", "gotmpl", "invocation", "par", "shell", "version"],
+    &["atomic_write", "gotmpl", "invocation", "kube_version", "par", "shell", "version"],
     &["engine", "source", "value_ops", "yaml"],
     &["chart"],
     &["helm"],

@@ -27,9 +27,10 @@ use testkit::controlplane::http::{Call, Reply};
 use testkit::controlplane::Webhooks;
 use testkit::webhookcorpus::{self as corpus, Case};
 use trainer_audit::inventory::rbac::{grants_for, manager_account, reads_priority_classes, roles};
+use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::objects::{objects_in, Object, Origin};
 use trainer_audit::validate::webhook::{self, Operation, Runtimes};
-use trainer_audit::validate::{KubeVersion, Validator};
+use trainer_audit::validate::Validator;
 
 use crate::lab::{Lab, NAMESPACE, RELEASE};
 use crate::values;

@@ -7,9 +7,9 @@
 use std::cell::OnceCell;
 
 use super::CheckInput;
+use crate::kube_version::KubeVersion;
 use crate::migrate::{self, Migration, Options, Source};
-use crate::validate::stored::{kube_version, CrdSet, Survey, ASSUMED_KUBE};
-use crate::validate::KubeVersion;
+use crate::validate::stored::{CrdSet, Survey, ASSUMED_KUBE};
 
 /// What a check derives from the target CRDs, once.
 #[derive(Default)]
@@ -22,8 +22,8 @@ pub struct Derived {
 impl CheckInput<'_> {
     /// The cluster's Kubernetes version, and whether it is known (else [`ASSUMED_KUBE`]).
     pub fn kube(&self) -> (KubeVersion, bool) {
-        match kube_version(self.state.info.server_version.as_deref()) {
-            Some(k) => (k, true),
+        match self.state.kube_version() {
+            Some(k) => (k.minor_version(), true),
             None => (ASSUMED_KUBE, false),
         }
     }

@@ -7,47 +7,32 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
+use crate::kube_version::KubeVersion;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
     /// `MAJOR.MINOR`, e.g. `1.32`; when absent, the target's row of `rules/compat.yaml`.
-    #[serde(default, deserialize_with = "minor_version")]
-    pub min: Option<(String, u64)>,
-}
-
-fn parse_minor(text: &str) -> Option<u64> {
-    match text.split_once('.').and_then(|(major, minor)| Some((major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?))) {
-        Some((1, minor)) => Some(minor),
-        _ => None,
-    }
-}
-
-fn minor_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(String, u64)>, D::Error> {
-    let text = String::deserialize(d)?;
-    match parse_minor(&text) {
-        Some(minor) => Ok(Some((text, minor))),
-        None => Err(serde::de::Error::custom(format!("min {text:?} is not a Kubernetes version like 1.32"))),
-    }
+    #[serde(default)]
+    pub min: Option<KubeVersion>,
 }
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let row = crate::audit::compat::get().trainer(&input.to);
-        let from_table = row.and_then(|r| Some((r.kubernetes.clone(), parse_minor(&r.kubernetes)?)));
-        let Some((min, min_minor)) = self.min.clone().or(from_table) else { return Vec::new() };
-        let min = &min;
-        let documented = row.and_then(|r| r.documented.as_ref()).filter(|d| **d != *min);
+        let Some(min) = self.min.clone().or_else(|| row.map(|r| r.kubernetes.clone())) else { return Vec::new() };
+        let documented = row.and_then(|r| r.documented.as_ref()).filter(|d| **d != min);
         let documented = documented.map(|d| format!(" (its chart README documents {d})")).unwrap_or_default();
-        let server = input.state.info.server_version.as_deref().unwrap_or("?");
-        match input.state.server_minor() {
-            Some(minor) if minor >= min_minor => Vec::new(),
-            Some(_) => vec![Hit::new("cluster", format!("Kubernetes {server} is older than {min}, which {} needs{documented}", input.to))
-                .evidence(format!("server version {server}"))
-                .var("min", min.as_str())],
+        match input.state.kube_version() {
+            Some(server) if server.minor_version() >= min => Vec::new(),
+            Some(server) => {
+                vec![Hit::new("cluster", format!("Kubernetes {server} is older than {min}, which {} needs{documented}", input.to))
+                    .evidence(format!("server version {server}"))
+                    .var("min", min.to_string())]
+            }
             None => vec![Hit::new("cluster", format!("the Kubernetes version is unknown; {} needs {min} or later", input.to))
                 .evidence("no server version (snapshot without ClusterInfo): pass --kube-version")
-                .var("min", min.as_str())],
+                .var("min", min.to_string())],
         }
     }
 }

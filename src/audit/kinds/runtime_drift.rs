@@ -15,8 +15,10 @@ use serde_json::Value as Json;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, Runtime};
+use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
-use crate::validate::{prune, KubeVersion, Validator};
+use crate::validate::stored::ASSUMED_KUBE;
+use crate::validate::{prune, Validator};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,7 +100,7 @@ fn stored_spec(input: &CheckInput, kind: &str, body: &Json) -> Json {
     let mut body = body.clone();
     let crd = input.state.crds().find(|c| str_at(c, &["spec", "names", "kind"]) == kind);
     let version = str_at(&body, &["apiVersion"]).rsplit('/').next().unwrap_or("").to_string();
-    let kube = input.state.server_minor().map(|m| KubeVersion::new(1, m as u32)).unwrap_or(KubeVersion::new(1, 36));
+    let kube = input.state.kube_version().map(KubeVersion::minor_version).unwrap_or(ASSUMED_KUBE);
     if let Some(validator) = crd.and_then(|c| Validator::from_crd(c, Some(&version), kube).ok()) {
         prune::prune_resource(&mut body, validator.schema());
         prune::apply_defaults(&mut body, validator.schema());
