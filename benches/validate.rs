@@ -8,14 +8,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
+use kube_validate::stored::CrdSet;
+use kube_validate::Validator;
+use kube_version::KubeVersion;
 use serde_json::{json, Value};
 use testkit::controlplane::http::Call;
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
-use trainer_audit::kube_version::KubeVersion;
-use trainer_audit::validate::stored::CrdSet;
-use trainer_audit::validate::Validator;
 
 const OBJECTS: usize = 50_000;
 

@@ -199,7 +199,7 @@ pub fn object(c: &CronJob) -> Json {
 }
 
 /// The CronJob as a YAML document (after a `---`), with a comment on reading its output.
-pub fn manifest(c: &CronJob) -> Result<String, crate::yaml::EmitError> {
+pub fn manifest(c: &CronJob) -> Result<String, helm_render::yaml::EmitError> {
     let yaml = crate::objects::yaml_of(&object(c))?;
     let command = crate::shell::join(std::iter::once("trainer-audit").chain(args(c).iter().map(String::as_str)));
     let logs = crate::shell::join(["kubectl", "logs", "-n", &c.namespace, "-l", SELECTOR, "--prefix"]);

@@ -115,9 +115,17 @@ fn image_metadata_agrees_with_the_crate() {
 #[test]
 fn the_build_context_holds_the_build_inputs_and_nothing_else() {
     let context = context();
-    for needed in
-        ["Cargo.toml", "Cargo.lock", "src/main.rs", "rules/trainer.yaml", "benches/render.rs", "xtask/Cargo.toml", "testkit/Cargo.toml"]
-    {
+    for needed in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "src/main.rs",
+        "crates/helm-render/src/lib.rs",
+        "rules/trainer.yaml",
+        "benches/validate.rs",
+        "crates/helm-render/benches/render.rs",
+        "xtask/Cargo.toml",
+        "testkit/Cargo.toml",
+    ] {
         assert!(context.sends(Path::new(needed)), "{needed} must be in the build context");
     }
     for kept_out in

@@ -12,7 +12,7 @@ use support::{run, stderr, stdout};
 use testkit::controlplane;
 
 fn documents(yaml: &str) -> Vec<Json> {
-    trainer_audit::yaml::read::read_documents(yaml).unwrap().iter().map(trainer_audit::objects::to_serde).filter(|d| !d.is_null()).collect()
+    helm_render::yaml::read::read_documents(yaml).unwrap().iter().map(trainer_audit::objects::to_serde).filter(|d| !d.is_null()).collect()
 }
 
 #[test]

@@ -7,12 +7,12 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
 use support::{run, stderr, stdout};
 use trainer_audit::audit::hooks::review;
-use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
 use trainer_audit::engine::Engine;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
 
 fn fixture(name: &str) -> PathBuf {

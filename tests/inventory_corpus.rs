@@ -5,11 +5,11 @@ mod support;
 
 use std::path::Path;
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
 use trainer_audit::audit::hooks::review;
-use trainer_audit::chart::Chart;
 use trainer_audit::diff::ChartDiff;
 use trainer_audit::engine::Engine;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
 use trainer_audit::objects::Origin;
 
@@ -17,7 +17,7 @@ fn inventory(corpus: &Path, version: &str, values: Option<&str>) -> Inventory {
     let chart = Chart::load_archive_file(&corpus.join(format!("charts/kubeflow-trainer-{version}.tgz"))).unwrap();
     let mut o = RenderOptions::default();
     if let Some(v) = values {
-        o.values = trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(corpus.join("values").join(v)).unwrap()).unwrap();
+        o.values = helm_render::values::read_values_file(&std::fs::read_to_string(corpus.join("values").join(v)).unwrap()).unwrap();
     }
     o.release.name = "kubeflow-trainer".into();
     o.release.namespace = "kubeflow-system".into();

@@ -14,11 +14,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use kube_validate::stored::CrdSet;
+use kube_version::KubeVersion;
 use serde_json::{json, Value as Json};
 use testkit::controlplane::ControlPlane;
-use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::migrate::{self, output, Options, SchemaVerdict, Source};
-use trainer_audit::validate::stored::CrdSet;
 
 struct Cluster {
     cp: ControlPlane,

@@ -7,9 +7,9 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
 use support::{run, stderr, stdout};
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts/demo")
@@ -168,8 +168,7 @@ fn import_values_match_helm() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts");
     let chart = Chart::load_dir(&dir.join("imports")).unwrap();
     let mut o = options();
-    o.values =
-        trainer_audit::helm::values::read_values_file(&std::fs::read_to_string(dir.join("imports.user-values.yaml")).unwrap()).unwrap();
+    o.values = helm_render::values::read_values_file(&std::fs::read_to_string(dir.join("imports.user-values.yaml")).unwrap()).unwrap();
     let rendered = render_chart(&chart, &o).unwrap();
     let helm: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("imports.helm-render.json")).unwrap()).unwrap();

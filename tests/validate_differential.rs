@@ -1,4 +1,4 @@
-//! Differential acceptance of `trainer_audit::validate` against a real kube-apiserver 1.36.1 (the
+//! Differential acceptance of `kube_validate` against a real kube-apiserver 1.36.1 (the
 //! shared harness `testkit::controlplane`): the object corpus generated from each target CRD
 //! (`testkit::crdcorpus`) is sent to the API server — dry-run creates, and for transition rules a
 //! real create of the old object then a dry-run update — and to our validator; verdicts and the
@@ -17,15 +17,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
+use kube_validate::stored::{CrdSet, Standing};
+use kube_validate::{Validator, Verdict};
+use kube_version::KubeVersion;
 use serde_json::Value;
 use testkit::controlplane::http::{Api, Call, Reply};
 use testkit::crdcorpus::{cases, Case, Target};
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
 use trainer_audit::inventory::Inventory;
-use trainer_audit::kube_version::KubeVersion;
-use trainer_audit::validate::stored::{CrdSet, Standing};
-use trainer_audit::validate::{Validator, Verdict};
 
 const KINDS: &[&str] = &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet"];
 /// Every case the generator makes (about 19,000 over the two charts: a minute on the harness).

@@ -209,7 +209,8 @@ fn every_report_offers_markdown_and_findings_offer_sarif() {
 fn texts_use_real_singulars_and_plurals() {
     let lazy = regex::Regex::new(r#""[^"]*[A-Za-z]\(s\)[^"]*""#).unwrap();
     let mut found = Vec::new();
-    for entry in walkdir::WalkDir::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("src")) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for entry in walkdir::WalkDir::new(root.join("src")).into_iter().chain(walkdir::WalkDir::new(root.join("crates"))) {
         let entry = entry.unwrap();
         if entry.path().extension().is_none_or(|e| e != "rs") {
             continue;

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::kube_version::KubeVersion;
-use crate::version::{parse_lenient, Constraint};
+use helm_render::version::{parse_lenient, Constraint};
+use kube_version::KubeVersion;
 
 pub const FILE: &str = "rules/compat.yaml";
 const TEXT: &str = include_str!("../../rules/compat.yaml");

@@ -108,7 +108,7 @@ pub fn argocd_version(engine: Engine, given: Option<&str>) -> Result<Option<semv
             engine.as_str()
         ));
     }
-    crate::version::parse_lenient(v.trim_start_matches('v'))
+    helm_render::version::parse_lenient(v.trim_start_matches('v'))
         .map(Some)
         .ok_or_else(|| format!("invalid --argocd-version {v:?}: expected a version like 3.2.1"))
 }

@@ -83,11 +83,11 @@ mod tests {
     #[test]
     fn the_carried_arguments_parse_back_to_the_values() {
         let values = serde_json::json!({"manager": {"annotations": {"prometheus.io/scrape": "true", "team": "a,b"}}});
-        let mut map = crate::gotmpl::Map::new();
+        let mut map = gotmpl::Map::new();
         for arg in carried(&values, &v("2.1.0"), &v("2.3.0")) {
-            crate::helm::strvals::parse_into(&arg, &mut map, crate::helm::strvals::Mode::Strings).unwrap();
+            helm_render::strvals::parse_into(&arg, &mut map, helm_render::strvals::Mode::Strings).unwrap();
         }
-        let back = crate::objects::to_serde(&crate::gotmpl::Value::map(map));
+        let back = crate::objects::to_serde(&gotmpl::Value::map(map));
         assert_eq!(back, serde_json::json!({"manager": {"podAnnotations": {"prometheus.io/scrape": "true", "team": "a,b"}}}));
     }
 }

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::kube_version::KubeVersion;
+use kube_version::KubeVersion;
 
 use super::finding::{FixLine, Phase, Severity};
 use super::kinds::{kind, Check, KINDS};
 use crate::engine::{Adoption, Engine};
-use crate::version::Constraint;
+use helm_render::version::Constraint;
 
 /// The fix variable holding the Helm flags that reach the chart repository (` --plain-http`):
 /// never written in a rule; appended wherever a command line names `{repository}`.
@@ -135,7 +135,7 @@ impl Expect {
     /// Whether the text holds on a cluster of this version's minor (unknown: it may).
     pub fn holds_on(&self, kube: Option<&KubeVersion>) -> bool {
         match (&self.kubernetes, kube) {
-            (Some(c), Some(k)) => c.matches(&k.minor_version().semver()),
+            (Some(c), Some(k)) => c.matches(&semver::Version::new(k.major.into(), k.minor.into(), 0)),
             _ => true,
         }
     }
@@ -392,7 +392,7 @@ mod tests {
         assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
         let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
         let good = parse_rules("x.yaml", &expect("{by: helm, text: 'in progress', kubernetes: '>=1.32', source: s}")).unwrap();
-        let k = |minor| Some(crate::kube_version::KubeVersion::new(1, minor));
+        let k = |minor| Some(kube_version::KubeVersion::new(1, minor));
         assert!(
             good[0].expect[0].holds_on(k(32).as_ref()) && !good[0].expect[0].holds_on(k(31).as_ref()) && good[0].expect[0].holds_on(None)
         );

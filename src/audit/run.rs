@@ -9,7 +9,7 @@ use super::finding::{sort_findings, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
 use super::rules::{Rule, Scope, REGISTRY_FLAGS};
-use crate::kube_version::KubeVersion;
+use kube_version::KubeVersion;
 
 /// Findings of the upgrade rules that apply to this upgrade.
 pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
@@ -55,7 +55,7 @@ fn unpack_chart(repository: &str, registry_flags: &str, to: &semver::Version, ch
 
 /// Findings of the review rules for one chart; `vars` names the release it is rendered as.
 pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String>) -> Vec<Finding> {
-    let untagged: Vec<String> = crate::version::parse_lenient(&chart.chart.chart.version)
+    let untagged: Vec<String> = helm_render::version::parse_lenient(&chart.chart.chart.version)
         .and_then(|v| super::citation::untagged(super::compat::get(), "reviewed", &v))
         .into_iter()
         .collect();

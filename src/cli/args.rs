@@ -12,11 +12,11 @@ use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::fleet::members::Selection;
 use crate::fleet::read::read_member;
-use crate::kube_version::KubeVersion;
-use crate::source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
-use crate::source::oci::{ClientOptions, CredentialSource};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
+use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
+use chart_source::oci::{ClientOptions, CredentialSource};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args)]
 pub struct RegistryArgs {

@@ -11,9 +11,9 @@ use super::args::kube_version_arg;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
-use crate::kube_version::KubeVersion;
 use crate::report::output::{Choice, Printer, SarifInputs};
 use crate::report::style::Paint;
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct FleetArgs {

@@ -10,11 +10,11 @@ use clap::{Args, ValueEnum};
 
 use super::args::{ClusterArgs, TargetArgs};
 use super::CliError;
-use crate::atomic_write::write_atomically;
-use crate::kube_version::KubeVersion;
 use crate::migrate::output::{self, shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
-use crate::validate::stored::{CrdSet, ASSUMED_KUBE};
+use chart_source::atomic_write::write_atomically;
+use kube_validate::stored::{CrdSet, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
 pub enum MigrateFormat {

@@ -26,9 +26,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::report::style::ColorChoice;
-use crate::source::oci::RegistryError;
-use crate::source::pull::PullError;
-use crate::source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
+use chart_source::oci::RegistryError;
+use chart_source::pull::PullError;
+use chart_source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
 
 #[derive(Debug, Parser)]
 #[command(

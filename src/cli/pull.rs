@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::args::RegistryArgs;
 use super::{oci_reference, print_json, runtime, CliError, Format};
-use crate::source::cache::Cache;
-use crate::source::pull::{save_chart, Puller};
+use chart_source::cache::Cache;
+use chart_source::pull::{save_chart, Puller};
 
 #[derive(Debug, Args)]
 #[command(
@@ -41,7 +41,7 @@ pub struct PullArgs {
 struct PullReport<'a> {
     path: String,
     #[serde(flatten)]
-    chart: &'a crate::source::pull::PulledChart,
+    chart: &'a chart_source::pull::PulledChart,
 }
 
 pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
@@ -61,7 +61,7 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
     let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
     let path = match &args.output {
         Some(file) => {
-            crate::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
+            chart_source::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
             file.clone()
         }
         None => save_chart(&args.output_dir, &chart)?,

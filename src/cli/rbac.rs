@@ -77,7 +77,7 @@ pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
             super::oci_reference(Some(repo), "rbac --cronjob --repo")?;
         }
         // As `check --to` will read it.
-        crate::source::versions::VersionRequest::parse(Some(&args.to)).map_err(|e| CliError::Usage(format!("invalid --to: {e}")))?;
+        chart_source::versions::VersionRequest::parse(Some(&args.to)).map_err(|e| CliError::Usage(format!("invalid --to: {e}")))?;
         text.push_str(&crate::cronjob::manifest(&cronjob).map_err(|e| CliError::Io(e.to_string()))?);
     }
     print!("{text}");

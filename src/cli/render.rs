@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::args::{RegistryArgs, ValuesArgs};
 use super::CliError;
-use crate::helm::render::{render_chart, RenderOptions};
-use crate::kube_version::KubeVersion;
 use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
+use helm_render::render::{render_chart, RenderOptions};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args)]
 #[command(

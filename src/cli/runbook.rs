@@ -39,7 +39,7 @@ pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
     };
     match &args.output {
         Some(path) => {
-            crate::atomic_write::write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
+            chart_source::atomic_write::write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),
@@ -54,7 +54,7 @@ fn made_from(cluster: &super::args::ClusterArgs, captured: Option<String>) -> cr
         Some(file) => crate::report::runbook::Made { from: format!("snapshot {}", absolute(file)), at: captured, ..Default::default() },
         None => {
             let context = crate::cluster::live::context_in_use(cluster.kubeconfig.as_deref(), cluster.context.as_deref());
-            let now = crate::helm::funcs::dates::Time::now().format("2006-01-02T15:04:05Z07:00");
+            let now = helm_render::funcs::dates::Time::now().format("2006-01-02T15:04:05Z07:00");
             crate::report::runbook::Made {
                 from: match &context {
                     Some(c) => format!("kubeconfig context {}", crate::shell::quote(c)),

@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::args::ClusterArgs;
 use super::CliError;
-use crate::atomic_write::write_atomically;
 use crate::cluster::release::redacted_record;
 use crate::cluster::snapshot::render;
 use crate::objects::str_at;
+use chart_source::atomic_write::write_atomically;
 
 #[derive(Debug, Args)]
 #[command(
@@ -57,5 +57,5 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
 
 /// UTC now as RFC 3339 (seconds).
 fn now_rfc3339() -> String {
-    crate::helm::funcs::dates::Time::now().format("2006-01-02T15:04:05Z07:00")
+    helm_render::funcs::dates::Time::now().format("2006-01-02T15:04:05Z07:00")
 }

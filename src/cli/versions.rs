@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::args::RegistryArgs;
 use super::{oci_reference, print_json, runtime, CliError, Format};
-use crate::source::oci::RegistryClient;
-use crate::source::versions::{chart_versions, visible};
+use chart_source::oci::RegistryClient;
+use chart_source::versions::{chart_versions, visible};
 
 #[derive(Debug, Args)]
 #[command(

@@ -14,8 +14,8 @@ use serde_json::Value as Json;
 
 use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
+use kube_version::KubeVersion;
 
 mod page;
 use page::Page;

@@ -17,9 +17,9 @@ pub mod trim;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
 use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
+use kube_version::KubeVersion;
 
 pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";
 

@@ -245,7 +245,7 @@ pub struct Neighbour {
 impl Neighbour {
     /// The version as semver, when it is one.
     pub fn semver(&self) -> Option<semver::Version> {
-        self.version.as_deref().and_then(|v| crate::version::parse_lenient(v.trim_start_matches('v')))
+        self.version.as_deref().and_then(|v| helm_render::version::parse_lenient(v.trim_start_matches('v')))
     }
 }
 
@@ -253,7 +253,7 @@ impl Neighbour {
 fn tag_version(tag: &str) -> Option<String> {
     let t = tag.trim_start_matches('v');
     let core = t.split(['-', '+']).next().unwrap_or(t);
-    (core.split('.').count() == 3 && crate::version::parse_strict(t).is_some()).then(|| t.to_string())
+    (core.split('.').count() == 3 && helm_render::version::parse_strict(t).is_some()).then(|| t.to_string())
 }
 
 fn served(crd: &Json) -> String {

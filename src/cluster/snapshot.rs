@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
+use kube_version::KubeVersion;
 
 mod fast;
 mod shares;
@@ -37,7 +37,7 @@ pub enum SnapshotError {
     Json(#[source] serde_json::Error),
     /// `serverVersion` of the ClusterInfo item is not a Kubernetes version.
     #[error("ClusterInfo serverVersion: {0} (write snapshots with trainer-audit snapshot)")]
-    ServerVersion(#[source] crate::kube_version::BadKubeVersion),
+    ServerVersion(#[source] kube_version::BadKubeVersion),
     /// serde-saphyr's error, of which only the first line is shown.
     #[error("invalid YAML: {}", first_line(&.0.to_string()))]
     Yaml(#[source] serde_saphyr::Error),

@@ -14,9 +14,9 @@ use serde_json::Value as Json;
 use super::install::{installed_version, object_method, overall, InstalledVersion, Verdict};
 use super::release::redact;
 use super::ClusterState;
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
-use crate::validate::stored::{CrdSet, KindTally, ASSUMED_KUBE};
+use kube_validate::stored::{CrdSet, KindTally, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseSummary {

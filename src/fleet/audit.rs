@@ -19,12 +19,12 @@ use crate::cluster::source::Source;
 use crate::cluster::status::{status_against, Status, Validation};
 use crate::cluster::ClusterState;
 use crate::engine::Method;
-use crate::kube_version::KubeVersion;
 use crate::plan::Plan;
 use crate::upgrade::check::{CheckReport, Inputs};
 use crate::upgrade::crds::{chart_crds, ChartCrds};
 use crate::upgrade::store::ChartStore;
 use crate::upgrade::{store_for, target, Request, Upgrade, UpgradeError};
+use kube_version::KubeVersion;
 
 /// The command run on every cluster, with the level its exit code fails at (`check` always
 /// gates; `plan` and `status` only with `--fail-on`).
@@ -415,7 +415,7 @@ mod tests {
         let mut empty = ClusterState::default();
         let unknown = auditor.audit("unknown", Ok(empty.clone()));
         assert!(unknown.row.failure.unwrap().contains("--kube-version"), "an unknown Kubernetes version is asked for, not guessed");
-        empty.info.server_version = Some(crate::kube_version::KubeVersion::parse("v1.33.1").unwrap());
+        empty.info.server_version = Some(kube_version::KubeVersion::parse("v1.33.1").unwrap());
         let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
         assert!(out.row.failure.unwrap().contains("--from"), "the reason says what to do");

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 
 use super::Member;
 use crate::cluster::ClusterState;
-use crate::kube_version::KubeVersion;
+use kube_version::KubeVersion;
 
 /// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
 /// on the calling thread, in the order the reads finish. A failed read is passed on as its

@@ -104,7 +104,7 @@ fn reference(tree: &Tree, doc: &Doc, source: &Node, all: &[&Node], multi: bool, 
         }
     };
     if let Some(r) = &repository {
-        if let Err(e) = crate::source::reference::OciRef::parse(r) {
+        if let Err(e) = chart_source::reference::OciRef::parse(r) {
             problems.push(Problem::at(e.to_string(), repo_at.clone()));
         }
     }

@@ -208,7 +208,7 @@ fn helm_repository(
 }
 
 fn check_reference(reference: &str, at: &Location, problems: &mut Vec<Problem>) {
-    if let Err(e) = crate::source::reference::OciRef::parse(reference) {
+    if let Err(e) = chart_source::reference::OciRef::parse(reference) {
         problems.push(Problem::at(e.to_string(), at.clone()));
     }
 }

@@ -106,7 +106,7 @@ pub fn read(tree: &Tree, found: &mut Found) {
             let (repository, written) = match &repo {
                 Some(r) if r.starts_with("oci://") => {
                     let reference = format!("{r}/{chart}");
-                    if let Err(e) = crate::source::reference::OciRef::parse(&reference) {
+                    if let Err(e) = chart_source::reference::OciRef::parse(&reference) {
                         problems.push(Problem::at(e.to_string(), doc.loc(item.get("repo").map(|n| n.at).unwrap_or(item.at))));
                     }
                     (Some(reference), None)

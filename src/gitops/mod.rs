@@ -21,7 +21,7 @@ use std::path::Path;
 
 pub use model::{EngineOption, Ignored, Location, ObjectKey, Problem, Reference, Scan, VersionKind};
 
-use crate::version::{parse_lenient, Constraint};
+use helm_render::version::{parse_lenient, Constraint};
 
 /// The chart trainer-audit is about.
 pub const TRAINER_CHART: &str = "kubeflow-trainer";

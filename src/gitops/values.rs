@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json};
 
 use super::model::Location;
 use super::yaml::{key_string, read_documents, Node, YamlError};
-use crate::helm::strvals;
 use crate::objects::{from_serde, to_serde};
+use helm_render::strvals;
 
 /// Why values embedded as text (a ConfigMap key, `helm.values`, a values file) could not be
 /// merged; the caller names where the text came from.
@@ -123,19 +123,19 @@ impl Values {
     /// `--set-string` when `strings` is true.
     pub fn set(&mut self, assignment: &str, strings: bool, at: &Location) -> Result<(), strvals::SetError> {
         let mut map = match from_serde(&Json::Object(self.map.clone())) {
-            crate::gotmpl::Value::Map(m) => m.entries.borrow().clone(),
+            gotmpl::Value::Map(m) => m.entries.borrow().clone(),
             _ => Default::default(),
         };
         let mode = if strings { strvals::Mode::Strings } else { strvals::Mode::Typed };
         strvals::parse_into(assignment, &mut map, mode)?;
         let mut alone = Default::default();
         if strvals::parse_into(assignment, &mut alone, mode).is_ok() {
-            for path in flatten(&to_serde(&crate::gotmpl::Value::map(alone))).into_keys() {
+            for path in flatten(&to_serde(&gotmpl::Value::map(alone))).into_keys() {
                 self.leaves.insert(path, at.clone());
             }
         }
         let first = assignment.split(['.', '[', '=']).next().unwrap_or("").to_string();
-        if let Json::Object(m) = to_serde(&crate::gotmpl::Value::map(map)) {
+        if let Json::Object(m) = to_serde(&gotmpl::Value::map(map)) {
             self.map = m;
         }
         if !first.is_empty() {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 use serde_json::Value as Json;
 
-use crate::yaml::resolve::{resolve_plain, Resolved};
+use helm_render::yaml::resolve::{resolve_plain, Resolved};
 
 /// Nodes that aliases may copy into one file before it is refused as an alias bomb.
 pub const MAX_ALIAS_NODES: usize = 1_000_000;

@@ -27,9 +27,9 @@ use crate::cluster::ClusterState;
 use crate::engine::{Engine, EngineContext};
 use crate::gitops::compare::{Change, Comparison, Status};
 use crate::gitops::{Location, ObjectKey, Problem, Reference, Scan, VersionKind};
-use crate::source::oci::ClientOptions;
-use crate::source::reference::OciRef;
 use crate::upgrade::{Request, Upgrade, UpgradeError};
+use chart_source::oci::ClientOptions;
+use chart_source::reference::OciRef;
 
 /// How the references are audited.
 #[derive(Debug, Clone)]
@@ -295,7 +295,7 @@ fn audit_chart(
     let installed = options.cluster.as_ref().and_then(|s| installed_version(s, &releases));
     let context = EngineContext {
         engine: r.engine,
-        argocd: head.argocd_version.as_deref().and_then(|v| crate::version::parse_lenient(v.trim_start_matches('v'))),
+        argocd: head.argocd_version.as_deref().and_then(|v| helm_render::version::parse_lenient(v.trim_start_matches('v'))),
         options: r.options.iter().map(|(k, o)| (k.clone(), o.value.clone())).collect(),
         defaulted: r.options.iter().filter(|(_, o)| o.default).map(|(k, _)| k.clone()).collect(),
     };

@@ -7,9 +7,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::rbac::{grants_for, Grant, Role};
-use crate::helm::manifest::Hook;
 use crate::objects::workload::{containers, pod_spec, Container};
 use crate::objects::{str_at, Identity, Object};
+use helm_render::manifest::Hook;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HookInfo {

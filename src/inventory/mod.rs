@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::chart::Chart;
-use crate::helm::render::Rendered;
 use crate::objects::workload::{containers, ImageRef};
 use crate::objects::{objects_in, Object, Origin};
 use crd::Crd;
+use helm_render::chart::Chart;
+use helm_render::render::Rendered;
 use hook::HookInfo;
 use rbac::Role;
 use runtime::Runtime;

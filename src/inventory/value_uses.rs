@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::chart::Chart;
+use helm_render::chart::Chart;
 
 /// One `.Values.<path>` (or `$.Values.<path>`) in a template of the chart itself (subcharts
 /// read their own scope and are left out).

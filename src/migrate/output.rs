@@ -26,7 +26,7 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// A copy of `o` without what the server sets.
 pub fn stripped(o: &Json) -> Json {
-    let mut o = crate::objects::without_status(o);
+    let mut o = kube_validate::without_status(o);
     if let Some(meta) = o.get_mut("metadata").and_then(Json::as_object_mut) {
         for k in SERVER_SET {
             meta.remove(*k);
@@ -55,7 +55,7 @@ pub fn list(m: &Migration) -> Json {
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
     #[error(transparent)]
-    Yaml(#[from] crate::yaml::EmitError),
+    Yaml(#[from] helm_render::yaml::EmitError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
 }

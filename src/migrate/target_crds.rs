@@ -1,13 +1,13 @@
 //! The seam to the target CRDs: `migrate` asks a [`TargetSchema`] whether each converted object
 //! would be accepted by the API server holding the target CRDs. [`TargetCrds`] answers with
-//! trainer-audit's own validator (`crate::validate`), for the target chart's CRDs at the
+//! trainer-audit's own validator (`kube_validate`), for the target chart's CRDs at the
 //! cluster's version; tests can plug the real API server in through a closure.
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::PatchOp;
-use crate::validate::stored::CrdSet;
+use kube_validate::stored::CrdSet;
 
 /// The verdict on one converted object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -4,16 +4,16 @@
 
 use serde_json::Value as Json;
 
-use crate::gotmpl::Value;
+use gotmpl::Value;
 
 /// JSON as a template value, as Helm's `fromJson` reads it (every number a float64).
 pub fn from_serde(v: &Json) -> Value {
-    crate::helm::json::from_json(&v.to_string()).unwrap_or(Value::Nil)
+    helm_render::json::from_json(&v.to_string()).unwrap_or(Value::Nil)
 }
 
 /// JSON written as YAML exactly as `toYaml` writes it (keys sorted, go-yaml v2 layout).
-pub fn yaml_of(v: &Json) -> Result<String, crate::yaml::EmitError> {
-    crate::yaml::to_yaml(&from_serde(v))
+pub fn yaml_of(v: &Json) -> Result<String, helm_render::yaml::EmitError> {
+    helm_render::yaml::to_yaml(&from_serde(v))
 }
 
 /// Our template value as JSON; integral numbers become integers (the API server's view).
@@ -28,6 +28,6 @@ pub fn to_serde(v: &Value) -> Json {
         Value::String(s) => Json::String(s.to_string()),
         Value::List(l) => Json::Array(l.items.iter().map(to_serde).collect()),
         Value::Map(m) => Json::Object(m.entries.borrow().iter().map(|(k, v)| (k.clone(), to_serde(v))).collect()),
-        other => Json::String(crate::gotmpl::fmt::sprint_value(other)),
+        other => Json::String(gotmpl::fmt::sprint_value(other)),
     }
 }

@@ -34,15 +34,6 @@ pub fn is_namespaced(kind: &str) -> bool {
     )
 }
 
-/// A copy of an object without its `status`, made without copying the status first (stored
-/// objects are judged and rewritten without it; 50,000 of them are copied this way).
-pub fn without_status(obj: &Json) -> Json {
-    match obj {
-        Json::Object(m) => Json::Object(m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect()),
-        other => other.clone(),
-    }
-}
-
 /// The string at a path of object keys ("" when absent or not a string).
 pub fn str_at<'a>(v: &'a Json, path: &[&str]) -> &'a str {
     let mut cur = v;
@@ -53,22 +44,4 @@ pub fn str_at<'a>(v: &'a Json, path: &[&str]) -> &'a str {
         }
     }
     cur.as_str().unwrap_or("")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn without_status_keeps_everything_else_in_order() {
-        let o = json!({"kind": "TrainJob", "status": {"x": 1}, "spec": {"status": "kept"}, "metadata": {}});
-        let copy = without_status(&o);
-        assert_eq!(copy, json!({"kind": "TrainJob", "spec": {"status": "kept"}, "metadata": {}}));
-        assert_eq!(
-            copy.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
-            Some(vec!["kind".into(), "spec".into(), "metadata".into()])
-        );
-        assert_eq!(without_status(&json!("text")), json!("text"));
-    }
 }

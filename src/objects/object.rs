@@ -6,9 +6,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::{is_namespaced, str_at, to_serde};
-use crate::gotmpl::Value;
-use crate::helm::json::{to_json, COMPACT};
-use crate::yaml::read_documents;
+use gotmpl::Value;
+use helm_render::json::{to_json, COMPACT};
+use helm_render::yaml::read_documents;
 
 /// How an object reaches the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -97,7 +97,7 @@ impl Object {
 
 /// Every document of a multi-document YAML text as objects.
 pub fn objects_in(text: &str, source: &str, origin: Origin, default_namespace: &str) -> Vec<Object> {
-    crate::helm::manifest::split_manifest_slices(text)
+    helm_render::manifest::split_manifest_slices(text)
         .into_iter()
         .filter_map(|doc| Object::from_yaml(doc, source, origin, default_namespace))
         .collect()

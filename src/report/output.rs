@@ -194,7 +194,7 @@ fn method_name(method: crate::engine::Method) -> String {
 pub fn emit(output: Option<&Path>, text: &str) -> Result<(), OutputError> {
     match output {
         Some(path) => {
-            crate::atomic_write::write_atomically_readable(path, text.as_bytes()).map_err(|e| OutputError::Write(e.to_string()))?;
+            chart_source::atomic_write::write_atomically_readable(path, text.as_bytes()).map_err(|e| OutputError::Write(e.to_string()))?;
             eprintln!("wrote {}", path.display());
             Ok(())
         }

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::helm::manifest::{source_block, split_manifests};
-use crate::helm::render::Rendered;
+use helm_render::manifest::{source_block, split_manifests};
+use helm_render::render::Rendered;
 
 /// Which parts of a rendered chart are written.
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +38,7 @@ pub fn show_only(text: &str, patterns: &[String]) -> Result<String, OutputError>
         for doc in &docs {
             let Some(source) = doc.lines().next().and_then(|l| l.strip_prefix("# Source: ")) else { continue };
             let Some((_, path)) = source.split_once('/') else { continue };
-            if crate::chart::ignore::glob_match(pattern, path) {
+            if helm_render::chart::ignore::glob_match(pattern, path) {
                 found = true;
                 out.push_str(&format!("---\n{doc}\n"));
             }

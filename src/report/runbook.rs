@@ -324,8 +324,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
             p.pod_security.as_deref().map(|l| format!("`{}={l}`", crate::plan::PSA_ENFORCE)).unwrap_or_else(|| "no enforce label".into())
         ));
     }
-    let templated =
-        p.steps.last().and_then(|s| crate::version::parse_lenient(&s.to)).is_some_and(|v| v.major > 2 || (v.major == 2 && v.minor >= 3));
+    let templated = p
+        .steps
+        .last()
+        .and_then(|s| helm_render::version::parse_lenient(&s.to))
+        .is_some_and(|v| v.major > 2 || (v.major == 2 && v.minor >= 3));
     out.push_str("\n## Do not\n\n- Use `--reuse-values` across minor versions: it replaces the new chart's defaults with the old release's values (`crds.enabled` unset, empty installer image). Use `--reset-then-reuse-values` (Helm ≥ 3.14) as above.\n- Use `--atomic` / `--rollback-on-failure` before the live CRDs carry `helm.sh/resource-policy: keep`: the automatic rollback deletes them and every TrainJob and runtime.\n- Skip a step: 2.0, 2.1 and 2.2 must land on the latest 2.3.x before anything later.\n");
     if templated {
         out.push_str("- Uninstall the release to \"start clean\": that deletes the CRDs and all training data with them, even when the live CRDs carry `helm.sh/resource-policy: keep` (`helm uninstall` reads the policy from the stored release manifest, not from the cluster), and its pre-delete hook deletes the built-in runtimes.\n");

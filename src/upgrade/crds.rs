@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::store::{ChartSource, ChartStore, RenderFor};
 use super::target::{pick, resolve};
 use super::{Request, UpgradeError};
-use crate::source::versions::{summarise, VersionRequest};
+use chart_source::versions::{summarise, VersionRequest};
 
 /// The CRDs a chart renders.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use super::{version, Request, UpgradeError};
 use crate::cluster::install::{installs, Install, InstalledVersion};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
-use crate::kube_version::KubeVersion;
-use crate::validate::crd_write::{self, CrdWrite, IssueKind};
+use kube_validate::crd_write::{self, CrdWrite, IssueKind};
+use kube_version::KubeVersion;
 
 /// The install `-n`/`--release` select (None: the cluster holds no Trainer install at all, and
 /// the version must come from `--from`). Refused when they select none of the installs found,

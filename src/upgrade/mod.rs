@@ -26,13 +26,13 @@ use crate::cluster::install::{installed_version, overall, Verdict};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::EngineContext;
-use crate::gotmpl::{Map, Value};
 use crate::objects::str_at;
 use crate::plan::{path, step, Plan, StepContext};
-use crate::source::oci::{ClientOptions, RegistryError};
-use crate::source::pull::PullError;
-use crate::source::reference::{OciRef, ReferenceError};
+use chart_source::oci::{ClientOptions, RegistryError};
+use chart_source::pull::PullError;
+use chart_source::reference::{OciRef, ReferenceError};
 use check::{CheckReport, Inputs};
+use gotmpl::{Map, Value};
 use store::{ChartSource, ChartStore, RenderFor};
 use values::{UserValues, ValuesError};
 
@@ -116,7 +116,7 @@ pub struct Upgrade {
 }
 
 fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
-    crate::version::parse_lenient(text.trim_start_matches('v'))
+    helm_render::version::parse_lenient(text.trim_start_matches('v'))
         .ok_or_else(|| UpgradeError::Usage(format!("invalid {what} version {text:?}")))
 }
 
@@ -125,7 +125,7 @@ fn version(text: &str, what: &str) -> Result<semver::Version, UpgradeError> {
 fn installed_from(text: &str, store: &ChartStore) -> Result<semver::Version, UpgradeError> {
     match version(text, "--from") {
         Ok(v) => Ok(v),
-        Err(e) if crate::version::Constraint::parse(text).is_err() => Err(e),
+        Err(e) if helm_render::version::Constraint::parse(text).is_err() => Err(e),
         Err(_) => target::pick_in(text, &store.versions()?, &store.origin()),
     }
 }
@@ -223,7 +223,7 @@ impl Upgrade {
             Some(file) => json_to_map(file),
             None => release.map(|r| json_to_map(&r.base().config)).unwrap_or_default(),
         };
-        crate::helm::values::merge_maps(&mut user_values, request.values.merged());
+        helm_render::values::merge_maps(&mut user_values, request.values.merged());
         let to = target::resolve(&request, &store)?;
         // The target pulled now, so a repository that serves another chart is refused before
         // anything is audited (a local --chart was loaded, and checked, by `resolve`).
@@ -495,7 +495,7 @@ fn crds_switched_on(values: &Map) -> Option<Map> {
             switch.insert(key.to_string(), Value::Bool(true));
             let mut overlay = Map::new();
             overlay.insert(section.to_string(), Value::map(switch));
-            crate::helm::values::merge_maps(&mut on, &overlay);
+            helm_render::values::merge_maps(&mut on, &overlay);
             Some(on)
         }
     }
@@ -527,7 +527,7 @@ mod tests {
     use super::*;
 
     fn values(json: serde_json::Value) -> Map {
-        crate::helm::values::to_map(&crate::objects::from_serde(&json)).unwrap_or_default()
+        helm_render::values::to_map(&crate::objects::from_serde(&json)).unwrap_or_default()
     }
 
     #[test]

@@ -12,14 +12,14 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use super::UpgradeError;
-use crate::chart::Chart;
-use crate::helm::render::{render_chart, RenderOptions};
 use crate::inventory::Inventory;
-use crate::source::cache::Cache;
-use crate::source::oci::{ClientOptions, RegistryClient};
-use crate::source::pull::Puller;
-use crate::source::reference::{ChartRef, OciRef};
-use crate::source::versions::{chart_versions, ChartVersion};
+use chart_source::cache::Cache;
+use chart_source::oci::{ClientOptions, RegistryClient};
+use chart_source::pull::Puller;
+use chart_source::reference::{ChartRef, OciRef};
+use chart_source::versions::{chart_versions, ChartVersion};
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
 
 /// Where a chart comes from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,14 +35,14 @@ pub enum ChartSource {
 pub struct RenderFor {
     pub release: String,
     pub namespace: String,
-    pub values: crate::gotmpl::Map,
+    pub values: gotmpl::Map,
 }
 
 impl RenderFor {
     /// Equal for renders that give the same output (values are sorted maps, so equal values
     /// give equal JSON text).
     fn key(&self) -> String {
-        let values = crate::objects::to_serde(&crate::gotmpl::Value::map(self.values.clone()));
+        let values = crate::objects::to_serde(&gotmpl::Value::map(self.values.clone()));
         format!("{}\n{}\n{values}", self.release, self.namespace)
     }
 }
@@ -111,7 +111,7 @@ impl ChartStore {
             if chart.name() != crate::gitops::TRAINER_CHART {
                 continue;
             }
-            let Some(version) = crate::version::parse_strict(&chart.metadata.version) else { continue };
+            let Some(version) = helm_render::version::parse_strict(&chart.metadata.version) else { continue };
             tags.push(chart.metadata.version.clone());
             self.charts.borrow_mut().entry(ChartSource::Version(version)).or_insert(Rc::new(chart));
         }
@@ -179,7 +179,7 @@ impl ChartStore {
                 let dir = self.directory.as_deref().map(|d| d.display().to_string()).unwrap_or_default();
                 return Err(UpgradeError::Usage(format!(
                     "no kubeflow-trainer {version} in the chart directory {dir} (has: {}): add its .tgz there",
-                    crate::source::versions::summarise(&versions)
+                    chart_source::versions::summarise(&versions)
                 )));
             }
             ChartSource::Version(version) => {
@@ -234,7 +234,7 @@ impl ChartStore {
 
 /// A local chart archive or directory.
 pub fn load_local(reference: &str) -> Result<Chart, UpgradeError> {
-    let load_err = |e: crate::chart::LoadError| UpgradeError::Usage(format!("cannot load chart {reference}: {e}"));
+    let load_err = |e: helm_render::chart::LoadError| UpgradeError::Usage(format!("cannot load chart {reference}: {e}"));
     match ChartRef::parse(reference)? {
         ChartRef::Archive(path) => Chart::load_archive_file(&path).map_err(load_err),
         ChartRef::Directory(path) => Chart::load_dir(&path).map_err(load_err),
@@ -264,7 +264,7 @@ pub fn load_reference(reference: &str, version: Option<&str>, options: &ClientOp
 pub fn inventory_of(
     reference: &str,
     chart: &Chart,
-    values: &crate::gotmpl::Map,
+    values: &gotmpl::Map,
     release: &str,
     namespace: &str,
 ) -> Result<Inventory, UpgradeError> {
@@ -298,8 +298,8 @@ mod tests {
         let third = store.inventory(&source, &other).unwrap();
         assert!(!Rc::ptr_eq(&first, &third), "a different release reused another's render");
         assert!(Rc::ptr_eq(&third, &store.inventory(&source, &other.clone()).unwrap()));
-        let mut values = crate::gotmpl::Map::new();
-        values.insert("unusedByTheChart".into(), crate::gotmpl::Value::from("x"));
+        let mut values = gotmpl::Map::new();
+        values.insert("unusedByTheChart".into(), gotmpl::Value::from("x"));
         let with_values = RenderFor { values, ..render };
         assert!(!Rc::ptr_eq(&first, &store.inventory(&source, &with_values).unwrap()), "other values reused a render");
     }

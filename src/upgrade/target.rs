@@ -5,7 +5,7 @@
 
 use super::store::{ChartSource, ChartStore};
 use super::{version, Request, UpgradeError};
-use crate::source::versions::{summarise, ChartVersion, VersionRequest};
+use chart_source::versions::{summarise, ChartVersion, VersionRequest};
 
 pub fn resolve(request: &Request, store: &ChartStore) -> Result<semver::Version, UpgradeError> {
     if let Some(path) = &request.chart {
@@ -33,7 +33,7 @@ pub fn pick_in(to: &str, versions: &[ChartVersion], origin: &str) -> Result<semv
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::versions::chart_versions;
+    use chart_source::versions::chart_versions;
 
     #[test]
     fn exact_tags_keep_pre_releases_and_ranges_pick_releases() {

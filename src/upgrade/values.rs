@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::gotmpl::{Map, Value};
-use crate::helm::strvals::{parse_into, parse_literal, set_path, Mode};
-use crate::helm::values::{merge_maps, read_values_file};
+use gotmpl::{Map, Value};
+use helm_render::strvals::{parse_into, parse_literal, set_path, Mode};
+use helm_render::values::{merge_maps, read_values_file};
 
 /// Values files bigger than this are refused before reading (Helm has no limit; 32 MiB is far
 /// beyond any real values file and keeps a hostile one from exhausting memory).
@@ -119,7 +119,7 @@ fn merge(flags: &ValueFlags) -> Result<Map, ValuesError> {
         let values = read_values_file(&text).map_err(|e| ValuesError::Parse(file.clone(), e.to_string()))?;
         merge_maps(&mut base, &values);
     }
-    let bad = |flag: &'static str, e: crate::helm::strvals::SetError| ValuesError::Flag { flag, reason: e.to_string() };
+    let bad = |flag: &'static str, e: helm_render::strvals::SetError| ValuesError::Flag { flag, reason: e.to_string() };
     for s in &flags.set_json {
         parse_into(s, &mut base, Mode::Json).map_err(|e| bad("--set-json", e))?;
     }
@@ -130,7 +130,7 @@ fn merge(flags: &ValueFlags) -> Result<Map, ValuesError> {
         parse_into(s, &mut base, Mode::Strings).map_err(|e| bad("--set-string", e))?;
     }
     for s in &flags.set_file {
-        let (key, path) = s.split_once('=').ok_or_else(|| bad("--set-file", crate::helm::strvals::SetError::NoValue { key: s.clone() }))?;
+        let (key, path) = s.split_once('=').ok_or_else(|| bad("--set-file", helm_render::strvals::SetError::NoValue { key: s.clone() }))?;
         let content = std::fs::read_to_string(path).map_err(|e| ValuesError::SetFile(path.to_string(), e))?;
         let parts: Vec<&str> = key.split('.').collect();
         set_path(&mut base, &parts, Value::string(content));

@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use kube_validate::crd_write::{self, CrdWrite, IssueKind};
+use kube_validate::Validator;
+use kube_version::KubeVersion;
 use serde::Deserialize;
 use serde_json::Value;
-use trainer_audit::kube_version::KubeVersion;
-use trainer_audit::validate::crd_write::{self, CrdWrite, IssueKind};
-use trainer_audit::validate::Validator;
 
 #[derive(Debug, Deserialize)]
 pub struct Report {
@@ -161,7 +161,7 @@ pub fn compare(report: &Report, files: &BTreeMap<String, Value>) -> Comparison {
                 c.disagreements.push(format!("{} {}: trainer-audit cannot compile the version", r.name, v.name));
                 continue;
             };
-            let mut mine: BTreeMap<(String, String), Vec<trainer_audit::validate::cel::cost::RuleCost>> = BTreeMap::new();
+            let mut mine: BTreeMap<(String, String), Vec<kube_validate::cel::cost::RuleCost>> = BTreeMap::new();
             for (path, rule, cost) in crd_write::rule_costs(&validator) {
                 mine.entry((path, rule)).or_default().push(cost);
             }

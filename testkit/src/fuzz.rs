@@ -2,7 +2,7 @@
 //! arbitrary bytes, runs one reader of untrusted input with tight limits, and ignores errors —
 //! only a panic, a hang or runaway memory is a finding.
 
-use trainer_audit::gotmpl::Limits;
+use gotmpl::Limits;
 
 /// Limits small enough that a fuzzer spends its time on parsing, not on legal but long renders.
 pub fn limits() -> Limits {
@@ -11,10 +11,10 @@ pub fn limits() -> Limits {
 
 /// A chart archive: loaded, and rendered when it loads.
 pub fn archive(data: &[u8]) {
-    if let Ok(chart) = trainer_audit::chart::Chart::from_archive_bytes(data) {
-        let mut options = trainer_audit::helm::render::RenderOptions { limits: Some(limits()), ..Default::default() };
+    if let Ok(chart) = helm_render::chart::Chart::from_archive_bytes(data) {
+        let mut options = helm_render::render::RenderOptions { limits: Some(limits()), ..Default::default() };
         options.release.name = "r".into();
-        if let Ok(rendered) = trainer_audit::helm::render::render_chart(&chart, &options) {
+        if let Ok(rendered) = helm_render::render::render_chart(&chart, &options) {
             let _ = trainer_audit::inventory::Inventory::build(&chart, &rendered, "ns");
         }
     }
@@ -23,12 +23,12 @@ pub fn archive(data: &[u8]) {
 /// YAML text through the full and the head-only reader, and back out through the emitter.
 pub fn yaml(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    if let Ok(docs) = trainer_audit::yaml::read_documents(&text) {
+    if let Ok(docs) = helm_render::yaml::read_documents(&text) {
         for d in docs {
-            let _ = trainer_audit::yaml::to_yaml(&d);
+            let _ = helm_render::yaml::to_yaml(&d);
         }
     }
-    let _ = trainer_audit::yaml::read_first_head(&text);
+    let _ = helm_render::yaml::read_first_head(&text);
 }
 
 /// A values file coalesced into a chart and printed as YAML and JSON.

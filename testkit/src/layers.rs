@@ -1,22 +1,41 @@
-//! The layer order of the crate's top-level modules, and the scan that keeps it: every
-//! `crate::<module>` (and `super::` that climbs to a sibling) in `src/**/*.rs`, outside comments
-//! and string literals, is an edge of the module graph; an edge may only point to a lower layer,
-//! and inside one top-level module the edges between its submodules may not loop.
-//! `tests/layers.rs` fails on a violation; `cargo xtask layers` prints the graph.
+//! The floors of the workspace and the scan that keeps them. Crates: each crate's path
+//! dependencies (normal, dev and build, from `cargo metadata`) point only to a lower floor
+//! ([`CRATE_FLOORS`]); Cargo forbids cycles between crates but not a lower crate reaching up
+//! through a dev-dependency, and not a new edge between engines. Modules: inside one crate every
+//! `crate::<module>` (and `super::` that climbs to a sibling) in its `src/**/*.rs`, outside
+//! comments and string literals, is an edge of its module graph. In the product crate an edge may
+//! only point to a lower layer ([`LAYERS`]); in every crate the modules, and the submodules of
+//! one module, may not loop (but for [`KNOWN_LOOPS`]). `tests/layers.rs` fails on a violation;
+//! `cargo xtask layers` prints the graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The top-level modules, lowest layer first (docs/design.md, "Layers"). A module may use the
-/// modules of lower layers only; modules of one layer do not use each other.
+/// The workspace's crates, lowest floor first (docs/design.md, "Layers"). A crate may depend on
+/// the crates of lower floors only; crates of one floor do not depend on each other.
+pub const CRATE_FLOORS: &[&[&str]] = &[
+    // The engines: general, nothing of Trainer in them.
+    &["gotmpl", "kube-version"],
+    &["helm-render", "kube-validate"],
+    &["chart-source"],
+    // The product: the Trainer policy and the command line.
+    &["trainer-audit"],
+    // Test doubles and project tasks, never a dependency of the product.
+    &["testkit"],
+    &["xtask"],
+];
+
+/// The crate whose top-level modules [`LAYERS`] orders.
+pub const PRODUCT: &str = "trainer-audit";
+
+/// The top-level modules of the product crate, lowest layer first (docs/design.md, "Layers"). A
+/// module may use the modules of lower layers only; modules of one layer do not use each other.
 pub const LAYERS: &[&[&str]] = &[
     // The ground: no module of the crate below them.
-    &["atomic_write", "gotmpl", "invocation", "kube_version", "par", "shell", "version"],
-    &["engine", "source", "value_ops", "yaml"],
-    &["chart"],
-    &["helm"],
+    &["invocation", "par", "shell"],
+    &["engine"],
     &["objects"],
-    &["gitops", "inventory", "validate"],
+    &["gitops", "inventory", "webhook"],
     &["cluster", "diff"],
     &["cronjob", "migrate", "rbac"],
     &["audit"],
@@ -27,15 +46,143 @@ pub const LAYERS: &[&[&str]] = &[
     &["cli"],
 ];
 
-/// Loops between the submodules of a lower-floor module, left to that module's owners: the
-/// template executor and its function table call each other; the validator's schema nodes hold
-/// CEL's compiled rules, which read the schema nodes, and its formats, metadata and ratcheting
-/// work over the same nodes. Printed and not failed on; any other loop fails.
-pub const KNOWN_INNER_LOOPS: &[(&str, &[&str])] =
-    &[("gotmpl", &["exec", "funcs"]), ("validate", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
+/// Loops between modules left to their crate's owners, as (crate, module whose submodules loop or
+/// "" for the crate's top-level modules, the modules of the loop): the template executor and its
+/// function table call each other; the validator's schema nodes hold CEL's compiled rules, which
+/// read the schema nodes, and its formats, metadata and ratcheting work over the same nodes.
+/// Printed and not failed on; any other loop fails.
+pub const KNOWN_LOOPS: &[(&str, &str, &[&str])] =
+    &[("gotmpl", "", &["exec", "funcs"]), ("kube-validate", "", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
 
-fn known(top: &str, group: &[String]) -> bool {
-    KNOWN_INNER_LOOPS.iter().any(|(t, g)| *t == top && g.iter().copied().eq(group.iter().map(String::as_str)))
+fn known(krate: &str, top: &str, group: &[String]) -> bool {
+    KNOWN_LOOPS.iter().any(|(c, t, g)| *c == krate && *t == top && g.iter().copied().eq(group.iter().map(String::as_str)))
+}
+
+/// The one dependency up a floor: the product's tests use the test doubles (testkit), which
+/// depend on the product; the product itself never does.
+fn test_doubles(krate: &str, dep: &str, kinds: &BTreeSet<String>) -> bool {
+    krate == PRODUCT && dep == "testkit" && kinds.iter().all(|k| k == "dev")
+}
+
+/// The floor of a crate (None: not declared in [`CRATE_FLOORS`]).
+pub fn floor(krate: &str) -> Option<usize> {
+    CRATE_FLOORS.iter().position(|f| f.contains(&krate))
+}
+
+/// One crate of the workspace: its name, its `src/` directory, and the workspace crates it
+/// depends on, each with how (`normal`, `dev`, `build`).
+#[derive(Debug, Clone)]
+pub struct Crate {
+    pub name: String,
+    pub src: PathBuf,
+    pub deps: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The workspace: its crates (from `cargo metadata`), and the module graph of each.
+#[derive(Debug)]
+pub struct Workspace {
+    pub crates: Vec<Crate>,
+    pub modules: BTreeMap<String, Graph>,
+}
+
+/// Reads the workspace at `root` (`cargo metadata --no-deps`) and scans every crate's `src/`.
+pub fn workspace(root: &Path) -> Result<Workspace, String> {
+    let root = &root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo metadata: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let packages = meta["packages"].as_array().cloned().unwrap_or_default();
+    let names: BTreeSet<String> = packages.iter().filter_map(|p| p["name"].as_str()).map(str::to_string).collect();
+    let mut crates = Vec::new();
+    for p in &packages {
+        let name = p["name"].as_str().unwrap_or_default().to_string();
+        let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap_or_default());
+        let src = manifest.parent().map(|d| d.join("src")).unwrap_or_default();
+        let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for d in p["dependencies"].as_array().into_iter().flatten() {
+            let dep = d["name"].as_str().unwrap_or_default();
+            if names.contains(dep) {
+                deps.entry(dep.to_string()).or_default().insert(d["kind"].as_str().unwrap_or("normal").to_string());
+            }
+        }
+        crates.push(Crate { name, src, deps });
+    }
+    crates.sort_by_key(|c| (floor(&c.name).unwrap_or(usize::MAX), c.name.clone()));
+    let mut modules = BTreeMap::new();
+    for c in &crates {
+        // xtask is a binary of project tasks, not a library with floors of its own.
+        if c.name != "xtask" {
+            let mut graph = scan(&c.src).map_err(|e| format!("reading {}: {e}", c.src.display()))?;
+            graph.dir = c.src.strip_prefix(root).unwrap_or(&c.src).to_string_lossy().replace('\\', "/");
+            modules.insert(c.name.clone(), graph);
+        }
+    }
+    Ok(Workspace { crates, modules })
+}
+
+impl Workspace {
+    /// What breaks the floors: a crate missing from [`CRATE_FLOORS`] or a dependency on a crate
+    /// of the same or a higher floor; the product's modules against [`LAYERS`]; a loop between
+    /// the modules of any crate, or between the submodules of one module, not in [`KNOWN_LOOPS`].
+    pub fn violations(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.crates {
+            let Some(a) = floor(&c.name) else {
+                out.push(format!("crate {}: missing from the crate floors (testkit/src/layers.rs, CRATE_FLOORS)", c.name));
+                continue;
+            };
+            for (dep, kinds) in &c.deps {
+                let b = floor(dep).unwrap_or(usize::MAX);
+                if b >= a && !test_doubles(&c.name, dep, kinds) {
+                    let what = if a == b { "within one floor" } else { "upward" };
+                    let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+                    out.push(format!("crate {} -> {dep} ({what}: floor {a} depends on floor {b}, as {})", c.name, kinds.join(", ")));
+                }
+            }
+        }
+        for f in CRATE_FLOORS.iter().flat_map(|f| f.iter()) {
+            if !self.crates.iter().any(|c| c.name == *f) {
+                out.push(format!("crate {f}: in the crate floors but not in the workspace"));
+            }
+        }
+        for (krate, graph) in &self.modules {
+            if krate == PRODUCT {
+                out.extend(graph.violations());
+            }
+            out.extend(graph.loop_violations(krate));
+        }
+        out
+    }
+
+    /// The graphs for people: the crates by floor with the crates each depends on, then the
+    /// product's modules by layer, then each crate's loops.
+    pub fn render(&self) -> String {
+        let mut out = String::from("crates, lowest floor first: floor crate -> the workspace crates it depends on (dev: only its tests)\n");
+        for c in &self.crates {
+            let at = floor(&c.name).map_or("?".to_string(), |f| f.to_string());
+            let deps: Vec<String> =
+                c.deps.iter().map(|(d, k)| if k.iter().all(|k| k == "dev") { format!("{d} (dev)") } else { d.clone() }).collect();
+            out.push_str(&format!("{at:>2} {:<14}{}{}\n", c.name, if deps.is_empty() { "" } else { "-> " }, deps.join(" ")));
+        }
+        if let Some(product) = self.modules.get(PRODUCT) {
+            out.push_str(&format!("\n{PRODUCT}: "));
+            out.push_str(&product.render());
+        }
+        for (krate, graph) in &self.modules {
+            if krate == PRODUCT {
+                continue;
+            }
+            out.push_str(&format!("\n{krate}: {}", graph.render_loops(krate)));
+        }
+        out
+    }
 }
 
 /// Where one reference was found.
@@ -52,6 +199,8 @@ pub struct Site {
 /// top-level module (keyed by that module).
 #[derive(Debug, Default)]
 pub struct Graph {
+    /// The directory scanned, as messages name it (`src`, `crates/gotmpl/src`).
+    pub dir: String,
     /// Every top-level module `src/` holds.
     pub modules: BTreeSet<String>,
     pub edges: BTreeMap<(String, String), Vec<Site>>,
@@ -65,7 +214,7 @@ pub fn layer(module: &str) -> Option<usize> {
 
 /// Scans `src` (the crate's `src/` directory).
 pub fn scan(src: &Path) -> std::io::Result<Graph> {
-    let mut graph = Graph::default();
+    let mut graph = Graph { dir: "src".to_string(), ..Graph::default() };
     let mut subs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for entry in std::fs::read_dir(src)? {
         let entry = entry?;
@@ -336,7 +485,8 @@ fn references(text: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
                     j = e;
                 }
             }
-            ok = ok && (word == "crate" || !base.is_empty());
+            // `super` from the crate root names nothing; from a top-level module, the crate root.
+            ok = ok && (word == "crate" || !current.is_empty());
             if ok {
                 let mut paths = Vec::new();
                 paths_at(&b, j + 2, &base, &mut paths);
@@ -350,19 +500,18 @@ fn references(text: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
 }
 
 impl Graph {
-    /// What breaks the declared order: a top-level module missing from [`LAYERS`], an edge to
-    /// the same or a higher layer, and a loop between the submodules of one module; each with
-    /// the file, line and name that makes it.
+    /// What breaks the product's declared order: a top-level module missing from [`LAYERS`], and
+    /// an edge to the same or a higher layer; each with the file, line and name that makes it.
     pub fn violations(&self) -> Vec<String> {
         let mut out = Vec::new();
         for m in &self.modules {
             if layer(m).is_none() {
-                out.push(format!("src/{m}: a top-level module missing from the layer order (testkit/src/layers.rs, LAYERS)"));
+                out.push(format!("{}/{m}: a top-level module missing from the layer order (testkit/src/layers.rs, LAYERS)", self.dir));
             }
         }
         for m in LAYERS.iter().flat_map(|l| l.iter()) {
             if !self.modules.contains(*m) {
-                out.push(format!("{m}: in the layer order but not in src/"));
+                out.push(format!("{m}: in the layer order but not in {}/", self.dir));
             }
         }
         for ((from, to), sites) in &self.edges {
@@ -370,23 +519,35 @@ impl Graph {
             if b >= a {
                 let what = if a == b { "within one layer" } else { "upward" };
                 for s in sites {
-                    out.push(format!("{from} -> {to} ({what}: layer {a} uses layer {b}): src/{}:{} {}", s.file, s.line, s.name));
+                    out.push(format!("{from} -> {to} ({what}: layer {a} uses layer {b}): {}/{}:{} {}", self.dir, s.file, s.line, s.name));
                 }
             }
         }
-        for (top, edges) in &self.inner {
+        out
+    }
+
+    /// The loops of crate `krate` not in [`KNOWN_LOOPS`]: between its top-level modules, and
+    /// between the submodules of one module; each with the file, line and name of every step.
+    pub fn loop_violations(&self, krate: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut report = |top: &str, edges: &BTreeMap<(String, String), Vec<Site>>| {
             for (group, cycle) in groups(edges.keys()) {
-                if known(top, &group) {
+                if known(krate, top, &group) {
                     continue;
                 }
-                let mut text = format!("{top}: its submodules import each other in a loop: {}", cycle.join(" -> "));
+                let whose = if top.is_empty() { "its modules".to_string() } else { format!("the submodules of {top}") };
+                let mut text = format!("crate {krate}: {whose} import each other in a loop: {}", cycle.join(" -> "));
                 for pair in cycle.windows(2) {
                     if let Some(s) = edges.get(&(pair[0].clone(), pair[1].clone())).and_then(|s| s.first()) {
-                        text.push_str(&format!("\n    src/{}:{} {}", s.file, s.line, s.name));
+                        text.push_str(&format!("\n    {}/{}:{} {}", self.dir, s.file, s.line, s.name));
                     }
                 }
                 out.push(text);
             }
+        };
+        report("", &self.edges);
+        for (top, edges) in &self.inner {
+            report(top, edges);
         }
         out
     }
@@ -397,8 +558,8 @@ impl Graph {
         groups(self.edges.keys())
     }
 
-    /// The graph for people: each module with its layer and the modules it uses, lowest first;
-    /// then the loops.
+    /// The product's graph for people: each module with its layer and the modules it uses,
+    /// lowest first; then the loops.
     pub fn render(&self) -> String {
         let mut out = String::from("top-level modules, lowest layer first: layer module -> the modules it uses\n");
         let mut mods: Vec<&String> = self.modules.iter().collect();
@@ -408,24 +569,29 @@ impl Graph {
             let at = layer(m).map_or("?".to_string(), |l| l.to_string());
             out.push_str(&format!("{at:>2} {m:<14}{}{}\n", if uses.is_empty() { "" } else { "-> " }, uses.join(" ")));
         }
+        out.push_str(&self.render_loops(PRODUCT));
+        out
+    }
+
+    /// The loops of crate `krate`, between its top-level modules and between the submodules of
+    /// one module, each marked when [`KNOWN_LOOPS`] holds it.
+    pub fn render_loops(&self, krate: &str) -> String {
+        let mut out = String::new();
+        let line = |top: &str, g: &[String], c: &[String]| {
+            let note = if known(krate, top, g) { " (known: KNOWN_LOOPS)" } else { "" };
+            let at = if top.is_empty() { String::new() } else { format!("{top}: ") };
+            format!("  {at}{} (e.g. {}){note}\n", g.join(" "), c.join(" -> "))
+        };
         let loops = self.loops();
-        out.push_str(&format!("loops between top-level modules: {}\n", if loops.is_empty() { "none".to_string() } else { String::new() }));
-        for (group, example) in loops {
-            out.push_str(&format!("  {} (e.g. {})\n", group.join(" "), example.join(" -> ")));
+        out.push_str(&format!("loops between top-level modules: {}\n", if loops.is_empty() { "none" } else { "" }));
+        for (g, c) in &loops {
+            out.push_str(&line("", g, c));
         }
-        let inner: Vec<String> = self
-            .inner
-            .iter()
-            .flat_map(|(top, e)| {
-                groups(e.keys()).into_iter().map(move |(g, c)| {
-                    let note = if known(top, &g) { " (known: KNOWN_INNER_LOOPS)" } else { "" };
-                    format!("  {top}: {} (e.g. {}){note}", g.join(" "), c.join(" -> "))
-                })
-            })
-            .collect();
+        let inner: Vec<String> =
+            self.inner.iter().flat_map(|(top, e)| groups(e.keys()).into_iter().map(move |(g, c)| line(top, &g, &c))).collect();
         out.push_str(&format!("loops between submodules: {}\n", if inner.is_empty() { "none" } else { "" }));
         for l in inner {
-            out.push_str(&format!("{l}\n"));
+            out.push_str(&l);
         }
         out
     }

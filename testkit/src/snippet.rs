@@ -4,18 +4,18 @@
 
 use std::rc::Rc;
 
-use trainer_audit::gotmpl::{Limits, Value};
-use trainer_audit::helm::context::{chart_data, ChartMeta, ReleaseInfo};
-use trainer_audit::helm::engine::{render, TemplateFile};
-use trainer_audit::helm::objects::{Capabilities, Files};
+use gotmpl::{Limits, Value};
+use helm_render::context::{chart_data, ChartMeta, ReleaseInfo};
+use helm_render::engine::{render, TemplateFile};
+use helm_render::objects::{Capabilities, Files};
 
 pub const TEMPLATE_NAME: &str = "probe/templates/t.yaml";
 
 /// Chart defaults from a values.yaml text: documents merged, nulls dropped (what coalescing does
 /// to defaults when the user supplies nothing).
 pub fn default_values(values_yaml: &str) -> Result<Value, String> {
-    let merged = trainer_audit::chart::parse_values(values_yaml).map_err(|e| e.to_string())?;
-    Ok(trainer_audit::helm::values::clean(&merged))
+    let merged = helm_render::chart::parse_values(values_yaml).map_err(|e| e.to_string())?;
+    Ok(helm_render::values::clean(&merged))
 }
 
 /// Renders `template` with `values_yaml` as the chart's values.yaml.

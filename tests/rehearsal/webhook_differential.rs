@@ -7,8 +7,8 @@
 //!    (`testkit::webhookcorpus`: valid objects on every runtime, then the mutations the 2.3.0
 //!    webhooks refuse) is sent as dry-run creates through the real webhooks and compared with
 //!    what trainer-audit predicts for each: the target CRD's schema and CEL
-//!    (`trainer_audit::validate::Validator`), then its model of the webhooks
-//!    (`trainer_audit::validate::webhook`, what rule TA-WH-001 reports of live objects). Prints
+//!    (`kube_validate::Validator`), then its model of the webhooks
+//!    (`trainer_audit::webhook`, what rule TA-WH-001 reports of live objects). Prints
 //!    `N of M webhook rejections predicted`; fails on any disagreement not listed in
 //!    [`UNPREDICTED`] with its reason, and on a listed one that no longer happens;
 //! 3. a TrainJob naming a runtime that does not exist is refused with the text rule TA-RT-001
@@ -22,15 +22,15 @@
 
 use std::collections::BTreeMap;
 
+use kube_validate::Validator;
+use kube_version::KubeVersion;
 use serde_json::{json, Value as Json};
 use testkit::controlplane::http::{Call, Reply};
 use testkit::controlplane::Webhooks;
 use testkit::webhookcorpus::{self as corpus, Case};
 use trainer_audit::inventory::rbac::{grants_for, manager_account, reads_priority_classes, roles};
-use trainer_audit::kube_version::KubeVersion;
 use trainer_audit::objects::{objects_in, Object, Origin};
-use trainer_audit::validate::webhook::{self, Operation, Runtimes};
-use trainer_audit::validate::Validator;
+use trainer_audit::webhook::{self, Operation, Runtimes};
 
 use crate::lab::{Lab, NAMESPACE, RELEASE};
 use crate::values;

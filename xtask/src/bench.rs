@@ -449,18 +449,18 @@ fn render(runs: usize) -> Result<()> {
     setup::ensure_helm_oracle()?;
     let chart = corpus.join("charts/kubeflow-trainer-2.3.0.tgz");
     let values = corpus.join("values/runtimes-all.yaml");
-    // In-process, ours: the render bench (benches/render.rs) times the library N times in one
+    // In-process, ours: the render bench (crates/helm-render/benches/render.rs) times the library N times in one
     // optimised process and prints the medians as fields.
     let (ours_in, ours_full) = {
         let out = Command::new(env!("CARGO"))
-            .args(["bench", "--quiet", "--bench", "render"])
+            .args(["bench", "--quiet", "-p", "helm-render", "--bench", "render"])
             .current_dir(repo_root())
             .env("TRAINER_AUDIT_CORPUS", &corpus)
             .env("TRAINER_AUDIT_BENCH_RUNS", runs.to_string())
             .stderr(Stdio::inherit())
             .output()?;
         if !out.status.success() {
-            bail!("cargo bench --bench render failed");
+            bail!("cargo bench -p helm-render --bench render failed");
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let field = |name: &str| -> Result<f64> {

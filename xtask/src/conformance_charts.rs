@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use trainer_audit::chart::Chart;
-use trainer_audit::helm::render::{render_chart, RenderOptions};
-use trainer_audit::helm::values::{merge_maps, read_values_file};
+use helm_render::chart::Chart;
+use helm_render::render::{render_chart, RenderOptions};
+use helm_render::values::{merge_maps, read_values_file};
 
 use crate::setup;
 
@@ -95,7 +95,7 @@ fn ours(case: &Case, name: &str, namespace: &str) -> Ours {
     let result = (|| -> Result<(BTreeMap<String, String>, String), String> {
         let chart = if case.chart.is_dir() { Chart::load_dir(&case.chart) } else { Chart::load_archive_file(&case.chart) }
             .map_err(|e| e.to_string())?;
-        let mut user = trainer_audit::gotmpl::Map::new();
+        let mut user = gotmpl::Map::new();
         for v in &case.values {
             let text = std::fs::read_to_string(v).map_err(|e| e.to_string())?;
             merge_maps(&mut user, &read_values_file(&text).map_err(|e| e.to_string())?);

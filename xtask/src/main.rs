@@ -75,9 +75,11 @@ const USAGE: &str = "usage: cargo xtask <task>
                       k8s.io/kubernetes, start each with etcd and create the Trainer
                       2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
                       Kubernetes minimums in rules/compat.yaml
-  layers              print the import graph between the top-level modules of src/ by
-                      layer, and its loops; fails on an edge against the declared order
-                      (testkit/src/layers.rs, docs/design.md; tests/layers.rs checks the same)
+  layers              print the crates of the workspace by floor, the import graph between
+                      the top-level modules of src/ by layer, and every crate's module loops;
+                      fails on a dependency or an edge against the declared order, or an
+                      unknown loop (testkit/src/layers.rs, docs/design.md; tests/layers.rs
+                      checks the same)
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]
@@ -220,14 +222,14 @@ fn snapshots() -> Result<()> {
     Ok(())
 }
 
-/// The module graph of `src/` and what breaks its layer order.
+/// The crate graph of the workspace and the product's module graph, and what breaks their floors.
 fn layers() -> Result<()> {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../src");
-    let graph = testkit::layers::scan(&src).with_context(|| format!("reading {}", src.display()))?;
-    print!("{}", graph.render());
-    let violations = graph.violations();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let workspace = testkit::layers::workspace(&root).map_err(anyhow::Error::msg)?;
+    print!("{}", workspace.render());
+    let violations = workspace.violations();
     if !violations.is_empty() {
-        bail!("{} violations of the layer order:\n{}", violations.len(), violations.join("\n"));
+        bail!("{} violations of the floors:\n{}", violations.len(), violations.join("\n"));
     }
     Ok(())
 }

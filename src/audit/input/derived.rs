@@ -7,9 +7,9 @@
 use std::cell::OnceCell;
 
 use super::CheckInput;
-use crate::kube_version::KubeVersion;
 use crate::migrate::{self, Migration, Options, Source};
-use crate::validate::stored::{CrdSet, Survey, ASSUMED_KUBE};
+use kube_validate::stored::{CrdSet, Survey, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 /// What a check derives from the target CRDs, once.
 #[derive(Default)]

@@ -57,7 +57,7 @@ impl Check for Params {
             }
         }
         if let Some(tag) = at(tag_path).and_then(|t| t.as_str()) {
-            let pinned = crate::version::parse_lenient(tag.trim_start_matches('v'));
+            let pinned = helm_render::version::parse_lenient(tag.trim_start_matches('v'));
             if pinned.as_ref().is_some_and(|p| p < &input.to) {
                 hits.push(
                 Hit::new(format!("values {tag_path}"), format!("the release pins the controller image to {tag}, older than the {} chart: config keys the chart renders may be unknown to it", input.to))

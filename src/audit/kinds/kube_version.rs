@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube_version::KubeVersion;
+use kube_version::KubeVersion;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -116,7 +116,7 @@ pub trait Check: std::fmt::Debug + Send + Sync {
     }
 
     /// For `upgrade-gate`: the versions every upgrade across the rule's range lands on first.
-    fn gate(&self) -> Option<&crate::version::Constraint> {
+    fn gate(&self) -> Option<&helm_render::version::Constraint> {
         None
     }
 

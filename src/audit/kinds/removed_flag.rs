@@ -26,7 +26,8 @@ pub struct Params {
 
 fn release<'de, D: serde::Deserializer<'de>>(d: D) -> Result<semver::Version, D::Error> {
     let text = String::deserialize(d)?;
-    crate::version::parse_strict(&text).ok_or_else(|| serde::de::Error::custom(format!("removed_in {text:?} is not a version like 2.3.0")))
+    helm_render::version::parse_strict(&text)
+        .ok_or_else(|| serde::de::Error::custom(format!("removed_in {text:?} is not a version like 2.3.0")))
 }
 
 /// Where the flag sits in an argument list: the argument as written and the flag's name, for

@@ -15,10 +15,10 @@ use serde_json::Value as Json;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, Runtime};
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
-use crate::validate::stored::ASSUMED_KUBE;
-use crate::validate::{prune, Validator};
+use kube_validate::stored::ASSUMED_KUBE;
+use kube_validate::{prune, Validator};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

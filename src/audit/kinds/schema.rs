@@ -15,8 +15,8 @@ use serde::Deserialize;
 use super::support::examples;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::validate::stored::{Assessment, Standing};
-use crate::validate::FieldError;
+use kube_validate::stored::{Assessment, Standing};
+use kube_validate::FieldError;
 
 /// The most objects a hit names in its evidence and fix commands.
 const SHOWN: usize = 5;

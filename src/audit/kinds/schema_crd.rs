@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::kube_version::KubeVersion;
 use crate::objects::str_at;
-use crate::validate::crd_write::{self, CrdIssue, CrdWrite, IssueKind};
+use kube_validate::crd_write::{self, CrdIssue, CrdWrite, IssueKind};
+use kube_version::KubeVersion;
 
 /// The version compiled for when the cluster's is unknown: the oldest with ratcheting, below
 /// every library boundary the Trainer CRDs meet.

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::version::Constraint;
+use helm_render::version::Constraint;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

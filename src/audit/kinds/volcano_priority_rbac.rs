@@ -4,7 +4,7 @@
 //! TrainJob webhook looks the class up through the manager's cached client, whose informer cannot
 //! list them and never syncs: the lookup waits until the API server gives up on the webhook, and
 //! every create or update of a TrainJob on such a runtime is refused after the timeout. The
-//! prediction is `validate::webhook::trainjob_call_fails`, which the webhook differential checks
+//! prediction is `webhook::trainjob_call_fails`, which the webhook differential checks
 //! against the real webhooks. Runtimes are the target render's and the cluster's own; grants are
 //! the rendered ClusterRoles and Roles bound to the manager's ServiceAccount (a role applied
 //! outside the release is not read).
@@ -18,7 +18,7 @@ use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::rbac::{grants_for, manager_account, reads_priority_classes};
 use crate::objects::{str_at, Object};
-use crate::validate::webhook;
+use crate::webhook;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,5 +1,5 @@
 //! `webhook-admission`: live TrainJobs and user runtimes that the target's validating webhooks
-//! would refuse, modelled by `validate::webhook` (Trainer 2.3.0's webhooks). Once the target's
+//! would refuse, modelled by `webhook` (Trainer 2.3.0's webhooks). Once the target's
 //! controller serves them, every update of such a TrainJob (a label, a finalizer, `suspend`) and
 //! of such a ClusterTrainingRuntime is refused, and so is re-creating either from a backup. A
 //! TrainJob's runtime is looked up as the webhook will find it after the upgrade: the target's
@@ -12,7 +12,7 @@ use super::support::name_of;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::objects::str_at;
-use crate::validate::webhook::{self, Operation, Refusal, Runtimes};
+use crate::webhook::{self, Operation, Refusal, Runtimes};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,123 @@
+//! `x-kubernetes-list-type` invariants: items of a `set` are unique, items of a `map` are objects
+//! with unique `x-kubernetes-list-map-keys` (apiextensions-apiserver `schema/listtype`). Only the
+//! second occurrence of a value is reported, as upstream does.
+
+use serde_json::{Map, Value};
+
+use super::fielderr::{go_json, BadValue, ErrorKind, FieldError};
+use super::structural::{Additional, Schema};
+
+/// `ValidateListSetsAndMaps` over a whole object.
+pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    if !s.has_list_types_below {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            if let Some(Additional::Schema(a)) = &s.additional {
+                for (k, child) in m {
+                    validate(&format!("{path}[{k}]"), a, child, errs);
+                }
+            }
+            for (k, child) in m {
+                if let Some(p) = s.properties.get(k) {
+                    let cp = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    validate(&cp, p, child, errs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            match s.list_type.as_deref() {
+                Some("set") => {
+                    for i in non_unique(items) {
+                        errs.push(dup(path, i, BadValue::of_json(&items[i])));
+                    }
+                }
+                Some("map") => validate_map(path, s, items, errs),
+                _ => {}
+            }
+            if let Some(is) = &s.items {
+                for (i, item) in items.iter().enumerate() {
+                    validate(&format!("{path}[{i}]"), is, item, errs);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn dup(path: &str, i: usize, value: BadValue) -> FieldError {
+    FieldError::new(ErrorKind::Duplicate, format!("{path}[{i}]"), value, "")
+}
+
+/// Indices of second occurrences; scalars compare as Go interface keys (int64 ≠ float64).
+fn non_unique(items: &[Value]) -> Vec<usize> {
+    let key = |v: &Value| match v {
+        Value::Number(n) if n.is_i64() => format!("i{n}"),
+        Value::Number(n) => format!("f{}", n.as_f64().unwrap_or(0.0)),
+        other => format!("j{}", go_json(other)),
+    };
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for (i, x) in items.iter().enumerate() {
+        let c = seen.entry(key(x)).or_insert(0);
+        *c += 1;
+        if *c == 2 {
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn validate_map(path: &str, s: &Schema, items: &[Value], errs: &mut Vec<FieldError>) {
+    for (i, x) in items.iter().enumerate() {
+        if !x.is_null() && !x.is_object() {
+            errs.push(FieldError::invalid(format!("{path}[{i}]"), BadValue::of_json(x), "must be an object for an array of list-type map"));
+            return;
+        }
+    }
+    if items.len() <= 1 || s.list_map_keys.is_empty() {
+        return;
+    }
+    let keys: Vec<Value> = items
+        .iter()
+        .map(|x| {
+            let mut k = Map::new();
+            if let Value::Object(m) = x {
+                for name in &s.list_map_keys {
+                    if let Some(v) = m.get(name) {
+                        k.insert(name.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(k)
+        })
+        .collect();
+    for i in non_unique(&keys) {
+        errs.push(dup(path, i, BadValue::Json(go_json(&keys[i]))));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube_version::KubeVersion;
+    use serde_json::json;
+
+    #[test]
+    fn sets_and_maps() {
+        let s = Schema::parse(
+            &json!({"type":"object","properties":{
+                "s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
+                "m":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+                     "items":{"type":"object","properties":{"name":{"type":"string"}}}}}}),
+            &KubeVersion::new(1, 36),
+        )
+        .unwrap();
+        let mut errs = Vec::new();
+        validate("", &s, &json!({"s":["a","b","a","a"],"m":[{"name":"x"},{"name":"x"},{}]}), &mut errs);
+        let mut text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        text.sort();
+        assert_eq!(text, ["m[1]: Duplicate value: {\"name\":\"x\"}", "s[2]: Duplicate value: \"a\""]);
+    }
+}
