@@ -9,17 +9,18 @@ use std::collections::BTreeMap;
 use kube_validate::crd_write::{self, CrdWrite, IssueKind};
 use kube_validate::Validator;
 use kube_version::KubeVersion;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct Report {
     pub kubernetes: String,
     pub compatibility: String,
     pub crds: Vec<CrdReport>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CrdReport {
     pub file: String,
@@ -28,20 +29,24 @@ pub struct CrdReport {
     pub create: Vec<String>,
     pub reapply_unchanged: Vec<String>,
     pub reapply_changed: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_from: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<Vec<String>>,
+    /// A real server's answer to the unchanged re-apply sent as a server-side apply (what Helm 4
+    /// sends by default), when observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reapply_server_side: Option<Vec<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct VersionReport {
     pub name: String,
     pub rules: Vec<RuleReport>,
     pub total: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleReport {
     pub path: String,
@@ -51,8 +56,84 @@ pub struct RuleReport {
     pub cost: u64,
     #[serde(default, rename = "messageExpressionCost")]
     pub message_cost: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// How a recorded report names a rule: a digest of its text (recordings keep no third-party
+/// rule text).
+pub fn rule_key(rule: &str) -> String {
+    let digest = Sha256::digest(rule.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// A server message with the rule text it may quote left out (`Invalid value: …` becomes
+/// `Invalid value: (rule)`): what a recording keeps.
+fn redact_message(m: &str) -> String {
+    match m.find(": Invalid value: ") {
+        Some(at) => format!("{}: Invalid value: (rule)", &m[..at]),
+        None => match m.find(": Required value: ") {
+            Some(at) => format!("{}: Required value: (rule)", &m[..at]),
+            None => m.to_string(),
+        },
+    }
+}
+
+/// The report as a recording keeps it: rules by [`rule_key`], errors and messages without the
+/// rule texts they quote.
+pub fn redacted(mut report: Report) -> Report {
+    for c in &mut report.crds {
+        for v in &mut c.versions {
+            for r in &mut v.rules {
+                r.rule = rule_key(&r.rule);
+                if r.error.is_some() {
+                    r.error = Some("does not compile".into());
+                }
+            }
+        }
+        for list in [&mut c.create, &mut c.reapply_unchanged, &mut c.reapply_changed] {
+            *list = list.iter().map(|m| redact_message(m)).collect();
+        }
+        for list in [&mut c.upgrade, &mut c.reapply_server_side].into_iter().flatten() {
+            *list = list.iter().map(|m| redact_message(m)).collect();
+        }
+    }
+    report
+}
+
+/// The generated CEL corpus, by the file names the differential gives `crdcel`.
+pub fn generated() -> Vec<(String, Value)> {
+    crate::celcorpus::crds()
+        .into_iter()
+        .map(|c| (format!("generated/{}.json", c["metadata"]["name"].as_str().unwrap_or("crd")), c))
+        .collect()
+}
+
+/// The CRDs every corpus chart renders (templates and `crds/`, default values), charts in
+/// version order, as `corpus/<chart>/<crd>.json`.
+pub fn corpus_crds(corpus: &std::path::Path) -> Result<Vec<(String, Value)>, String> {
+    let dir = corpus.join("charts");
+    let mut charts: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .collect();
+    charts.sort_by_key(|p| {
+        let name = p.file_stem().and_then(|s| s.to_str()).unwrap_or("").trim_start_matches("kubeflow-trainer-").to_string();
+        semver::Version::parse(&name).ok()
+    });
+    let mut out = Vec::new();
+    for chart in charts {
+        let request = trainer_audit::upgrade::Request { chart: Some(chart.display().to_string()), ..Default::default() };
+        let crds = trainer_audit::upgrade::crds::chart_crds(&request).map_err(|e| format!("{}: {e}", chart.display()))?;
+        let stem = chart.file_stem().and_then(|s| s.to_str()).unwrap_or("chart").to_string();
+        for crd in crds.crds {
+            let name = crd["metadata"]["name"].as_str().unwrap_or("crd").to_string();
+            out.push((format!("corpus/{stem}/{name}.json"), crd));
+        }
+    }
+    Ok(out)
 }
 
 /// What the comparison found.
@@ -170,7 +251,13 @@ pub fn compare(report: &Report, files: &BTreeMap<String, Value>) -> Comparison {
                 c.rules += 1;
                 let key = (g.path.clone(), g.rule.clone());
                 let n = seen.entry(key.clone()).or_default();
-                let ours = mine.get(&key).and_then(|list| list.get(*n)).copied();
+                let ours = match mine.get(&key) {
+                    Some(list) => list.get(*n).copied(),
+                    // A recording names the rule by its digest.
+                    None => {
+                        mine.iter().find(|((p, r), _)| *p == g.path && rule_key(r) == g.rule).and_then(|(_, list)| list.get(*n).copied())
+                    }
+                };
                 *n += 1;
                 let at = format!("{} {} {} `{}`", r.name, v.name, g.path, g.rule);
                 match (ours, &g.error) {
@@ -198,6 +285,9 @@ pub fn compare(report: &Report, files: &BTreeMap<String, Value>) -> Comparison {
         let old = r.upgrade_from.as_ref().and_then(|f| files.get(f));
         if let (Some(old), Some(upgrade)) = (old, &r.upgrade) {
             writes.push(("upgrade", crd, CrdWrite::Update(old), upgrade));
+        }
+        if let Some(ssa) = &r.reapply_server_side {
+            writes.push(("unchanged server-side apply", crd, CrdWrite::Update(crd), ssa));
         }
         for (what, new, write, server) in writes {
             c.writes += 1;

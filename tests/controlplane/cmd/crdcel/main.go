@@ -82,8 +82,12 @@ type limits struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: crdcel FILE...")
+		fmt.Fprintln(os.Stderr, "usage: crdcel FILE... | crdcel --version")
 		os.Exit(2)
+	}
+	if os.Args[1] == "--version" {
+		fmt.Printf("crdcel Kubernetes %s (compatibility version %s)\n", version.Get().GitVersion, environment.DefaultCompatibilityVersion())
+		return
 	}
 	scheme := runtime.NewScheme()
 	apiextensionsinstall.Install(scheme)
