@@ -99,10 +99,14 @@ rule_tests! {
     gate_001: "TA-GATE-001";
     dir_001: "TA-DIR-001";
     k8s_001: "TA-K8S-001";
+    k8s_002: "TA-K8S-002";
+    k8s_003: "TA-K8S-003";
+    k8s_004: "TA-K8S-004";
     read_001: "TA-READ-001";
     read_002: "TA-READ-002";
     rel_001: "TA-REL-001";
     rel_002: "TA-REL-002";
+    rel_004: "TA-REL-004";
     own_001: "TA-OWN-001";
     own_002: "TA-OWN-002";
     own_003: "TA-OWN-003";

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
+use crate::engine::storage::HelmDriver;
 use crate::fleet::members::Selection;
 use crate::fleet::read::read_member;
 use crate::upgrade::values::{UserValues, ValueFlags};
@@ -221,6 +222,14 @@ pub struct UpgradeFlags {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
+    /// The Kubernetes version the cluster moves to (e.g. 1.37): the target's CRDs, API versions
+    /// and tested versions are checked against it; without --to/--chart, Trainer stays as installed
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub to_kube: Option<KubeVersion>,
+    /// Where Helm stores the release's records, as HELM_DRIVER says (default: as the release's
+    /// records are stored, else secret)
+    #[arg(long, value_enum, value_name = "DRIVER")]
+    pub helm_driver: Option<HelmDriver>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -241,6 +250,8 @@ impl UpgradeFlags {
             values: self.values.read()?,
             rules: self.rules.clone(),
             registry: self.registry.client_options()?,
+            helm_driver: self.helm_driver,
+            to_kube: self.to_kube.clone(),
             ..Request::default()
         })
     }
