@@ -249,6 +249,11 @@ impl Upgrade {
         }
         // The target pulled now, so a repository that serves another chart is refused before
         // anything is audited (a local --chart was loaded, and checked, by `resolve`).
+        // Kubernetes alone: the target chart is the installed one (a local --from-chart, if given).
+        let mut request = request;
+        if kube_only && request.chart.is_none() {
+            request.chart = request.from_chart.clone();
+        }
         if request.chart.is_none() {
             store.chart(&ChartSource::Version(to.clone()))?;
         }

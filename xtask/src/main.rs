@@ -73,7 +73,8 @@ const USAGE: &str = "usage: cargo xtask <task>
                       write rules/kueue-builds.yaml: the Trainer API each Kueue release
                       (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
                       release it does not serve from the tags of DIR, a kueue clone)
-  kube-versions [--only VERSION]… [--no-servers] [--no-crdcel] [--trainer-git DIR]
+  kube-versions [--only VERSION]… [--no-servers] [--no-crdcel] [--charts-only]
+                      [--trainer-git DIR]
                       one-off (not in CI): crdcel (the CRD validation) against every minor
                       1.31–1.38 and kube-apiserver v1.31.14, v1.32.13, v1.36.1, v1.37.2,
                       v1.38.0-beta.0 sent the corpus charts', Trainer, JobSet and Kueue CRDs
