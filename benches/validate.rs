@@ -13,7 +13,7 @@ use helm_render::render::{render_chart, RenderOptions};
 use kube_validate::stored::CrdSet;
 use kube_validate::Validator;
 use kube_version::KubeVersion;
-use serde_json::{json, Value};
+use serde_json::Value;
 use testkit::controlplane::http::Call;
 use trainer_audit::inventory::Inventory;
 
@@ -33,37 +33,6 @@ fn cpu_seconds() -> f64 {
 const PEER_SAMPLE: usize = 2000;
 const PEER_IN_FLIGHT: usize = 8;
 
-fn trainjob(i: usize) -> Value {
-    json!({
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": format!("job-{i}"), "namespace": "default",
-            "labels": {"team": format!("team-{}", i % 17), "kueue.x-k8s.io/queue-name": "gpu"},
-            "annotations": {"owner": "ml-platform", "ticket": format!("ML-{i}")}},
-        "spec": {
-            "runtimeRef": {"name": "torch-distributed", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
-            "suspend": i % 5 == 0,
-            "initializer": {
-                "dataset": {"storageUri": format!("hf://datasets/org/set-{}", i % 100),
-                    "env": [{"name": "HF_TOKEN", "value": "redacted"}]},
-                "model": {"storageUri": "hf://models/meta/llama"}
-            },
-            "trainer": {
-                "image": "ghcr.io/example/train:1.2.3",
-                "command": ["torchrun", "train.py"],
-                "args": ["--epochs", "3", "--lr", "0.0001", "--batch", format!("{}", 8 << (i % 4))],
-                "env": [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "RUN", "value": format!("{i}")}],
-                "numNodes": 1 + (i % 8),
-                "numProcPerNode": 8,
-                "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8, "memory": "512Gi", "cpu": "64"},
-                    "requests": {"nvidia.com/gpu": 8, "memory": "480Gi", "cpu": "60"}}
-            },
-            "labels": {"app": "train"},
-            "annotations": {"note": "bench"}
-        }
-    })
-}
-
 fn main() {
     let Some(corpus) = std::env::var_os("TRAINER_AUDIT_CORPUS").map(PathBuf::from) else {
         println!("SKIPPED: TRAINER_AUDIT_CORPUS is not set");
@@ -80,7 +49,7 @@ fn main() {
         .find(|o| o.identity.kind == "CustomResourceDefinition" && o.identity.name == "trainjobs.trainer.kubeflow.org")
         .map(|o| serde_json::to_value(&o.body).expect("json"))
         .expect("TrainJob CRD");
-    let objects: Vec<Value> = (0..OBJECTS).map(trainjob).collect();
+    let objects: Vec<Value> = (0..OBJECTS).map(testkit::scenario::realistic_trainjob).collect();
     let size: usize = objects.iter().map(|o| o.to_string().len()).sum::<usize>() / OBJECTS;
 
     let start = Instant::now();

@@ -4,6 +4,7 @@
 //! the binary is a thin command-line layer over it (see `cli`).
 
 pub mod audit;
+pub mod cache;
 pub mod cli;
 pub mod cluster;
 pub mod cronjob;

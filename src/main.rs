@@ -10,16 +10,17 @@ fn main() -> ExitCode {
     // As a kubectl or Helm plugin, help says `kubectl trainer-audit …` and Helm's flags come back.
     let (host, args) = trainer_audit::invocation::arguments();
     let command = Cli::command().bin_name(host.program());
-    let parsed = command.try_get_matches_from(std::iter::once(host.program().into()).chain(args)).and_then(|m| Cli::from_arg_matches(&m));
-    let cli = match parsed {
-        Ok(cli) => cli,
+    let parsed =
+        command.try_get_matches_from(std::iter::once(host.program().into()).chain(args)).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             // clap: help/version exit 0, usage errors 2.
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match run(cli) {
+    match run(cli, &matches) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

@@ -56,3 +56,18 @@ fn help_and_version_exit_zero() {
     let out = run(home.path(), &["--version"]);
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `pull --offline` with nowhere to keep a cache (no `TRAINER_AUDIT_CACHE_DIR`, `XDG_CACHE_HOME` or
+/// `HOME`) says which variables give it one; the registry is never contacted.
+#[test]
+fn offline_pull_without_a_cache_names_the_variables() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainer-audit"))
+        .args(["pull", "oci://127.0.0.1:1/charts/tiny", "--version", "1.0.0", "--offline"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "error: --offline needs a cache directory: set TRAINER_AUDIT_CACHE_DIR or HOME\n");
+    assert!(stdout(&out).is_empty());
+}

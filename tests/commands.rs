@@ -401,3 +401,135 @@ fn a_redeclared_cert_secret_puts_force_conflicts_on_the_upgrade() {
         assert!(!line.contains("--force-conflicts"), "{cluster} → {chart}: {line}");
     }
 }
+
+/// Issue 29 §4: every object a printed command names — in `check`'s fixes, `plan`'s steps and
+/// `runbook`'s blocks — exists in the cluster or in the target chart as rendered for this release
+/// and namespace (`trainer_audit::plan::named`), never a default name: for release names the
+/// chart prefixes (`trainer` → `trainer-kubeflow-trainer-controller-manager`) and ones it does not,
+/// namespaces other than `kubeflow-system`, and every form the plan's commands take by release
+/// state (an upgrade, one from the deployed revision under a failed one, a rollback first, a fresh
+/// install with the saved values). The states are the charts rendered as that release
+/// (`testkit::helm_state`).
+fn printed_names_exist(from: &Path, to: &Path, release: &str, namespace: &str, statuses: &[&str]) {
+    use trainer_audit::plan::named::{unknown_names, World};
+    let load = |p: &Path| {
+        if p.is_dir() {
+            helm_render::chart::Chart::load_dir(p).unwrap()
+        } else {
+            helm_render::chart::Chart::load_archive_file(p).unwrap()
+        }
+    };
+    let (from_chart, to_chart) = (load(from), load(to));
+    // The history: the installed chart, then the target's for the last revision when it is a
+    // change that did not complete (failed, pending), else the installed one's again.
+    let revisions: Vec<testkit::helm_state::Revision> = statuses
+        .iter()
+        .enumerate()
+        .map(|(i, status)| {
+            let last = i + 1 == statuses.len();
+            let chart = if last && matches!(*status, "failed" | "pending-upgrade") { &to_chart } else { &from_chart };
+            testkit::helm_state::Revision { status, chart }
+        })
+        .collect();
+    let objects = testkit::helm_state::objects(release, namespace, &revisions, "v1.33.4");
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let snapshot = work.path().join("cluster.yaml");
+    std::fs::write(&snapshot, testkit::helm_state::snapshot_yaml(objects)).unwrap();
+    let state = trainer_audit::cluster::snapshot::read_file(&snapshot).unwrap();
+    let (releases, errors) = state.releases();
+    assert!(errors.is_empty(), "{errors:?}");
+    let rendered = helm_render::render::render_chart(
+        &to_chart,
+        &helm_render::render::RenderOptions {
+            release: helm_render::context::ReleaseInfo { name: release.into(), namespace: namespace.into(), is_upgrade: true, revision: 2 },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let target = trainer_audit::inventory::Inventory::build(&to_chart, &rendered, namespace);
+    let world = World { state: &state, targets: vec![&target], releases: &releases };
+    let (snapshot, from, to) =
+        (snapshot.to_string_lossy().into_owned(), from.to_string_lossy().into_owned(), to.to_string_lossy().into_owned());
+    let base = ["--snapshot", snapshot.as_str(), "--chart", to.as_str(), "--from-chart", from.as_str()];
+    let case = format!("release {release} in {namespace}, history {statuses:?}");
+    let mut printed: Vec<(String, String)> = Vec::new();
+
+    let out = run_in(work.path(), home.path(), &[&["check", "--format", "json"][..], &base].concat());
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{case}: check: {}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for f in report["findings"].as_array().unwrap() {
+        for c in f["commands"].as_array().into_iter().flatten() {
+            printed.push((format!("check {}", f["id"]), c.as_str().unwrap().to_string()));
+        }
+    }
+    let out = run_in(work.path(), home.path(), &[&["plan", "--format", "json"][..], &base].concat());
+    assert!(out.status.success(), "{case}: plan: {}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let steps = plan["plan"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty(), "{case}: the plan has no step");
+    for step in steps {
+        for key in ["upgrade", "verify"] {
+            printed.extend(step[key].as_array().unwrap().iter().map(|c| (format!("plan {key}"), c.as_str().unwrap().to_string())));
+        }
+    }
+    // The verification names the manager Deployment the target renders for this release.
+    let manager = format!("deployment/{}", trainer_audit::plan::manager_deployment(&target).unwrap().identity.name);
+    assert!(
+        steps[0]["verify"].as_array().unwrap().iter().any(|c| c.as_str().unwrap().contains(&manager)),
+        "{case}: no {manager}: {}",
+        steps[0]["verify"]
+    );
+    let out = run_in(work.path(), home.path(), &[&["runbook"][..], &base].concat());
+    assert!(out.status.success(), "{case}: runbook: {}", stderr(&out));
+    printed.extend(sh_blocks(&stdout(&out)).into_iter().map(|b| ("runbook".to_string(), b)));
+
+    let commands: Vec<String> = printed.iter().map(|(_, c)| c.clone()).collect();
+    let unknown = unknown_names(&commands, &world);
+    assert!(
+        unknown.is_empty(),
+        "{case}: printed commands name what exists nowhere:\n{}",
+        unknown.iter().map(|u| format!("  {u}")).collect::<Vec<_>>().join("\n")
+    );
+    // And the release and namespace printed are these, never the defaults.
+    for (what, c) in &printed {
+        if c.contains("helm ") && release != "kubeflow-trainer" {
+            assert!(
+                !c.contains(" kubeflow-trainer ") || c.contains("charts/kubeflow-trainer"),
+                "{case}: {what} names the default release: {c}"
+            );
+        }
+        if namespace != "kubeflow-system" {
+            assert!(!c.contains("kubeflow-system"), "{case}: {what} names the default namespace: {c}");
+        }
+    }
+}
+
+/// Release names (one the chart prefixes, one holding the chart's name, the default) × namespaces
+/// × the release states whose plans differ in form, on the fixture charts.
+#[test]
+fn printed_names_exist_for_any_release_name_namespace_and_state() {
+    let charts = root().join("tests/rules/charts");
+    for (release, namespace) in [("trainer", "ml-platform"), ("kubeflow-trainer-prod", "team-a"), ("kubeflow-trainer", "kubeflow-system")] {
+        for statuses in [&["deployed"][..], &["deployed", "failed"], &["deployed", "pending-upgrade"], &["superseded", "uninstalled"]] {
+            printed_names_exist(&charts.join("from"), &charts.join("to"), release, namespace, statuses);
+        }
+    }
+}
+
+/// The same on the real charts (2.1.0 and 2.2.1 installed, to 2.3.0), one release state per
+/// name and namespace (each runs check, plan and runbook over the real charts: ≈ 20 s).
+#[test]
+#[ignore = "needs the corpus: TRAINER_AUDIT_CORPUS=DIR cargo test -- --include-ignored"]
+fn corpus_printed_names_exist_for_any_release_name_namespace_and_state() {
+    let corpus = support::corpus();
+    let chart = |v: &str| corpus.join(format!("charts/kubeflow-trainer-{v}.tgz"));
+    let cases: [(&str, &str, &str, &[&str]); 3] = [
+        ("2.2.1", "trainer", "ml-platform", &["deployed", "failed"]),
+        ("2.2.1", "kubeflow-trainer-prod", "team-a", &["deployed", "pending-upgrade"]),
+        ("2.1.0", "ml", "kubeflow-system", &["superseded", "uninstalled"]),
+    ];
+    for (from, release, namespace, statuses) in cases {
+        printed_names_exist(&chart(from), &chart("2.3.0"), release, namespace, statuses);
+    }
+}

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 use support::http::{Response, Server};
-use support::{chart_routes, in_ci, stderr, stdout, tiny_chart};
+use support::{chart_routes, in_ci, static_elf, stderr, stdout, tiny_chart};
 use testkit::dockerfile::{self, Context, Stage};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -135,37 +135,6 @@ fn the_build_context_holds_the_build_inputs_and_nothing_else() {
     }
 }
 
-/// True when the file is an ELF executable with no interpreter and no shared-library needs:
-/// what a `FROM scratch`-like base can run. Hand-read because it is a dozen header fields and no
-/// ELF crate is a dependency of this workspace.
-fn static_elf(bytes: &[u8]) -> Result<(), String> {
-    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or("truncated");
-    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).ok_or("truncated");
-    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize).ok_or("truncated");
-    if bytes.get(..6) != Some(b"\x7fELF\x02\x01") {
-        return Err("not a little-endian 64-bit ELF file".into());
-    }
-    let (phoff, phentsize, phnum) = (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?);
-    for i in 0..phnum {
-        let header = phoff + i * phentsize;
-        match u32_at(header)? {
-            3 => return Err("it has a PT_INTERP (dynamic loader) segment".into()),
-            2 => {
-                let (offset, size) = (u64_at(header + 8)?, u64_at(header + 32)?);
-                for entry in (offset..offset + size).step_by(16) {
-                    match u64_at(entry)? {
-                        0 => break,
-                        1 => return Err("its dynamic section has DT_NEEDED (shared library) entries".into()),
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// What /tmp is in the sandbox: a writable directory standing in for the emptyDir, or nothing
 /// mounted there, so it is part of the read-only root.
 enum Tmp<'a> {
@@ -264,7 +233,9 @@ fn static_build_from_the_dockerfile_runs_as_nonroot_on_a_read_only_root() {
     let image = image();
     let work = Path::new(ROOT).join("target/container");
     let context_dir = work.join("context");
-    let target_dir = work.join("cargo");
+    // The static builds' one target directory (the release build step of tests/doors.rs and
+    // `cargo xtask release` use it too): the dependencies are built once.
+    let target_dir = Path::new(ROOT).join("target/musl");
     let sent = context().materialize(Path::new(ROOT), &context_dir).unwrap();
     assert!(!sent.is_empty());
 

@@ -493,3 +493,216 @@ fn helm_upgrade_2_2_1_to_2_3_0_fails_on_crd_ownership() {
     assert!(container_runs(&records).is_empty(), "{records:#?}");
     assert_eq!(t.kubectl(&["get", "clustertrainingruntimes", "-o", "name"]), runtimes_before);
 }
+
+/// A tiny chart named like Trainer's (so trainer-audit reads its release records): a ConfigMap
+/// carrying the revision's `mark`, and switches that make Helm leave each status for real — an
+/// object in a namespace that does not exist (the apply fails: `failed`), a hook Job that never
+/// completes (no kubelet runs its Pod: Helm waits and is killed, `pending-*`), a ConfigMap whose
+/// finalizer holds `helm uninstall --wait` (killed: `uninstalling`).
+fn states_chart(dir: &std::path::Path) {
+    let templates = dir.join("templates");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(dir.join("Chart.yaml"), "apiVersion: v2\nname: kubeflow-trainer\nversion: 0.0.1\n").unwrap();
+    std::fs::write(dir.join("values.yaml"), "mark: 0\nfail: false\nhang: \"\"\nhold: false\n").unwrap();
+    std::fs::write(
+        templates.join("objects.yaml"),
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-mark
+  {{- if .Values.hold }}
+  finalizers: [example.com/hold]
+  {{- end }}
+data:
+  mark: {{ .Values.mark | quote }}
+{{- if .Values.fail }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-fails
+  namespace: no-such-namespace
+{{- end }}
+{{- if .Values.hang }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-hook
+  annotations:
+    helm.sh/hook: {{ .Values.hang }}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: example.com/never:1, command: ["true"]}]
+{{- end }}
+"#,
+    )
+    .unwrap();
+}
+
+/// Issue 29 §1: where real Helm 4.2.3 starts `helm upgrade` and `helm upgrade --install`, against
+/// trainer-audit's model (`Release::start`), for every status Helm leaves, each made by real Helm
+/// operations (a failed apply, a Helm killed while it waits on a hook or on a finalizer, `helm
+/// uninstall --keep-history`, twelve revisions) or — `unknown`, which Helm 4 never stores — a record
+/// rewritten by hand. What Helm starts from is read from a server-side dry run with
+/// `--reuse-values`: the values it reuses are those of the revision it starts from (each revision
+/// carries its number as `mark`); a fresh install reuses none.
+#[test]
+fn helm_starts_upgrades_where_trainer_audit_says() {
+    use trainer_audit::cluster::release::Start;
+    let Some(cp) = controlplane::shared_or_skip("helm_starts_upgrades_where_trainer_audit_says") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let chart_dir = dir.path().join("kubeflow-trainer");
+    states_chart(&chart_dir);
+    let chart = chart_dir.to_string_lossy().into_owned();
+    let ns = cp.namespace("helm-states", &[]).unwrap();
+    let ns = ns.as_str();
+    let kubectl = |args: &[&str]| cp.kubectl_ok(&cp.admin_kubeconfig, args, None).unwrap_or_else(|e| panic!("{e}"));
+    let home = cp.scratch("helm-states");
+    let helm_command = |args: &[&str]| {
+        let mut c = std::process::Command::new(cp.bin.join("helm"));
+        c.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("KUBECONFIG", &cp.admin_kubeconfig)
+            .env("HOME", &home)
+            .env("HELM_CACHE_HOME", home.join("cache"))
+            .env("HELM_CONFIG_HOME", home.join("config"))
+            .env("HELM_DATA_HOME", home.join("data"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let helm = |args: &[&str]| helm_command(args).output().unwrap();
+    let status_of = |release: &str, revision: i64| {
+        let name = format!("sh.helm.release.v1.{release}.v{revision}");
+        cp.kubectl(&cp.admin_kubeconfig, &["get", "secret", &name, "-n", ns, "-o", "jsonpath={.metadata.labels.status}"], None)
+    };
+    // One Helm operation on `release`, setting `mark` to the revision it makes; `expect` is the
+    // status it must leave that revision in. A pending/uninstalling one is reached by killing
+    // Helm once the record shows it (SIGKILL, as a dying CI runner).
+    let op = |release: &str, verb: &str, revision: i64, extra: &[&str], expect: &str| {
+        let mark = format!("mark={revision}");
+        let mut args: Vec<&str> = match verb {
+            "install" | "upgrade" => vec![verb, release, &chart, "-n", ns, "--set", &mark, "--timeout", "5m"],
+            _ => vec![verb, release],
+        };
+        if verb == "rollback" || verb == "uninstall" {
+            args.extend(["-n", ns]);
+        }
+        args.extend(extra);
+        if expect.starts_with("pending-") || expect == "uninstalling" {
+            let mut child = helm_command(&args).spawn().unwrap();
+            let started = Instant::now();
+            loop {
+                let seen = status_of(release, revision);
+                if String::from_utf8_lossy(&seen.stdout) == expect {
+                    break;
+                }
+                assert!(child.try_wait().unwrap().is_none(), "helm {args:?} ended before {release} r{revision} was {expect}");
+                assert!(started.elapsed() < Duration::from_secs(120), "{release} r{revision} never became {expect}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+        } else {
+            let out = helm(&args);
+            let _ = out;
+        }
+        let seen = String::from_utf8_lossy(&status_of(release, revision).stdout).into_owned();
+        assert_eq!(seen, expect, "helm {args:?}: revision {revision} of {release}");
+    };
+    let started = Instant::now();
+    // The histories, each a release of its own.
+    op("deployed", "install", 1, &[], "deployed");
+    op("failed-over-deployed", "install", 1, &[], "deployed");
+    op("failed-over-deployed", "upgrade", 2, &["--set", "fail=true"], "failed");
+    op("failed-alone", "install", 1, &["--set", "fail=true"], "failed");
+    op("pending-install", "install", 1, &["--set", "hang=post-install", "--wait"], "pending-install");
+    op("pending-upgrade", "install", 1, &[], "deployed");
+    op("pending-upgrade", "upgrade", 2, &["--set", "hang=post-upgrade", "--wait"], "pending-upgrade");
+    op("pending-rollback", "install", 1, &["--set", "hang=post-rollback"], "deployed");
+    op("pending-rollback", "upgrade", 2, &["--set", "hang="], "deployed");
+    op("pending-rollback", "rollback", 3, &["1", "--wait"], "pending-rollback");
+    op("superseded-last", "install", 1, &[], "deployed");
+    op("superseded-last", "upgrade", 2, &[], "deployed");
+    op("superseded-last", "upgrade", 3, &[], "deployed");
+    kubectl(&["delete", "secret", "sh.helm.release.v1.superseded-last.v3", "-n", ns]);
+    op("uninstalling", "install", 1, &["--set", "hold=true"], "deployed");
+    op("uninstalling", "uninstall", 1, &["--wait", "--timeout", "5m"], "uninstalling");
+    op("uninstalled", "install", 1, &[], "deployed");
+    op("uninstalled", "upgrade", 2, &[], "deployed");
+    op("uninstalled", "uninstall", 2, &["--keep-history"], "uninstalled");
+    // Twelve revisions (the upgrades keep ten, Helm's default --history-max), then uninstalled.
+    op("uninstalled-12", "install", 1, &[], "deployed");
+    for revision in 2..=12 {
+        op("uninstalled-12", "upgrade", revision, &[], "deployed");
+    }
+    op("uninstalled-12", "uninstall", 12, &["--keep-history"], "uninstalled");
+    // `unknown`, which Helm 4 never stores (install.go sets it in memory before pending-install):
+    // a deployed record rewritten, as an older tool or a hand edit leaves it.
+    op("unknown", "install", 1, &[], "deployed");
+    let record = kubectl(&["get", "secret", "sh.helm.release.v1.unknown.v1", "-n", ns, "-o", "json"]);
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    let mut release = trainer_audit::cluster::release::release_json(&record).unwrap();
+    release["info"]["status"] = serde_json::json!("unknown");
+    let mut rewritten = testkit::release::encode_secret(&release, true);
+    rewritten["metadata"]["labels"]["status"] = serde_json::json!("unknown");
+    cp.kubectl_ok(&cp.admin_kubeconfig, &["replace", "-f", "-"], Some(&rewritten.to_string())).unwrap();
+    note(&format!("Helm states made in {:.1} s", started.elapsed().as_secs_f64()));
+
+    // trainer-audit's model of the records as the cluster holds them.
+    let secrets = kubectl(&["get", "secrets", "-n", ns, "-l", "owner=helm", "-o", "json"]);
+    let items = serde_json::from_str::<serde_json::Value>(&secrets).unwrap()["items"].as_array().cloned().unwrap();
+    let state = trainer_audit::cluster::ClusterState::from_objects(Default::default(), items, Vec::new());
+    let (releases, errors) = state.releases();
+    assert!(errors.is_empty(), "{errors:?}");
+    // What Helm does: a server-side dry run that reuses the values of where it starts.
+    let observe = |name: &str, install: bool| -> Start {
+        let mut args =
+            vec!["upgrade", name, chart.as_str(), "-n", ns, "--reuse-values", "--set", "probe=1", "--dry-run=server", "-o", "json"];
+        if install {
+            args.insert(1, "--install");
+        }
+        let out = helm(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            if stderr.contains("another operation (install/upgrade/rollback) is in progress") {
+                return Start::Pending;
+            }
+            assert!(stderr.contains(&format!("\"{name}\" has no deployed releases")), "helm {args:?}: {stderr}");
+            return Start::NoDeployed;
+        }
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        match json["config"]["mark"].as_i64() {
+            Some(mark) => Start::From(mark),
+            None => Start::Reinstall,
+        }
+    };
+    let expected: [(&str, Start, Start); 11] = [
+        ("deployed", Start::From(1), Start::From(1)),
+        ("failed-over-deployed", Start::From(1), Start::From(1)),
+        ("failed-alone", Start::From(1), Start::From(1)),
+        ("pending-install", Start::Pending, Start::Pending),
+        ("pending-upgrade", Start::Pending, Start::Pending),
+        ("pending-rollback", Start::Pending, Start::Pending),
+        ("superseded-last", Start::From(2), Start::From(2)),
+        ("uninstalling", Start::NoDeployed, Start::NoDeployed),
+        ("uninstalled", Start::NoDeployed, Start::Reinstall),
+        // Past revision 9 the record Helm lists last is not the highest: no fresh install.
+        ("uninstalled-12", Start::NoDeployed, Start::NoDeployed),
+        ("unknown", Start::NoDeployed, Start::NoDeployed),
+    ];
+    for (name, plain, install) in expected {
+        let release = releases.iter().find(|r| r.current.name == name).unwrap_or_else(|| panic!("no release {name}"));
+        let history: Vec<String> = release.history.iter().map(ToString::to_string).collect();
+        let helm = (observe(name, false), observe(name, true));
+        note(&format!("{name} [{}]: helm upgrade {:?}, --install {:?}", history.join("; "), helm.0, helm.1));
+        assert_eq!(helm, (plain, install), "{name}: what Helm did is not what this test expects");
+        assert_eq!((release.start(false), release.start(true)), helm, "{name}: trainer-audit's model disagrees with Helm");
+    }
+}

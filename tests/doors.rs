@@ -50,7 +50,7 @@ fn every_json_report_validates_against_its_schema_and_carries_its_version() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let doc = json(&out);
     assert_eq!(doc.as_object().unwrap().keys().next().map(String::as_str), Some("schemaVersion"));
-    assert_eq!(doc["schemaVersion"], "1.0");
+    assert_eq!(doc["schemaVersion"], "1.1");
     assert!(!doc["findings"].as_array().unwrap().is_empty());
     assert_valid("check", &doc, "check --format json");
 
@@ -87,7 +87,7 @@ fn every_json_report_validates_against_its_schema_and_carries_its_version() {
         assert_eq!(lines.len(), 3, "{command}: {}", stdout(&out));
         for line in lines {
             let doc: Json = serde_json::from_str(line).unwrap();
-            assert_eq!(doc["schemaVersion"], "1.0");
+            assert_eq!(doc["schemaVersion"], "1.1");
             assert_valid("fleet", &doc, &format!("{command} --format jsonl: {line}"));
         }
     }
@@ -250,8 +250,15 @@ fn the_check_page_holds_every_finding_offline_with_copyable_commands() {
     assert_offline(&doc, &text);
     assert_findings_shown(&doc, "helm-2.2.1", &report);
     assert_copyable(&doc);
+    // One cluster gets the fleet page's summary table, its one row and its section badged alike.
+    assert_eq!(select(&doc, "table.summary tbody tr").len(), 1);
     let badges: Vec<_> = select(&doc, ".badge").into_iter().map(|b| b.value().attr("data-verdict").unwrap().to_string()).collect();
-    assert_eq!(badges, ["blocked"]);
+    assert_eq!(badges, ["blocked", "blocked"]);
+    // Long commands wrap instead of running off the page.
+    assert!(text.contains("white-space:pre-wrap"), "{text}");
+    // It ends with the runbook command for this cluster.
+    let last_block = select(&doc, "pre").last().map(|p| p.text().collect::<String>()).unwrap_or_default();
+    assert!(last_block.starts_with("trainer-audit runbook ") && last_block.ends_with("-o runbook.md"), "{last_block}");
     // Same input, same bytes.
     let again = check(home.path(), &["--format", "html"]);
     assert_eq!(stdout(&again), text);
@@ -378,7 +385,7 @@ fn openmetrics_parses_and_agrees_with_the_json_lines() {
 }
 
 #[test]
-fn github_workflow_commands_one_per_finding_then_the_verdict() {
+fn github_workflow_commands_one_per_rule_at_a_file_then_the_verdict() {
     let home = tempfile::tempdir().unwrap();
     let report = json(&check(home.path(), &["--format", "json"]));
     let out = check(home.path(), &["--format", "github"]);
@@ -386,17 +393,29 @@ fn github_workflow_commands_one_per_finding_then_the_verdict() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     let findings = report["findings"].as_array().unwrap();
-    assert_eq!(lines.len(), findings.len() + 1, "{text}");
-    for (line, f) in lines.iter().zip(findings) {
-        let level = match f["severity"].as_str().unwrap() {
+    // One annotation per rule (and severity), naming every subject of it, with its fix once.
+    let mut rules: Vec<(&str, &str)> = Vec::new();
+    for f in findings {
+        let key = (f["id"].as_str().unwrap(), f["severity"].as_str().unwrap());
+        if !rules.contains(&key) {
+            rules.push(key);
+        }
+    }
+    assert_eq!(lines.len(), rules.len() + 1, "{text}");
+    for (line, (id, severity)) in lines.iter().zip(&rules) {
+        let level = match *severity {
             "error" => "error",
             "warning" => "warning",
             _ => "notice",
         };
-        assert!(line.starts_with(&format!("::{level} title={} ", f["id"].as_str().unwrap())), "{line}");
+        // Every annotation of `check` carries a file: the snapshot's line or the chart template.
+        assert!(line.starts_with(&format!("::{level} file=")) && line.contains(&format!("title={id} ")), "{line}");
         // One command per line: the runner splits on raw newlines.
         let (_, message) = line.split_once("::").unwrap().1.split_once("::").unwrap();
-        assert!(message.contains(&f["subject"].as_str().unwrap().replace('%', "%25")), "{line}");
+        for f in findings.iter().filter(|f| f["id"] == *id && f["severity"] == *severity) {
+            assert!(message.contains(&f["subject"].as_str().unwrap().replace('%', "%25")), "{line}");
+        }
+        assert!(!message.contains("%0Afix: "), "no prefix per fix line: {line}");
     }
     assert!(lines.last().unwrap().starts_with("::notice title=trainer-audit check::blocked: "), "{text}");
     // A fleet has no single file to annotate: refused, exit 2.
@@ -433,7 +452,8 @@ fn a_github_job_gets_a_step_summary_appended() {
         assert!(text.contains(&format!("`{}`", f["id"].as_str().unwrap())), "{text}");
     }
     let first_command = errors.iter().find_map(|f| f["commands"].get(0)).and_then(Json::as_str).unwrap();
-    assert!(text.contains(&format!("```sh\n{first_command}\n")), "{text}");
+    let block = text.split("```sh\n").nth(1).unwrap_or_default();
+    assert!(block.starts_with("# ") && block.contains(&format!("\n{first_command}\n")), "{text}");
     // plan appends its own after it (gitops: tests/action.rs).
     let out = with_summary(home.path(), &summary, &["plan", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -444,4 +464,243 @@ fn a_github_job_gets_a_step_summary_appended() {
     let with =
         with_summary(home.path(), &home.path().join("other.md"), &["check", "--snapshot", &s, "--chart", &to, "--from-chart", &from]);
     assert_eq!(stdout(&plain), stdout(&with));
+}
+
+// --- The release: .github/workflows/release.yml and the script it runs (release/build.sh) ---
+
+const RELEASE_TARGETS: [(&str, &str); 4] = [
+    ("x86_64-unknown-linux-musl", "linux-amd64"),
+    ("aarch64-unknown-linux-musl", "linux-arm64"),
+    ("x86_64-apple-darwin", "darwin-amd64"),
+    ("aarch64-apple-darwin", "darwin-arm64"),
+];
+
+fn workflow() -> Json {
+    let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+fn steps(job: &Json) -> &Vec<Json> {
+    job["steps"].as_array().unwrap()
+}
+
+fn step<'a>(job: &'a Json, uses_or_name: &str) -> &'a Json {
+    steps(job)
+        .iter()
+        .find(|s| s["name"] == uses_or_name || s["uses"].as_str().is_some_and(|u| u.starts_with(&format!("{uses_or_name}@"))))
+        .unwrap_or_else(|| panic!("no step {uses_or_name}"))
+}
+
+/// Every `uses:` of the workflow is pinned to a full commit SHA with the tag in a comment; the
+/// four targets are built by release/build.sh on a runner of their own OS and architecture; the
+/// publish job alone may write, attests the archives with GitHub's action and uploads what the
+/// Action and krew download, under the URL both expect.
+#[test]
+fn the_release_workflow_builds_attests_and_publishes_through_the_script() {
+    let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    let pinned = regex::Regex::new(r"^\s*- uses: [a-z0-9-]+/[a-z0-9-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$").unwrap();
+    let uses: Vec<&str> = text.lines().filter(|l| l.contains("uses:")).collect();
+    assert!(uses.len() >= 4, "{uses:?}");
+    for line in &uses {
+        assert!(pinned.is_match(line), "not pinned by commit SHA with its tag: {line}");
+    }
+    let wf = workflow();
+    assert_eq!(wf["on"]["push"]["tags"], serde_json::json!(["v*.*.*"]));
+    assert_eq!(wf["permissions"], serde_json::json!({"contents": "read"}), "read-only unless a job says otherwise");
+
+    let build = &wf["jobs"]["build"];
+    assert!(build.get("permissions").is_none(), "the build jobs get no write permission");
+    let matrix = build["strategy"]["matrix"]["include"].as_array().unwrap();
+    let built: Vec<(&str, &str)> = matrix.iter().map(|m| (m["target"].as_str().unwrap(), m["runner"].as_str().unwrap())).collect();
+    assert_eq!(built.iter().map(|(t, _)| *t).collect::<Vec<_>>(), RELEASE_TARGETS.map(|(t, _)| t));
+    for (target, runner) in &built {
+        let native = match *target {
+            "x86_64-unknown-linux-musl" => runner.starts_with("ubuntu-") && !runner.ends_with("-arm"),
+            "aarch64-unknown-linux-musl" => runner.starts_with("ubuntu-") && runner.ends_with("-arm"),
+            _ => runner.starts_with("macos-"),
+        };
+        assert!(native, "{target} is built on {runner}");
+    }
+    assert_eq!(step(build, "Build")["run"], "release/build.sh build \"$TARGET\" dist");
+    assert_eq!(step(build, "Build")["env"]["RELEASE_TAG"], "${{ github.ref_name }}", "the tag is checked against Cargo.toml");
+    assert_eq!(step(build, "actions/upload-artifact")["with"]["path"], "dist/*.tar.gz");
+
+    let publish = &wf["jobs"]["publish"];
+    assert_eq!(publish["needs"], "build");
+    assert_eq!(publish["permissions"], serde_json::json!({"contents": "write", "id-token": "write", "attestations": "write"}));
+    let finish = step(publish, "Checksums and the krew manifest");
+    assert_eq!(finish["run"], "release/build.sh finish dist \"$SERVER/$REPOSITORY/releases/download/$RELEASE_TAG\"");
+    let install = std::fs::read_to_string(root().join("action/install.sh")).unwrap();
+    assert!(
+        install.contains("release_url=${GITHUB_SERVER_URL:-https://github.com}/$repository/releases/download/v$version"),
+        "the Action downloads from where the workflow publishes"
+    );
+    let attest = step(publish, "actions/attest-build-provenance");
+    assert_eq!(attest["with"]["subject-path"], "dist/*.tar.gz\ndist/SHA256SUMS\n");
+    let position = |s: &Json| steps(publish).iter().position(|x| x == s).unwrap();
+    let create = step(publish, "Publish the release");
+    assert!(position(finish) < position(attest) && position(attest) < position(create), "checksums, then attest, then publish");
+    let run = create["run"].as_str().unwrap();
+    assert!(run.starts_with("gh release create \"$RELEASE_TAG\" dist/*.tar.gz dist/SHA256SUMS dist/trainer-audit.yaml"), "{run}");
+}
+
+/// actionlint (v1.7.12, built from the Go module proxy into target/, once) finds nothing in the
+/// workflow, the scripts of its `run:` steps included (it runs shellcheck on them when installed).
+#[test]
+fn actionlint_finds_nothing_in_the_release_workflow() {
+    let bin = root().join("target/actionlint-v1.7.12/bin");
+    let actionlint = bin.join("actionlint");
+    if !actionlint.is_file() {
+        if std::process::Command::new("go").arg("version").output().is_err() {
+            assert!(!support::in_ci(), "Go is needed to build actionlint");
+            return eprintln!("SKIPPED actionlint: no Go toolchain to build it");
+        }
+        let out = std::process::Command::new("go")
+            .args(["install", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"])
+            .env("GOBIN", &bin)
+            .env("GOFLAGS", "-mod=mod")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "go install actionlint: {}", stderr(&out));
+    }
+    let out =
+        std::process::Command::new(&actionlint).arg("-no-color").arg(".github/workflows/release.yml").current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "actionlint:\n{}{}", stdout(&out), stderr(&out));
+    // It does fail: a step that runs a script with an unquoted expansion, and an unknown runner.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".github/workflows")).unwrap();
+    let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    let broken = text.replace("runner: macos-14", "runner: macos-99").replace("${{ github.ref_name }}", "${{ github.no_such }}");
+    std::fs::write(dir.path().join(".github/workflows/release.yml"), broken).unwrap();
+    let out = std::process::Command::new(&actionlint)
+        .arg("-no-color")
+        .arg(".github/workflows/release.yml")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a broken workflow passes actionlint: {}", stdout(&out));
+}
+
+fn release_script(args: &[&std::ffi::OsStr], extra: &[(&str, &str)]) -> Output {
+    // Only the toolchain's environment, as on a runner: cargo test's own variables would make
+    // cargo see a changed build on every run.
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(root().join("release/build.sh")).args(args).env_clear();
+    for key in ["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME"] {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn untar(archive: &Path, into: &Path) -> Vec<String> {
+    std::fs::create_dir_all(into).unwrap();
+    let out = std::process::Command::new("tar").arg("-xzvf").arg(archive).arg("-C").arg(into).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).lines().map(str::to_string).collect()
+}
+
+/// The workflow's build step for linux-amd64, exactly as the runner runs it (`release/build.sh
+/// build x86_64-unknown-linux-musl DIST`, in target/musl as `cargo xtask release` and the container
+/// test build): one archive holding only a static x86_64 `trainer-audit` that runs and says its version.
+/// linux-arm64 is `cargo xtask release aarch64-unknown-linux-musl` (Debian's cross compiler; not
+/// in the default run: a second full release build); darwin needs a macOS runner.
+#[test]
+fn the_release_build_step_makes_a_static_linux_amd64_archive() {
+    let musl = std::process::Command::new("musl-gcc").arg("--version").output().is_ok_and(|o| o.status.success())
+        && std::process::Command::new("rustup")
+            .args(["target", "list", "--installed"])
+            .output()
+            .is_ok_and(|o| stdout(&o).lines().any(|l| l.trim() == "x86_64-unknown-linux-musl"));
+    if !musl {
+        assert!(!support::in_ci(), "the musl target or musl-gcc is missing (`cargo xtask test` installs them)");
+        return eprintln!("SKIPPED: the x86_64-unknown-linux-musl target or musl-gcc (Debian musl-tools) is missing");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    // The static builds' one target directory (tests/container.rs builds there too).
+    let target_dir = root().join("target/musl");
+    let out = release_script(
+        &["build".as_ref(), "x86_64-unknown-linux-musl".as_ref(), dist.as_os_str()],
+        &[("CARGO_TARGET_DIR", target_dir.to_str().unwrap()), ("RELEASE_TAG", &format!("v{}", env!("CARGO_PKG_VERSION")))],
+    );
+    assert!(out.status.success(), "release/build.sh build: {}", stderr(&out));
+    let names: Vec<String> = std::fs::read_dir(&dist).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let archive = format!("trainer-audit-v{}-linux-amd64.tar.gz", env!("CARGO_PKG_VERSION"));
+    assert_eq!(names, std::slice::from_ref(&archive));
+    let files = untar(&dist.join(&archive), &dir.path().join("x"));
+    assert_eq!(files, ["trainer-audit"], "the archive holds the binary alone");
+    let binary = dir.path().join("x/trainer-audit");
+    let bytes = std::fs::read(&binary).unwrap();
+    assert_eq!(support::elf_machine(&bytes), "x86_64");
+    if let Err(why) = support::static_elf(&bytes) {
+        panic!("the release binary is not static: {why}");
+    }
+    let version = std::process::Command::new(&binary).arg("--version").env_clear().output().unwrap();
+    assert_eq!(stdout(&version), format!("trainer-audit {}\n", env!("CARGO_PKG_VERSION")));
+    // Packaging is reproducible: the same binary gives the same archive bytes.
+    let again = dir.path().join("again");
+    let out = release_script(&["package".as_ref(), "x86_64-unknown-linux-musl".as_ref(), binary.as_os_str(), again.as_os_str()], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(again.join(&archive)).unwrap(), std::fs::read(dist.join(&archive)).unwrap());
+}
+
+/// What the script refuses: a tag that is not Cargo.toml's version, a target outside the four, a
+/// release missing a platform's archive.
+#[test]
+fn the_release_script_refuses_a_wrong_tag_target_or_an_incomplete_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        release_script(&["build".as_ref(), "x86_64-unknown-linux-musl".as_ref(), dir.path().as_os_str()], &[("RELEASE_TAG", "v99.0.0")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("the tag v99.0.0 is not v{}, the version in Cargo.toml", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        stderr(&out)
+    );
+    let exe = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_trainer-audit"));
+    let out = release_script(&["package".as_ref(), "riscv64gc-unknown-linux-gnu".as_ref(), exe, dir.path().as_os_str()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no release platform for the target 'riscv64gc-unknown-linux-gnu'"), "{}", stderr(&out));
+    let out = release_script(&["package".as_ref(), "x86_64-unknown-linux-musl".as_ref(), exe, dir.path().as_os_str()], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = release_script(&["finish".as_ref(), dir.path().as_os_str(), "https://example.invalid/r".as_ref()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = env!("CARGO_PKG_VERSION");
+    assert!(
+        stderr(&out).contains(&format!(
+            "lacks trainer-audit-v{v}-linux-arm64.tar.gz trainer-audit-v{v}-darwin-amd64.tar.gz trainer-audit-v{v}-darwin-arm64.tar.gz"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("SHA256SUMS").exists() && !dir.path().join("trainer-audit.yaml").exists(), "nothing half-written");
+}
+
+/// The docs show one `actions/checkout` version, the major the release workflow pins.
+#[test]
+fn the_docs_use_one_checkout_version_the_workflows() {
+    let workflow = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    let pinned = regex::Regex::new(r"actions/checkout@[0-9a-f]{40} # (v\d+)\.").unwrap();
+    let majors: std::collections::BTreeSet<&str> = pinned.captures_iter(&workflow).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert_eq!(majors.len(), 1, "{majors:?}");
+    let major = *majors.first().unwrap();
+    let any = regex::Regex::new(r"actions/checkout@([^\s`]+)").unwrap();
+    let mut files = vec![root().join("README.md"), root().join("action.yml")];
+    files.extend(
+        std::fs::read_dir(root().join("docs")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "md")),
+    );
+    let mut seen = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for c in any.captures_iter(&text) {
+            seen += 1;
+            assert_eq!(&c[1], major, "{}: actions/checkout@{} (the release workflow pins {major})", file.display(), &c[1]);
+        }
+    }
+    assert!(seen >= 2, "the docs show actions/checkout");
 }

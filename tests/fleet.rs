@@ -374,3 +374,75 @@ fn one_cluster_is_a_fleet_of_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(&format!("{snapshots} is a directory, and this command reads one cluster")), "{}", stderr(&out));
 }
+
+/// A Kueue Deployment as a platform team runs one, with `image` (a mirror, a digest).
+fn kueue(image: &str) -> Json {
+    serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"},
+        "spec": {"selector": {"matchLabels": {"control-plane": "controller-manager"}},
+            "template": {"metadata": {"labels": {"control-plane": "controller-manager"}},
+                "spec": {"containers": [{"name": "manager", "image": image}]}}}})
+}
+
+/// Issue 29 §2, live and in a fleet: Kueue pulled through a mirror is read from its tag whatever
+/// the path; pinned by digest only it fails the gate naming `--neighbour`, which declares it for
+/// every cluster or, with `CLUSTER:`, for one; a declaration the cluster contradicts fails that
+/// cluster alone; a name the fleet does not hold is refused before anything is read.
+#[test]
+fn neighbour_versions_are_read_through_mirrors_and_declared_per_cluster() {
+    let home = tempfile::tempdir().unwrap();
+    let serve_with = |image: &str| {
+        let mut objects: Vec<Json> = scenario("helm-2.2.1").unwrap().into_iter().filter(|o| o["kind"] != "ClusterInfo").collect();
+        objects.push(kueue(image));
+        FakeApiServer::start(objects, &[], "v1.33.4").unwrap()
+    };
+    let mirrored = serve_with("harbor.corp.example:8443/mirror/kueue:v0.16.9");
+    let pinned = serve_with("harbor.corp.example/mirror/kueue@sha256:4c2c1b0b3e1e7d0f5e3c1f4a6d2b9e8f7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e");
+    let config = kubeconfig(home.path(), &[("mirrored", mirrored.url()), ("pinned", pinned.url())]);
+    let (to, _) = charts();
+    let k = config.to_string_lossy().into_owned();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--kubeconfig", &k, "--all-contexts", "--chart", &to, "--format", "jsonl", "--concurrency", "1"];
+        args.extend(extra);
+        let out = run(home.path(), &args);
+        (out.status.code(), lines(&out), stderr(&out))
+    };
+    let nb001 = |doc: &Json| -> Vec<(String, String)> {
+        doc["report"]["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["id"] == "TA-NB-001")
+            .map(|f| (f["variant"].as_str().unwrap_or("").to_string(), f["message"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+
+    let (_, docs, _) = check(&[]);
+    let mirrored_hits = nb001(&docs[0]);
+    assert!(mirrored_hits.len() == 1 && mirrored_hits[0].0.is_empty() && mirrored_hits[0].1.contains("Kueue 0.16.9"), "{mirrored_hits:?}");
+    let pinned_hits = nb001(&docs[1]);
+    assert_eq!(pinned_hits.len(), 1, "{pinned_hits:?}");
+    assert_eq!(pinned_hits[0].0, "unknown-version");
+    assert!(
+        pinned_hits[0].1.contains("pinned by digest only") && pinned_hits[0].1.contains("--neighbour kueue=VERSION"),
+        "{pinned_hits:?}"
+    );
+    assert_eq!(docs[1]["verdict"], "blocked", "never ready while Kueue's version is unknown");
+
+    // Declared for the pinned cluster alone: it reads as the mirrored one does.
+    let (_, docs, _) = check(&["--neighbour", "pinned:kueue=0.16.9"]);
+    let declared = nb001(&docs[1]);
+    assert!(declared.len() == 1 && declared[0].0.is_empty() && declared[0].1.contains("Kueue 0.16.9"), "{declared:?}");
+    assert_eq!(nb001(&docs[0]), mirrored_hits, "the other cluster is untouched");
+
+    // Declared for every cluster: the mirrored one tells another version, and fails alone.
+    let (code, docs, _) = check(&["--neighbour", "kueue=0.17.0"]);
+    assert_eq!(code, Some(2));
+    assert!(docs[0]["report"].is_null() && docs[0]["failure"].as_str().unwrap().contains("contradicts the cluster"), "{}", docs[0]);
+    assert!(nb001(&docs[1]).iter().all(|(v, m)| v != "unknown-version" && m.contains("0.17.0")), "{:?}", nb001(&docs[1]));
+
+    // A cluster the fleet does not name: refused before any read.
+    let (code, docs, err) = check(&["--neighbour", "staging:kueue=0.16.9"]);
+    assert_eq!((code, docs.len()), (Some(2), 0), "{err}");
+    assert!(err.contains("no cluster is named \"staging\"") && err.contains("mirrored, pinned"), "{err}");
+}

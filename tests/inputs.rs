@@ -289,10 +289,15 @@ fn the_verdict_leads_every_output_in_the_same_words() {
     let (_, md) = with("check", &["--format", "markdown"]);
     assert!(md.contains(&format!("**Verdict: {first}**")), "{md}");
     let (code, plan) = with("plan", &[]);
-    assert_eq!((code, plan.lines().next()), (Some(0), Some(first)), "plan says it in the same words (and is no gate)");
+    let no_gate = format!("{first} (exit 0: not a gate without --fail-on)");
+    assert_eq!((code, plan.lines().next()), (Some(0), Some(no_gate.as_str())), "plan says it in the same words, and that it is no gate");
     let (_, plan_json) = with("plan", &["--format", "json"]);
     let plan_json: serde_json::Value = serde_json::from_str(&plan_json).unwrap();
-    assert_eq!(plan_json["verdict"], "blocked");
+    assert_eq!(
+        (plan_json["verdict"].as_str(), plan_json["gates"].as_bool()),
+        (Some("blocked"), Some(false)),
+        "a plan without --fail-on says it does not gate"
+    );
     assert!(plan_json["plan"]["steps"].is_array());
     // A warning-only gate is ready and says so; the same version is "already at".
     let same = run(home.path(), &["check", "--snapshot", &snapshot("helm-2.3.0"), "--chart", &to, "--fail-on", "error"]);

@@ -398,32 +398,49 @@ fn the_plugin_yaml_is_helm_4s_and_names_the_crates_version() {
     );
 }
 
-/// The krew manifest filled for a local archive of the built binary: krew's rules, and (with
-/// Go) the real krew installs it and kubectl then runs `kubectl trainer-audit`.
+/// The krew manifest as the release publishes it: `release/build.sh package` makes the four
+/// archives (linux-amd64 holding this build's binary, the others a stand-in: this machine cannot
+/// build darwin), `release/build.sh finish` writes SHA256SUMS and fills the manifest from them.
+/// It keeps krew's rules, names each archive by its URL and SHA-256, and (with Go) the real krew
+/// installs it and kubectl then runs `kubectl trainer-audit`.
 #[test]
-fn the_krew_manifest_follows_krews_rules_and_krew_installs_it() {
-    let template = std::fs::read_to_string(root().join("plugin/krew/trainer-audit.yaml")).unwrap();
+fn the_release_fills_the_krew_manifest_krew_installs_it() {
     let dir = tempfile::tempdir().unwrap();
-    // The release archive: kubectl-trainer_audit at its root, as `files` expects.
-    let archive = dir.path().join(format!("trainer-audit-v{}-linux-amd64.tar.gz", env!("CARGO_PKG_VERSION")));
-    let status = Command::new("tar")
-        .arg("-czf")
-        .arg(&archive)
-        .arg("--transform=s|.*trainer-audit$|kubectl-trainer_audit|")
-        .arg("-C")
-        .arg(Path::new(env!("CARGO_BIN_EXE_trainer-audit")).parent().unwrap())
-        .arg("trainer-audit")
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let sha = support::sha256(&std::fs::read(&archive).unwrap()).trim_start_matches("sha256:").to_string();
-    let sums = ["linux/amd64", "linux/arm64", "darwin/arm64"].iter().map(|p| (p.to_string(), sha.clone())).collect();
-    let manifest = testkit::krew::render(&template, "https://example.invalid/releases", &sums).unwrap();
+    let dist = dir.path().join("dist");
+    let stand_in = dir.path().join("stand-in");
+    std::fs::write(&stand_in, "#!/bin/sh\necho stand-in\n").unwrap();
+    std::fs::set_permissions(&stand_in, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_trainer-audit"));
+    let script = root().join("release/build.sh");
+    for (target, binary) in [
+        ("x86_64-unknown-linux-musl", &exe),
+        ("aarch64-unknown-linux-musl", &stand_in),
+        ("x86_64-apple-darwin", &stand_in),
+        ("aarch64-apple-darwin", &stand_in),
+    ] {
+        let out = Command::new("bash").arg(&script).arg("package").arg(target).arg(binary).arg(&dist).output().unwrap();
+        assert!(out.status.success(), "package {target}: {}", text(&out));
+    }
+    let base = format!("https://github.com/acme/trainer-audit/releases/download/v{}", env!("CARGO_PKG_VERSION"));
+    let out = Command::new("bash").arg(&script).arg("finish").arg(&dist).arg(&base).output().unwrap();
+    assert!(out.status.success(), "finish: {}", text(&out));
+    let manifest = std::fs::read_to_string(dist.join("trainer-audit.yaml")).unwrap();
     let doc = serde_saphyr::from_str::<Json>(&manifest).unwrap();
     assert_eq!(testkit::krew::validate("trainer-audit", &doc), Ok(()));
     assert_eq!(doc["spec"]["version"], format!("v{}", env!("CARGO_PKG_VERSION")));
-    assert_eq!(testkit::krew::platforms(&doc), ["linux/amd64", "linux/arm64", "darwin/arm64"]);
-    assert!(testkit::krew::render(&template, "x", &Default::default()).is_err(), "an unfilled manifest is refused");
+    assert_eq!(doc["spec"]["homepage"], "https://github.com/acme/trainer-audit");
+    assert_eq!(testkit::krew::platforms(&doc), ["linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"]);
+    let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+    for p in doc["spec"]["platforms"].as_array().unwrap() {
+        let (os, arch) = (p["selector"]["matchLabels"]["os"].as_str().unwrap(), p["selector"]["matchLabels"]["arch"].as_str().unwrap());
+        let name = format!("trainer-audit-v{}-{os}-{arch}.tar.gz", env!("CARGO_PKG_VERSION"));
+        assert_eq!(p["uri"], format!("{base}/{name}"));
+        let sha = support::sha256(&std::fs::read(dist.join(&name)).unwrap()).trim_start_matches("sha256:").to_string();
+        assert_eq!(p["sha256"], sha.as_str(), "{name}");
+        assert!(sums.lines().any(|l| l == format!("{sha}  {name}")), "SHA256SUMS: {sums}");
+    }
+    assert!(!manifest.lines().filter(|l| !l.trim_start().starts_with('#')).any(|l| l.contains("${")), "{manifest}");
+    let archive = dist.join(format!("trainer-audit-v{}-linux-amd64.tar.gz", env!("CARGO_PKG_VERSION")));
 
     let Some(krew) = krew_or_skip() else { return };
     let Some(tools) = tools_or_skip("krew install") else { return };
@@ -441,7 +458,7 @@ fn the_krew_manifest_follows_krews_rules_and_krew_installs_it() {
         .output()
         .unwrap();
     assert!(out.status.success(), "krew install: {}", text(&out));
-    let installed = krew_root.join("bin/kubectl-trainer_audit");
+    let installed = krew_root.join("bin").join(testkit::krew::link_name("trainer-audit"));
     assert!(installed.exists(), "krew did not link {}", installed.display());
     let path = std::env::join_paths([krew_root.join("bin"), tools.clone()]).unwrap();
     let out =

@@ -213,7 +213,7 @@ fn backups_go_to_one_directory_and_no_step_runs_twice() {
         if fixture.starts_with("TA-HOOK-101") {
             let relabel: Vec<&String> = lines.iter().filter(|l| l.contains("pod-security.kubernetes.io/enforce=baseline")).collect();
             assert_eq!(relabel.len(), 1, "{fixture}: one Pod Security relabel:\n{book}");
-            let restore = &book[at("## After the last step: restore Pod Security")..];
+            let restore = &book[at("## After the last step: restore what was relaxed")..];
             assert!(
                 restore.contains("kubectl label ns kubeflow-system pod-security.kubernetes.io/enforce=restricted --overwrite"),
                 "{restore}"

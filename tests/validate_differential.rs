@@ -20,7 +20,7 @@ use std::time::Instant;
 use helm_render::chart::Chart;
 use helm_render::render::{render_chart, RenderOptions};
 use kube_validate::stored::{CrdSet, Standing};
-use kube_validate::{Validator, Verdict};
+use kube_validate::{Validator, WriteOutcome};
 use kube_version::KubeVersion;
 use serde_json::Value;
 use testkit::controlplane::http::{Api, Call, Reply};
@@ -87,7 +87,7 @@ fn clear(api: &Api, base: &str) {
     panic!("objects under {base} were not deleted");
 }
 
-fn compare(t: &mut Tally, chart: &str, target: &Target, case: &Case, reply: &Reply, ours: &Verdict) {
+fn compare(t: &mut Tally, chart: &str, target: &Target, case: &Case, reply: &Reply, ours: &WriteOutcome) {
     let server_ok = reply.status < 300;
     let ours_ok = ours.errors.is_empty() && ours.unevaluated.is_empty();
     let sf = server_fields(&reply.body);

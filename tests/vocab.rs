@@ -151,8 +151,10 @@ fn retired_spellings_still_work_and_say_so() {
     let count = |level: &str| json["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == level).count();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let counts = format!("{}, {}", plural(count("error"), "error"), plural(count("warning"), "warning"));
-    let verdict = if count("error") > 0 { "blocked" } else { "ready" };
-    assert_eq!(text, format!("{verdict}: {counts}\n"), "at error, check's default");
+    // At error, check's default; a blocked review that gates nothing says so (issue 31 §3).
+    let verdict =
+        if count("error") > 0 { format!("blocked: {counts} (exit 0: not a gate without --fail-on)") } else { format!("ready: {counts}") };
+    assert_eq!(text, format!("{verdict}\n"), "at error, check's default");
     assert_eq!(quiet.status.code(), Some(0), "no --fail-on: no gate");
     let gated = run_with_stdin(home.path(), &["hooks", &chart, "--engine", "argocd", "-q", "--fail-on", "warning"], None);
     let blocked = count("error") + count("warning") > 0;

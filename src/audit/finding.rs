@@ -71,9 +71,15 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// The fix as text (explanations and commands, one per line).
     pub fix: String,
-    /// The fix's command lines alone, each a complete shell command (names quoted).
+    /// The fix's command lines alone, each a complete shell command (names quoted), to run
+    /// before (or for) the upgrade.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// Commands that undo, once the upgrade is done, a temporary change `commands` make for it
+    /// (a Pod Security label relaxed for the hooks, put back): every output that shows the change
+    /// shows these with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restore: Vec<String>,
     /// The fix line by line, each marked command or explanation (how a runbook lays it out).
     #[serde(skip)]
     pub fix_lines: Vec<FixLine>,
@@ -89,6 +95,9 @@ pub struct Finding {
     /// When during the change the fix is done (orders a runbook's fixes).
     #[serde(skip)]
     pub phase: Phase,
+    /// The rule variant whose words it carries (`failed`, `nearest`…), when not the rule's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// A text the predicted failure prints, and who prints it.
@@ -104,11 +113,73 @@ pub struct Expected {
     pub helm: Option<String>,
 }
 
-/// One line of a fix: a shell command, or words around it.
+/// One line of a fix: a shell command, words around it, or a command that undoes a temporary
+/// change after the upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FixLine {
     Command(String),
     Text(String),
+    /// Run after the upgrade: undoes a temporary change the fix's commands make for it (a rule
+    /// writes it `restore $ COMMAND`).
+    Restore(String),
+}
+
+/// The words every output puts before a fix's restore commands.
+pub const RESTORE_HEAD: &str = "After the upgrade, restore it:";
+
+impl FixLine {
+    /// The line's text (a command as it runs).
+    pub fn text(&self) -> &str {
+        match self {
+            FixLine::Command(c) | FixLine::Text(c) | FixLine::Restore(c) => c,
+        }
+    }
+}
+
+/// A fix as lines of words and commands, each run of restore commands headed by
+/// [`RESTORE_HEAD`] (as a text line), so that a fix read alone never hides what undoes it.
+pub fn with_restore_heads(lines: &[FixLine]) -> Vec<FixLine> {
+    let mut out = Vec::with_capacity(lines.len() + 1);
+    let mut in_restore = false;
+    for line in lines {
+        let restore = matches!(line, FixLine::Restore(_));
+        if restore && !in_restore {
+            out.push(FixLine::Text(RESTORE_HEAD.to_string()));
+        }
+        in_restore = restore;
+        out.push(line.clone());
+    }
+    out
+}
+
+impl Finding {
+    /// A finding of rule `id` about `subject` with nothing else said: what tests build on.
+    #[cfg(test)]
+    pub fn about(id: &str, severity: Severity, subject: &str) -> Finding {
+        Finding {
+            id: id.into(),
+            severity,
+            title: String::new(),
+            subject: subject.into(),
+            location: String::new(),
+            message: String::new(),
+            evidence: vec![],
+            fix: String::new(),
+            commands: vec![],
+            restore: vec![],
+            fix_lines: vec![],
+            adopt: None,
+            source: String::new(),
+            expect: vec![],
+            phase: Phase::default(),
+            variant: None,
+        }
+    }
+
+    /// The fix's lines with its restore commands headed ([`with_restore_heads`]).
+    pub fn fix_lines_headed(&self) -> Vec<FixLine> {
+        with_restore_heads(&self.fix_lines)
+    }
 }
 
 /// Severity first (errors on top), then id, subject and message: the same input always prints

@@ -3,10 +3,11 @@
 //! the smaller [`ChartInput`] a chart review (`hooks`) has: one rendered chart and an engine.
 
 pub mod derived;
+pub mod trainjobs;
 
 use serde_json::Value as Json;
 
-use crate::cluster::install::Verdict;
+use crate::cluster::install::InstallMethod;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::storage::HelmDriver;
@@ -46,7 +47,10 @@ pub struct CheckInput<'a> {
     pub target_crds_on: Option<&'a Inventory>,
     /// User values the upgrade applies (the release's, then `-f`/`--set`).
     pub user_values: Json,
-    pub install: &'a Verdict,
+    /// Where they came from, in merge order (a later one wins): the release's stored values (or
+    /// a GitOps file's), then each `-f`/`--set` flag as given, each with the values it sets.
+    pub value_sources: Vec<(String, Json)>,
+    pub install: &'a InstallMethod,
     /// The chart repository the upgrade pulls from (`oci://…`), or the local chart it uses.
     pub repository: String,
     /// The target CRDs over the live objects, computed on first use (`derived`).
@@ -97,18 +101,39 @@ impl CheckInput<'_> {
         ChartInput { chart: self.target, engine: self.engine(), argocd: self.gitops.and_then(|g| g.argocd.as_ref()), gitops: self.gitops }
     }
 
-    /// Identities (kind, namespace, name) of the release's objects, from the manifest of the
-    /// revision the upgrade starts from (`Release::base`: a pending one's rollback target).
+    /// Identities (kind, namespace, name) of the release's objects the upgrade diffs against:
+    /// the manifest of the revision Helm starts from (`Release::upgrade_objects`: the deployed one
+    /// under a failed revision, a pending one's rollback target), none for a fresh install over an
+    /// uninstalled release.
     pub fn release_objects(&self) -> Vec<(String, String, String)> {
         match self.release {
             Some(r) => r
-                .base()
-                .objects()
+                .upgrade_objects()
                 .iter()
                 .map(|o| (o.identity.kind.clone(), o.identity.namespace.clone(), o.identity.name.clone()))
                 .collect(),
             None => Vec::new(),
         }
+    }
+
+    /// Where the user's value at `path` (`a.b.c`) came from: the last source that sets it (or a
+    /// map above it). None when no source sets it.
+    pub fn value_source(&self, path: &str) -> Option<&str> {
+        let keys: Vec<&str> = path.split('.').collect();
+        self.value_sources
+            .iter()
+            .rev()
+            .find(|(_, v)| {
+                let mut cur = v;
+                for k in &keys {
+                    match cur.get(k) {
+                        Some(next) => cur = next,
+                        None => return false,
+                    }
+                }
+                true
+            })
+            .map(|(label, _)| label.as_str())
     }
 
     /// The live object with this kind, namespace (empty for cluster-scoped) and name.

@@ -29,7 +29,7 @@ pub const REGISTRY_FLAGS: &str = "registry_flags";
 /// Fix variables a kind or the engine fills with whole command lines, already quoted: a command
 /// line `$ {var}` is replaced by them as they are. `unpack_chart` unpacks the target chart into
 /// `trainer-audit-chart/<chart name>/`, from the repository or from the local chart the run used.
-pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback"];
+pub const COMMAND_VARS: &[&str] = &["commands", "unpack_chart", "rollback", "uninstall"];
 
 /// The rule packs shipped with the tool.
 pub const EMBEDDED: &[(&str, &str)] = &[
@@ -79,9 +79,19 @@ pub struct Variant {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
     /// What the upgrade command needs for this variant's findings (the rule's `adopt` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt: Option<Adoption>,
+    /// When this variant's fix is done (the rule's `phase` otherwise): a case whose fix must come
+    /// before the upgrade where the rule's others come after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
 }
 
 /// Who prints an expected text.
@@ -129,6 +139,12 @@ pub struct Expect {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
 }
 
 impl Expect {
@@ -172,6 +188,12 @@ pub struct Rule {
     /// `cargo xtask citations`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotes: BTreeMap<String, String>,
+    /// Texts the cited files must NOT contain, keyed like `quotes`: a claim of absence ("the CRD
+    /// sets no keep policy", "no Chart.yaml sets kubeVersion"). A cited directory (`tree/…`, a
+    /// chart at its tag) must contain the text in none of its files' names or contents. Checked by
+    /// `cargo xtask citations` like the quotes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: super::quotes::Absent,
     /// `{release}`, `{namespace}`, `{from}`, `{to}` and the kind's own variables are filled in.
     pub fix: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -195,42 +217,66 @@ pub struct Rule {
 #[error("{0}")]
 pub struct RuleError(pub String);
 
-impl Rule {
-    /// Whether the rule applies to this upgrade.
-    pub fn applies_to(&self, from: &semver::Version, to: &semver::Version) -> bool {
-        self.applies.from.as_ref().is_none_or(|c| c.matches(from)) && self.applies.to.as_ref().is_none_or(|c| c.matches(to))
-    }
+/// What a run asks the rules for: where they run, and (when known) the versions and the engine
+/// of the change, and whether there is a cluster. A rule is applicable when its scope is this
+/// one, its `applies` ranges hold `from` and `to`, its `engines` (all when empty) hold the
+/// engine, and its kind does not read a cluster the run does not have.
+#[derive(Debug, Clone, Copy)]
+pub struct Applicable<'a> {
+    pub scope: Scope,
+    /// The hop (`from`, `to`); None: versions do not select (the chart review).
+    pub versions: Option<(&'a semver::Version, &'a semver::Version)>,
+    /// None: every engine.
+    pub engine: Option<Engine>,
+    /// False: there is no cluster (a GitOps reference reviewed alone), so kinds that read it
+    /// do not run.
+    pub cluster: bool,
+}
 
-    pub fn applies_to_engine(&self, engine: Engine) -> bool {
-        self.engines.is_empty() || self.engines.contains(&engine)
+impl Rule {
+    /// The one test of whether a rule runs ([`RuleSet::applicable`]).
+    pub fn applicable(&self, when: &Applicable) -> bool {
+        let versions = when.versions.is_none_or(|(from, to)| {
+            self.applies.from.as_ref().is_none_or(|c| c.matches(from)) && self.applies.to.as_ref().is_none_or(|c| c.matches(to))
+        });
+        let engine = when.engine.is_none_or(|e| self.engines.is_empty() || self.engines.contains(&e));
+        let cluster = when.cluster || self.check.as_ref().is_some_and(|c| !c.reads_cluster());
+        self.scope == when.scope && versions && engine && cluster
     }
 
     /// The fix with `{name}` placeholders filled from `vars` (unknown ones are left as written),
     /// line by line: a line starting `$ ` is a command, and values filled into it are
     /// shell-quoted, except the [`COMMAND_VARS`], filled with whole command lines. In a
     /// command, `{repository}` is followed by the [`REGISTRY_FLAGS`] var (the flags that reach it).
+    /// A line starting `restore $ ` is a command that undoes, after the upgrade, a temporary
+    /// change the commands before it make ([`FixLine::Restore`]), filled in the same way.
     pub fn fix_lines(fix: &str, vars: &BTreeMap<String, String>) -> Vec<FixLine> {
+        let filled = |command: &str| {
+            let mut text = command.to_string();
+            for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
+                let mut value = crate::shell::quote(v);
+                // A command that names the repository must reach it as given to us
+                // (`--plain-http`): seen failing as printed in the rehearsals.
+                if k == "repository" {
+                    value.push_str(vars.get(REGISTRY_FLAGS).map(String::as_str).unwrap_or(""));
+                }
+                text = text.replace(&format!("{{{k}}}"), &value);
+            }
+            text
+        };
         let mut out = Vec::new();
         for line in fix.trim_end().lines() {
+            if let Some(command) = line.strip_prefix("restore $ ") {
+                out.push(FixLine::Restore(filled(command)));
+                continue;
+            }
             match line.strip_prefix("$ ") {
                 Some(command) if COMMAND_VARS.iter().any(|v| command.trim() == format!("{{{v}}}")) => {
                     let name = command.trim().trim_start_matches('{').trim_end_matches('}');
                     let lines = vars.get(name).map(String::as_str).unwrap_or("");
                     out.extend(lines.lines().map(|l| FixLine::Command(l.to_string())));
                 }
-                Some(command) => {
-                    let mut text = command.to_string();
-                    for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
-                        let mut value = crate::shell::quote(v);
-                        // A command that names the repository must reach it as given to us
-                        // (`--plain-http`): seen failing as printed in the rehearsals.
-                        if k == "repository" {
-                            value.push_str(vars.get(REGISTRY_FLAGS).map(String::as_str).unwrap_or(""));
-                        }
-                        text = text.replace(&format!("{{{k}}}"), &value);
-                    }
-                    out.push(FixLine::Command(text));
-                }
+                Some(command) => out.push(FixLine::Command(filled(command))),
                 None => {
                     let mut text = line.to_string();
                     for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != REGISTRY_FLAGS) {
@@ -275,15 +321,27 @@ pub fn parse_rules(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
             let known = if spec.variants.is_empty() { "none".to_string() } else { spec.variants.join(", ") };
             return Err(bad(format!("kind {} has no variant {unknown:?} (its variants: {known})", rule.kind)));
         }
+        let fixes = std::iter::once(&rule.fix).chain(rule.variants.values().filter_map(|v| v.fix.as_ref()));
+        for fix in fixes {
+            let first_command = fix.lines().position(|l| l.starts_with("$ "));
+            if let Some(at) = fix.lines().position(|l| l.starts_with("restore $ ")) {
+                if first_command.is_none_or(|c| c > at) {
+                    return Err(bad("a `restore $ ` line undoes the command before it, and this one has none".into()));
+                }
+            }
+        }
         if let Some(e) = rule.expect.iter().find(|e| e.text.trim().is_empty() || e.source.trim().is_empty()) {
             return Err(bad(format!("an expect entry of {} needs a text and its source", e.by.as_str())));
         }
-        let sources = std::iter::once((&rule.source, &rule.quotes))
-            .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes))))
-            .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes)));
-        for (source, quotes) in sources {
+        let sources = std::iter::once((&rule.source, &rule.quotes, &rule.absent))
+            .chain(rule.variants.values().filter_map(|v| v.source.as_ref().map(|s| (s, &v.quotes, &v.absent))))
+            .chain(rule.expect.iter().map(|e| (&e.source, &e.quotes, &e.absent)));
+        for (source, quotes, absent) in sources {
             if let Some(key) = super::quotes::unquoted_key(source, quotes) {
                 return Err(bad(format!("quote key {key:?} names no citation in its source (write the citation as it appears there)")));
+            }
+            if let Some(key) = super::quotes::unabsent_key(source, absent) {
+                return Err(bad(format!("absent key {key:?} names no citation in its source (write the citation as it appears there)")));
             }
         }
         let check = spec.build(rule.params.clone()).map_err(|e| bad(format!("params of kind {}: {e}", rule.kind)))?;
@@ -311,8 +369,57 @@ pub fn resolve<'a>(rules: &'a [Rule], id: &str) -> (Vec<&'a Rule>, Option<String
     (rules.iter().filter(|r| r.id == current.id).collect(), Some(id.to_ascii_uppercase()))
 }
 
+/// The rules a run audits with, loaded once per run ([`RuleSet::load`]) and shared by every
+/// cluster, hop and report of it (cloning shares them).
+#[derive(Debug, Clone)]
+pub struct RuleSet(Arc<[Rule]>);
+
+impl std::ops::Deref for RuleSet {
+    type Target = [Rule];
+    fn deref(&self) -> &[Rule] {
+        &self.0
+    }
+}
+
+impl From<Vec<Rule>> for RuleSet {
+    fn from(rules: Vec<Rule>) -> RuleSet {
+        RuleSet(rules.into())
+    }
+}
+
+/// The built-in rules: the embedded packs are part of the binary and load in every build
+/// (`tests::embedded_rules_load`), so a request made without a rule set (tests, the library's
+/// defaults) gets them. Commands load theirs with [`RuleSet::load`], which reports a failure.
+impl Default for RuleSet {
+    fn default() -> RuleSet {
+        RuleSet::builtin().expect("the embedded rule packs load (audit::rules::tests::embedded_rules_load)")
+    }
+}
+
+impl RuleSet {
+    /// The embedded rules, parsed once per process.
+    pub fn builtin() -> Result<RuleSet, RuleError> {
+        static BUILTIN: std::sync::OnceLock<Result<RuleSet, String>> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(|| load(None).map(RuleSet::from).map_err(|e| e.0)).clone().map_err(RuleError)
+    }
+
+    /// The embedded rules plus every `*.yaml` in `extra` ([`load`]).
+    pub fn load(extra: Option<&Path>) -> Result<RuleSet, RuleError> {
+        match extra {
+            None => RuleSet::builtin(),
+            Some(_) => load(extra).map(RuleSet::from),
+        }
+    }
+
+    /// The rules that run for `when` ([`Rule::applicable`]), in file order.
+    pub fn applicable<'s>(&'s self, when: &'s Applicable<'s>) -> impl Iterator<Item = &'s Rule> + 's {
+        self.0.iter().filter(move |r| r.applicable(when))
+    }
+}
+
 /// The embedded rules plus every `*.yaml` in `extra` (sorted by file name). An id is defined at
-/// most once per scope, its entries share one kind, and no alias names a live rule.
+/// most once per scope, its entries share one kind, and no alias names a live rule. Runs load a
+/// [`RuleSet`] once instead.
 pub fn load(extra: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
     super::compat::embedded().map_err(|e| RuleError(e.to_string()))?;
     let mut rules = Vec::new();
@@ -388,6 +495,8 @@ mod tests {
         assert!(parse_rules("x.yaml", &gate).unwrap_err().0.contains("is not a version or version range"));
         let scope = GOOD.replace("  severity:", "  scope: review\n  severity:");
         assert!(parse_rules("x.yaml", &scope).unwrap_err().0.contains("cannot run in a chart review"));
+        let restore = GOOD.replace("  fix: f\n", "  fix: \"restore $ undo\\n$ do\"\n");
+        assert!(parse_rules("x.yaml", &restore).unwrap_err().0.contains("undoes the command before it"));
         let variant = GOOD.replace("  fix: f\n", "  fix: f\n  variants: {nope: {severity: info}}\n");
         assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
         let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
@@ -405,6 +514,15 @@ mod tests {
         assert!(parse_rules("x.yaml", &quoted("{c.go#L1: c}")).unwrap_err().0.contains("quote key \"c.go#L1\" names no citation"));
         assert!(parse_rules("x.yaml", &quoted("{b.go#L3: ''}")).is_err(), "an empty quote");
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t, source: x.go#L9, quotes: {x.go#L9: '%s failed'}}")).is_ok());
+        // Claims of absence: one text or several per citation, keyed like quotes.
+        let absent = |a: &str| GOOD.replace("  source: s\n", &format!("  source: https://x/tree/v1/chart; b.go#L3\n  absent: {a}\n"));
+        let one = parse_rules("x.yaml", &absent("{https://x/tree/v1/chart: kubeVersion}")).unwrap();
+        assert_eq!(one[0].absent["https://x/tree/v1/chart"].iter().collect::<Vec<_>>(), ["kubeVersion"]);
+        let many = parse_rules("x.yaml", &absent("{b.go#L3: [ca.crt, tls.crt]}")).unwrap();
+        assert_eq!(many[0].absent["b.go#L3"].iter().collect::<Vec<_>>(), ["ca.crt", "tls.crt"]);
+        assert!(parse_rules("x.yaml", &absent("{c.go: x}")).unwrap_err().0.contains("absent key \"c.go\" names no citation"));
+        assert!(parse_rules("x.yaml", &absent("{b.go#L3: []}")).is_err(), "no text");
+        assert!(parse_rules("x.yaml", &absent("{b.go#L3: ['']}")).is_err(), "an empty text");
     }
 
     #[test]
@@ -433,6 +551,23 @@ mod tests {
     }
 
     #[test]
+    fn one_test_says_whether_a_rule_runs() {
+        let rule = &parse_rules("x.yaml", &GOOD.replace("  params:", "  applies: {to: \">=2.3.0-0\"}\n  engines: [argocd]\n  params:"))
+            .unwrap()[0];
+        let (v22, v23) = (semver::Version::new(2, 2, 0), semver::Version::new(2, 3, 0));
+        let when = |scope, to, engine| Applicable { scope, versions: Some((&v22, to)), engine, cluster: true };
+        assert!(rule.applicable(&when(Scope::Upgrade, &v23, Some(Engine::Argocd))));
+        assert!(rule.applicable(&when(Scope::Upgrade, &v23, None)), "no engine asked: every engine");
+        assert!(!rule.applicable(&when(Scope::Upgrade, &v22, Some(Engine::Argocd))), "applies.to");
+        assert!(!rule.applicable(&when(Scope::Upgrade, &v23, Some(Engine::Helm))), "engines");
+        assert!(!rule.applicable(&when(Scope::Review, &v23, Some(Engine::Argocd))), "scope");
+        // The finalizer kind reads the cluster: it does not run without one.
+        assert!(!rule.applicable(&Applicable { cluster: false, ..when(Scope::Upgrade, &v23, None) }));
+        let set = RuleSet::from(vec![rule.clone()]);
+        assert_eq!(set.applicable(&when(Scope::Upgrade, &v23, None)).count(), 1);
+    }
+
+    #[test]
     fn commands_naming_the_repository_carry_the_registry_flags() {
         let vars: BTreeMap<String, String> = [
             ("repository".to_string(), "oci://127.0.0.1:5000/charts/x".to_string()),
@@ -440,12 +575,14 @@ mod tests {
             ("to".to_string(), "2.3.0".to_string()),
         ]
         .into();
-        let lines = Rule::fix_lines("Pull {repository} {to}:\n$ helm pull {repository} --version {to} --untar", &vars);
+        let lines =
+            Rule::fix_lines("Pull {repository} {to}:\n$ helm pull {repository} --version {to} --untar\nrestore $ rm -r {to}", &vars);
         assert_eq!(
             lines,
             [
                 FixLine::Text("Pull oci://127.0.0.1:5000/charts/x 2.3.0:".into()),
                 FixLine::Command("helm pull oci://127.0.0.1:5000/charts/x --plain-http --version 2.3.0 --untar".into()),
+                FixLine::Restore("rm -r 2.3.0".into()),
             ]
         );
     }

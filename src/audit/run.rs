@@ -5,14 +5,15 @@
 
 use std::collections::BTreeMap;
 
-use super::finding::{sort_findings, Expected, Finding, FixLine};
+use super::finding::{sort_findings, with_restore_heads, Expected, Finding, FixLine};
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
-use super::rules::{Rule, Scope, REGISTRY_FLAGS};
+use super::rules::{Applicable, Rule, Scope, REGISTRY_FLAGS};
 use kube_version::KubeVersion;
 
-/// Findings of the upgrade rules that apply to this upgrade.
-pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
+/// Findings of the upgrade rules that apply to this upgrade (`cluster`: the run has one; without,
+/// only the rules whose kinds do not read it run).
+pub fn run(rules: &[Rule], input: &CheckInput, cluster: bool) -> Vec<Finding> {
     let engine = input.engine();
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     vars.insert("release".into(), input.release_name.clone());
@@ -25,7 +26,8 @@ pub fn run(rules: &[Rule], input: &CheckInput) -> Vec<Finding> {
     vars.insert("unpack_chart".into(), unpack_chart(&input.repository, &input.registry_flags, &input.to, &input.target.chart.name));
     let untagged = super::citation::upgrade_notes(super::compat::get(), &input.from, &input.to);
     let mut findings = Vec::new();
-    for rule in rules.iter().filter(|r| r.scope == Scope::Upgrade && r.applies_to(&input.from, &input.to) && r.applies_to_engine(engine)) {
+    let when = Applicable { scope: Scope::Upgrade, versions: Some((&input.from, &input.to)), engine: Some(engine), cluster };
+    for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(check) = &rule.check else { continue };
         findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.kube_version(), &untagged)));
     }
@@ -60,7 +62,8 @@ pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String
         .into_iter()
         .collect();
     let mut findings = Vec::new();
-    for rule in rules.iter().filter(|r| r.scope == Scope::Review && r.applies_to_engine(chart.engine)) {
+    let when = Applicable { scope: Scope::Review, versions: None, engine: Some(chart.engine), cluster: true };
+    for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(hits) = rule.check.as_ref().and_then(|c| c.review(chart)) else { continue };
         findings.extend(hits.into_iter().map(|hit| finding(rule, hit, vars, None, &untagged)));
     }
@@ -76,9 +79,6 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube: Option<
     let mut vars = vars.clone();
     vars.extend(hit.vars);
     let fix_lines = Rule::fix_lines(variant.and_then(|v| v.fix.as_deref()).unwrap_or(&rule.fix), &vars);
-    let text = |l: &FixLine| match l {
-        FixLine::Command(c) | FixLine::Text(c) => c.clone(),
-    };
     Finding {
         id: rule.id.clone(),
         severity: hit.severity.or(variant.and_then(|v| v.severity)).unwrap_or(rule.severity),
@@ -87,12 +87,14 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube: Option<
         location: hit.location,
         message: hit.message,
         evidence: hit.evidence,
-        fix: fix_lines.iter().map(text).collect::<Vec<_>>().join("\n"),
+        fix: with_restore_heads(&fix_lines).iter().map(FixLine::text).collect::<Vec<_>>().join("\n"),
         commands: fix_lines.iter().filter_map(|l| if let FixLine::Command(c) = l { Some(c.clone()) } else { None }).collect(),
+        restore: fix_lines.iter().filter_map(|l| if let FixLine::Restore(c) = l { Some(c.clone()) } else { None }).collect(),
         fix_lines,
         adopt: variant.and_then(|v| v.adopt).or(rule.adopt),
         source: super::citation::qualify(&variant.and_then(|v| v.source.clone()).unwrap_or_else(|| rule.source.clone()), untagged),
-        phase: rule.phase,
+        phase: variant.and_then(|v| v.phase).unwrap_or(rule.phase),
+        variant: variant.map(|_| hit.variant.unwrap_or_default().to_string()),
         expect: rule
             .expect
             .iter()

@@ -1,7 +1,10 @@
-//! The verdict every output of `check`, `plan`, `gitops` and a fleet carries, in the same
-//! words: `ready` or `blocked` against `--fail-on`, the counts behind it, and the inputs that
-//! decided it; one line for people (`blocked: 6 errors, 9 warnings`, `ready`, `already at 2.3.0`),
-//! placed first, and the same data for machines (JSON's top-level `verdict`, SARIF's invocation).
+//! The verdict every output carries, in the same words: `ready` or `blocked` against
+//! `--fail-on` ([`Decision`]: the counts behind it, the level, whether it gates the exit code),
+//! and the words a GitOps reference, a `status` or a fleet's cluster end in (`not-audited`,
+//! `installed`, `not-installed`, `failed`): one [`Verdict`] for the whole tool. One line for
+//! people (`blocked: 6 errors, 9 warnings`, `ready`, `already at 2.3.0`), placed first, and the
+//! same data for machines (JSON's top-level `verdict`, SARIF's invocation); the exit code is
+//! [`Decision::exit_code`] (a fleet's, its worst cluster's).
 
 use serde::Serialize;
 
@@ -14,29 +17,47 @@ pub enum Verdict {
     Ready,
     /// Findings at or above `--fail-on` (or something that could not be audited).
     Blocked,
+    /// `gitops`: the files do not say enough to audit a reference (a digest pin, an unresolved
+    /// variable).
+    NotAudited,
+    /// `status`: Trainer is installed.
+    Installed,
+    /// `status`: no Trainer found.
+    NotInstalled,
+    /// A cluster that could not be read or audited.
+    Failed,
 }
 
 impl Verdict {
+    /// The word machines read (JSON, JSON Lines, metrics labels).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Ready => "ready",
             Verdict::Blocked => "blocked",
+            Verdict::NotAudited => "not-audited",
+            Verdict::Installed => "installed",
+            Verdict::NotInstalled => "not-installed",
+            Verdict::Failed => "failed",
         }
     }
 
-    /// The exit code of a run with this verdict: 1 when blocked.
+    /// The word people read: [`Verdict::as_str`], but `not audited` in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::NotAudited => "not audited",
+            other => other.as_str(),
+        }
+    }
+
+    /// The exit code of a run that ends in this verdict (a gate's: 1 when blocked; 2 when the
+    /// cluster failed).
     pub fn exit_code(self) -> u8 {
         match self {
-            Verdict::Ready => 0,
             Verdict::Blocked => 1,
+            Verdict::Failed => 2,
+            Verdict::Ready | Verdict::NotAudited | Verdict::Installed | Verdict::NotInstalled => 0,
         }
     }
-}
-
-/// Whether `findings` fail the gate at `fail_on` (None: the run is no gate): the one fail
-/// decision, which [`Decision::new`] and every command's exit code share.
-pub fn fails(findings: &[Finding], fail_on: Option<Severity>) -> bool {
-    fail_on.is_some_and(|level| Counts::of(findings).at_or_above(level) > 0)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -89,21 +110,56 @@ pub struct Decision {
     /// The installed version equals the target: nothing to upgrade.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_at: Option<String>,
+    /// Whether the verdict decides the exit code: a gate's does (`check`, `gitops`, any command
+    /// given `--fail-on`); `plan` and `hooks` without `--fail-on` say their verdict, and that
+    /// they exit 0 (JSON: `"gates": false`, only then).
+    #[serde(skip_serializing_if = "is_true")]
+    pub gates: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Decision {
+    /// The verdict at `fail_on`, gating the exit code.
     pub fn new(counts: Counts, fail_on: Severity, from: Option<&str>, to: Option<&str>) -> Decision {
         let verdict = if counts.at_or_above(fail_on) > 0 { Verdict::Blocked } else { Verdict::Ready };
         let already_at = match (from, to) {
             (Some(f), Some(t)) if f == t => Some(t.to_string()),
             _ => None,
         };
-        Decision { verdict, counts, fail_on, already_at }
+        Decision { verdict, counts, fail_on, already_at, gates: true }
+    }
+
+    /// The verdict at `--fail-on` when it was given (gating the exit code), else at `error`
+    /// without gating it: the decision of a command that is no gate unless asked to be.
+    pub fn at(counts: Counts, fail_on: Option<Severity>, from: Option<&str>, to: Option<&str>) -> Decision {
+        Decision { gates: fail_on.is_some(), ..Decision::new(counts, fail_on.unwrap_or(Severity::Error), from, to) }
+    }
+
+    /// The exit code this decision gives a run: 1 when it gates and is blocked, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.gates {
+            self.verdict.exit_code()
+        } else {
+            0
+        }
     }
 
     /// The line a person reads first: `blocked: 6 errors, 9 warnings`, `ready`,
-    /// `ready: 2 warnings`, `already at 2.3.0`.
+    /// `ready: 2 warnings`, `already at 2.3.0`; a verdict that does not gate says so
+    /// (`blocked: 6 errors, 9 warnings (exit 0: not a gate without --fail-on)`).
     pub fn line(&self) -> String {
+        let line = self.verdict_words();
+        if !self.gates && self.verdict == Verdict::Blocked {
+            format!("{line} (exit 0: not a gate without --fail-on)")
+        } else {
+            line
+        }
+    }
+
+    fn verdict_words(&self) -> String {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let mut parts = vec![plural(self.counts.error, "error"), plural(self.counts.warning, "warning")];
         if self.fail_on == Severity::Info || (self.counts.info > 0 && self.counts.error + self.counts.warning == 0) {
@@ -116,6 +172,7 @@ impl Decision {
             (Verdict::Ready, Some(v)) => format!("already at {v}"),
             (Verdict::Ready, None) if quiet => "ready".to_string(),
             (Verdict::Ready, None) => format!("ready: {}", parts.join(", ")),
+            (other, _) => other.label().to_string(),
         }
     }
 }
@@ -140,5 +197,17 @@ mod tests {
         assert_eq!(d(counts(1, 0, 0), Severity::Error, "2.3.0", "2.3.0").line(), "blocked: 1 error, 0 warnings (already at 2.3.0)");
         let json = serde_json::to_value(d(counts(1, 0, 0), Severity::Error, "2.2.1", "2.3.0")).unwrap();
         assert_eq!(json, serde_json::json!({"verdict": "blocked", "counts": {"error": 1, "warning": 0, "info": 0}, "failOn": "error"}));
+    }
+
+    #[test]
+    fn a_verdict_that_does_not_gate_says_so_and_exits_0() {
+        let plan = Decision::at(counts(6, 9, 0), None, Some("2.2.1"), Some("2.3.0"));
+        assert_eq!(plan.line(), "blocked: 6 errors, 9 warnings (exit 0: not a gate without --fail-on)");
+        assert_eq!(plan.exit_code(), 0);
+        assert_eq!(serde_json::to_value(&plan).unwrap()["gates"], false);
+        let gated = Decision::at(counts(6, 9, 0), Some(Severity::Error), Some("2.2.1"), Some("2.3.0"));
+        assert_eq!((gated.line().as_str(), gated.exit_code()), ("blocked: 6 errors, 9 warnings", 1));
+        assert!(serde_json::to_value(&gated).unwrap().get("gates").is_none());
+        assert_eq!(Decision::at(counts(0, 1, 0), None, None, None).line(), "ready: 0 errors, 1 warning");
     }
 }

@@ -12,7 +12,7 @@ use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
 use crate::engine::storage::HelmDriver;
 use crate::fleet::members::Selection;
-use crate::fleet::read::read_member;
+use crate::fleet::read::{read_member, Assumed};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
 use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
@@ -71,6 +71,8 @@ impl RegistryArgs {
             plain_http: self.plain_http,
             timeout: Duration::from_secs(self.timeout),
             credentials,
+            user_agent: concat!("trainer-audit/", env!("CARGO_PKG_VERSION")).to_string(),
+            client_id: "trainer-audit".to_string(),
             ..ClientOptions::default()
         })
     }
@@ -91,6 +93,11 @@ pub struct ClusterArgs {
     /// Kubernetes version to assume when the snapshot does not record one (e.g. 1.33)
     #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
     pub kube_version: Option<KubeVersion>,
+    /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
+    /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run (repeatable; IDs:
+    /// kueue, jobset, lws, scheduler-plugins, volcano, training-operator, cert-manager)
+    #[arg(long = "neighbour", value_name = "ID=VERSION")]
+    pub neighbours: Vec<String>,
 }
 
 impl ClusterArgs {
@@ -114,7 +121,8 @@ impl ClusterArgs {
         let [member] = &members[..] else {
             return Err(CliError::Usage(format!("the cluster flags name {} clusters; name one", members.len())));
         };
-        read_member(member, self.kube_version.as_ref(), std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
+        let assumed = Assumed::with_neighbours(self.kube_version.clone(), &self.neighbours, &members).map_err(CliError::Usage)?;
+        read_member(member, &assumed, std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
     }
 }
 
@@ -248,7 +256,7 @@ impl UpgradeFlags {
             release: self.release.clone(),
             namespace: self.namespace.clone(),
             values: self.values.read()?,
-            rules: self.rules.clone(),
+            rules: crate::audit::rules::RuleSet::load(self.rules.as_deref())?,
             registry: self.registry.client_options()?,
             helm_driver: self.helm_driver,
             to_kube: self.to_kube.clone(),

@@ -3,32 +3,18 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::UpgradeFlags;
 use super::fleet::FleetArgs;
 use super::CliError;
 use crate::audit::finding::Severity;
 use crate::fleet::audit::Job;
-use crate::report::output::{Choice, Command, Flags, Format, SarifInputs};
+use crate::report::document::{Context, Given, NextCommand};
+use crate::report::findings::Detail;
+use crate::report::format::{Command, Format};
+use crate::report::output::{Choice, Flags};
 use crate::report::style::Paint;
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum CheckFormat {
-    Text,
-    /// One JSON document (JSON Lines for a fleet)
-    Json,
-    Sarif,
-    Markdown,
-    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
-    Jsonl,
-    /// GitHub workflow commands: each finding as an annotation on the run and pull request
-    Github,
-    /// One self-contained HTML page (one cluster or a fleet); with -o FILE
-    Html,
-    /// OpenMetrics / Prometheus text (one cluster or a fleet), for a textfile collector or a Pushgateway
-    Openmetrics,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -39,9 +25,9 @@ pub struct CheckArgs {
     pub clusters: FleetArgs,
     #[command(flatten)]
     pub upgrade: UpgradeFlags,
-    /// Output format (a fleet prints text, json or jsonl)
-    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
-    pub format: CheckFormat,
+    /// Output format (a fleet prints text, json, jsonl, html or openmetrics)
+    #[arg(long, value_parser = Command::Check.format_parser(), default_value = "text")]
+    pub format: Format,
     /// Exit 1 when a finding is at or above this severity
     #[arg(long, value_enum, default_value_t = Severity::Error)]
     pub fail_on: Severity,
@@ -56,36 +42,31 @@ pub struct CheckArgs {
     pub verbose: bool,
 }
 
-/// The text detail the `--verbose` flag asks for.
-pub fn detail(verbose: bool) -> crate::report::findings::Detail {
-    if verbose {
-        crate::report::findings::Detail::Verbose
-    } else {
-        crate::report::findings::Detail::Short
-    }
-}
-
-pub fn run(args: CheckArgs, paint: Paint) -> Result<ExitCode, CliError> {
-    let format = match args.format {
-        CheckFormat::Text => Format::Text,
-        CheckFormat::Json => Format::Json,
-        CheckFormat::Sarif => Format::Sarif,
-        CheckFormat::Markdown => Format::Markdown,
-        CheckFormat::Jsonl => Format::Jsonl,
-        CheckFormat::Github => Format::Github,
-        CheckFormat::Html => Format::Html,
-        CheckFormat::Openmetrics => Format::Openmetrics,
-    };
+/// `next`: the command that comes after this check (the runbook with the same inputs).
+pub fn run(args: CheckArgs, paint: Paint, next: Option<NextCommand>) -> Result<ExitCode, CliError> {
     let choice = Choice::new(Flags {
         command: Command::Check,
-        format,
+        format: args.format,
         quiet: args.quiet,
         fail_on: Some(args.fail_on),
         output: args.output.clone(),
         verbose: args.verbose,
         fleet: args.clusters.is_fleet(),
     })?;
-    let job = Job::Check { request: args.upgrade.request()?, fail_on: args.fail_on };
-    let sarif = SarifInputs { values: args.upgrade.values.files.clone(), chart: args.upgrade.chart.as_ref().map(std::path::PathBuf::from) };
-    super::fleet::run(job, &args.clusters, &choice, sarif, paint)
+    let request = args.upgrade.request()?;
+    let ctx = Context {
+        paint,
+        detail: Detail::of(args.verbose),
+        fail_on: Some(args.fail_on),
+        rules: Some(request.rules.clone()),
+        given: Given {
+            values: args.upgrade.values.files.clone(),
+            chart: args.upgrade.chart.as_ref().map(std::path::PathBuf::from),
+            snapshot: None,
+        },
+        next,
+        ..Context::default()
+    };
+    let job = Job::Check { request, fail_on: args.fail_on };
+    super::fleet::run(job, &args.clusters, &choice, ctx)
 }

@@ -2,19 +2,14 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
-use super::{oci_reference, print_report, CliError};
+use super::{document, oci_reference, print, CliError};
 use crate::diff::ChartDiff;
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
 use crate::upgrade::store::{inventory_of, load_reference};
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum DiffFormat {
-    Text,
-    Json,
-    Markdown,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -40,8 +35,8 @@ pub struct DiffArgs {
     pub values: ValuesArgs,
     #[command(flatten)]
     pub target: RenderTarget,
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    pub format: DiffFormat,
+    #[arg(long, value_parser = Command::Diff.format_parser(), default_value = "text")]
+    pub format: Format,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -61,10 +56,5 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let from = side(args.from.as_deref(), args.from_version.as_deref(), &args)?;
     let to = side(args.to.as_deref(), args.to_version.as_deref(), &args)?;
     let diff = ChartDiff::compute(&from, &to);
-    match args.format {
-        DiffFormat::Text => print!("{}", crate::report::diff::text(&diff)),
-        DiffFormat::Json => print_report(crate::report::json_schema::Report::Diff, &diff)?,
-        DiffFormat::Markdown => print!("{}", crate::report::diff::markdown(&diff)),
-    }
-    Ok(ExitCode::SUCCESS)
+    print(&diff, &document(Command::Diff, args.format)?, &Context::default())
 }

@@ -11,8 +11,9 @@ use super::args::kube_version_arg;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
-use crate::report::output::{Choice, Printer, SarifInputs};
-use crate::report::style::Paint;
+use crate::fleet::read::Assumed;
+use crate::report::document::Context;
+use crate::report::output::{Choice, Printer};
 use kube_version::KubeVersion;
 
 #[derive(Debug, Args, Clone, Default)]
@@ -32,6 +33,12 @@ pub struct FleetArgs {
     /// Kubernetes version to assume when a snapshot does not record one (e.g. 1.33)
     #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
     pub kube_version: Option<KubeVersion>,
+    /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
+    /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run; CLUSTER: limits it
+    /// to one cluster of a fleet (repeatable; IDs: kueue, jobset, lws, scheduler-plugins, volcano,
+    /// training-operator, cert-manager)
+    #[arg(long = "neighbour", value_name = "[CLUSTER:]ID=VERSION")]
+    pub neighbours: Vec<String>,
     /// Clusters read at once in a fleet; memory grows with it (about one cluster's objects each)
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
@@ -53,19 +60,16 @@ impl FleetArgs {
     }
 }
 
-/// Runs `job` on the clusters the flags name (one, or a fleet) and prints as `choice` says: the
-/// glue between the flags, [`Auditor`] and [`Printer`].
-pub fn run(job: Job, args: &FleetArgs, choice: &Choice, sarif: SarifInputs, paint: Paint) -> Result<ExitCode, CliError> {
+/// Runs `job` on the clusters the flags name (one, or a fleet) and prints as `choice` says,
+/// renderers reading `ctx`: the glue between the flags, [`Auditor`] and [`Printer`].
+pub fn run(job: Job, args: &FleetArgs, choice: &Choice, ctx: Context) -> Result<ExitCode, CliError> {
     let members = args.selection().members().map_err(|e| CliError::Usage(e.to_string()))?;
-    let reading = Reading {
-        members: &members,
-        concurrency: usize::from(args.concurrency),
-        kube_version: args.kube_version.as_ref(),
-        fleet: choice.reads_as_fleet(),
-    };
+    let assumed = Assumed::with_neighbours(args.kube_version.clone(), &args.neighbours, &members).map_err(CliError::Usage)?;
+    let reading =
+        Reading { members: &members, concurrency: usize::from(args.concurrency), assumed: &assumed, fleet: choice.reads_as_fleet() };
     let mut auditor = Auditor::new(job);
-    let mut printer = Printer::new(choice, &members, paint, sarif);
+    let mut printer = Printer::new(choice, &members, ctx);
     let rows = auditor.run(&reading, |index, o| printer.cluster(index, o.row, o.report, o.read))?;
-    let code = printer.finish(&rows, || auditor.rules())?;
+    let code = printer.finish(&rows)?;
     Ok(ExitCode::from(code))
 }

@@ -1,32 +1,23 @@
 //! `trainer-audit gitops DIR [--base DIR | --base-ref REV]`: the GitOps review of the Kubeflow
 //! Trainer references a tree holds (with a base, of those the change adds or changes), or with
-//! `--list` only the references and changes. Glue only: reading is `crate::gitops`, auditing
-//! `crate::gitops_review`, rendering `crate::report::gitops*`.
+//! `--list` only the references and changes. Glue only: scanning, comparing and auditing are
+//! `crate::gitops_review::run`, printing `crate::report::gitops`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::{ClusterArgs, RegistryArgs};
-use super::{print_json, print_report, CliError};
+use super::{print, CliError};
 use crate::audit::finding::Severity;
-use crate::gitops::{self, compare, GitopsError};
-use crate::gitops_review::{review, ReviewError, ReviewOptions};
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum GitopsFormat {
-    Text,
-    Json,
-    /// A pull-request comment: summary table first, details folded
-    Markdown,
-    /// SARIF 2.1.0 for code scanning, located at the GitOps files' lines
-    Sarif,
-    /// GitLab Code Quality report
-    Codequality,
-    /// GitHub workflow commands: each finding as an annotation at its file and line
-    Github,
-}
+use crate::audit::rules::RuleSet;
+use crate::gitops_review::{Base, ReviewError, ReviewOptions};
+use crate::report::document::Context;
+use crate::report::findings::Detail;
+use crate::report::format::{Command, Format};
+use crate::report::gitops::GitopsDocument;
+use crate::report::output::{Choice, Flags};
 
 #[derive(Debug, Args)]
 #[command(
@@ -45,8 +36,10 @@ pub struct GitopsArgs {
     /// Only list the references (and, with a base, what changed); no chart is pulled
     #[arg(long)]
     pub list: bool,
-    #[arg(long, value_enum, default_value_t = GitopsFormat::Text)]
-    pub format: GitopsFormat,
+    /// Output format (markdown: a pull-request comment, summary first, details folded; sarif,
+    /// github: located at the GitOps files' lines)
+    #[arg(long, value_parser = Command::Gitops.format_parser(), default_value = "text")]
+    pub format: Format,
     /// Exit 1 when a finding is at or above this severity (with warning or info, also when a
     /// reference cannot be audited)
     #[arg(long, value_enum, default_value_t = Severity::Error)]
@@ -74,72 +67,35 @@ pub struct GitopsArgs {
 }
 
 pub fn run(args: GitopsArgs) -> Result<ExitCode, CliError> {
-    if args.list && !matches!(args.format, GitopsFormat::Text | GitopsFormat::Json) {
+    if args.list && !matches!(args.format, Format::Text | Format::Json) {
         return Err(CliError::Usage("--list prints text or json: drop --format or --list".into()));
     }
-    let head = gitops::scan_dir(&args.dir).map_err(error)?;
     let base = match (&args.base, &args.base_ref) {
-        (Some(dir), _) => Some(gitops::scan_dir(dir).map_err(error)?),
-        (None, Some(rev)) => Some(gitops::scan_git(&args.dir, rev).map_err(error)?),
+        (Some(dir), _) => Some(Base::Dir(dir.clone())),
+        (None, Some(rev)) => Some(Base::Revision(rev.clone())),
         (None, None) => None,
     };
-    let comparison = base.as_ref().map(|b| compare::compare(b, &head));
-    if args.list {
-        return list(&args, &head, comparison.as_ref());
-    }
-    gitops::require_trainer_references(&args.dir, &head, base.as_ref()).map_err(error)?;
-    let wants_cluster = args.cluster.snapshot.is_some() || args.cluster.context.is_some() || args.cluster.kubeconfig.is_some();
+    let rules = RuleSet::load(args.rules.as_deref())?;
     let options = ReviewOptions {
         charts_dir: args.charts.clone(),
         registry: args.registry.client_options()?,
-        rules: args.rules.clone(),
-        cluster: if wants_cluster { Some(args.cluster.state()?) } else { None },
+        rules: rules.clone(),
+        cluster: None,
         fail_on: args.fail_on,
     };
-    let pair = base.as_ref().zip(comparison.as_ref());
-    let result = review(&head, pair, &options).map_err(|e| match e {
-        ReviewError::Rules(m) => CliError::Usage(m),
+    let wants_cluster = args.cluster.snapshot.is_some() || args.cluster.context.is_some() || args.cluster.kubeconfig.is_some();
+    let cluster = || if wants_cluster { args.cluster.state().map(Some).map_err(|e| e.to_string()) } else { Ok(None) };
+    let outcome = crate::gitops_review::run(&args.dir, base.as_ref(), args.list, cluster, options).map_err(|e| match e {
+        ReviewError::Tree(e) => CliError::Usage(e.to_string()),
         other => CliError::Cluster(other.to_string()),
     })?;
-    match args.format {
-        _ if args.quiet => println!("{}", result.decision().line()),
-        GitopsFormat::Text => print!("{}", crate::report::gitops::text_detailed(&result, super::check::detail(args.verbose))),
-        GitopsFormat::Markdown => print!("{}", crate::report::gitops::markdown(&result)),
-        GitopsFormat::Json => print_report(
-            crate::report::json_schema::Report::Gitops,
-            &crate::report::gitops::json(&result).map_err(|e| CliError::Io(e.to_string()))?,
-        )?,
-        GitopsFormat::Sarif => {
-            let mut rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
-            // An id the review pack shares with the upgrade rules is described in the review's
-            // words (the engine-aware ones).
-            rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
-            print_json(&crate::report::gitops_sarif::sarif(&result, &rules, &args.dir))?
-        }
-        GitopsFormat::Codequality => print_json(&crate::report::gitops_sarif::codequality(&result))?,
-        GitopsFormat::Github => print!("{}", crate::report::github::gitops_commands(&result, &args.dir)),
-    }
-    crate::report::github::step_summary(|| crate::report::github::gitops_summary(&result));
-    Ok(if result.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-fn list(args: &GitopsArgs, head: &gitops::Scan, comparison: Option<&compare::Comparison>) -> Result<ExitCode, CliError> {
-    match args.format {
-        GitopsFormat::Json => print_json(&serde_json::json!({ "scan": head, "comparison": comparison }))?,
-        _ => {
-            let mut out = gitops::text::scan(head, args.verbose);
-            if let Some(c) = comparison {
-                out.push('\n');
-                out.push_str(&gitops::text::comparison(c));
-            }
-            print!("{out}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn error(e: GitopsError) -> CliError {
-    match e {
-        GitopsError::Input(m) | GitopsError::TooLarge(m) | GitopsError::Git(m) => CliError::Usage(m),
-    }
+    let choice = Choice::new(Flags {
+        quiet: args.quiet,
+        fail_on: Some(args.fail_on),
+        verbose: args.verbose,
+        ..Flags::document(Command::Gitops, args.format)
+    })?;
+    let ctx = Context { detail: Detail::of(args.verbose), fail_on: Some(args.fail_on), rules: Some(rules), ..Context::default() };
+    let repo_prefix = crate::gitops_review::repo_prefix(&args.dir);
+    print(&GitopsDocument { outcome: &outcome, root: &args.dir, repo_prefix }, &choice, &ctx)
 }

@@ -2,22 +2,19 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
-use super::{fails_at, print_json, print_report, CliError};
+use super::{print, CliError};
 use crate::audit::finding::Severity;
 use crate::audit::hooks::review;
+use crate::audit::rules::RuleSet;
 use crate::engine::Engine;
+use crate::report::document::Context;
+use crate::report::findings::Detail;
+use crate::report::format::{Command, Format};
+use crate::report::output::{Choice, Flags};
 use crate::upgrade::store::{inventory_of, load_reference};
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum HooksFormat {
-    Text,
-    Json,
-    Sarif,
-    Markdown,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -43,8 +40,8 @@ pub struct HooksArgs {
     /// Argo CD version, to say which hook phases it supports (e.g. 3.2.1)
     #[arg(long, value_name = "X.Y.Z")]
     pub argocd_version: Option<String>,
-    #[arg(long, value_enum, default_value_t = HooksFormat::Text)]
-    pub format: HooksFormat,
+    #[arg(long, value_parser = Command::Hooks.format_parser(), default_value = "text")]
+    pub format: Format,
     /// Exit 1 when a finding is at or above this severity (default: never)
     #[arg(long, value_enum)]
     pub fail_on: Option<Severity>,
@@ -74,18 +71,14 @@ pub fn run(args: HooksArgs) -> Result<ExitCode, CliError> {
     let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
     let values = args.values.read()?;
     let inventory = inventory_of(&args.chart, &chart, values.merged(), &args.target.release, &args.target.namespace)?;
-    let rules = crate::audit::rules::load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+    let rules = RuleSet::load(args.rules.as_deref())?;
     let report = review(&rules, &inventory, engine, argocd.as_ref(), &args.target.release, &args.target.namespace);
-    match args.format {
-        _ if args.quiet => println!("{}", crate::report::hooks::verdict(&report, args.fail_on).line()),
-        HooksFormat::Text => print!("{}", crate::report::hooks::text_detailed(&report, super::check::detail(args.verbose))),
-        HooksFormat::Json => print_report(crate::report::json_schema::Report::Hooks, &report)?,
-        HooksFormat::Markdown => print!("{}", crate::report::hooks::markdown(&report)),
-        HooksFormat::Sarif => {
-            // The review's words for the ids it shares with the upgrade rules.
-            let review: Vec<_> = rules.iter().filter(|r| r.scope == crate::audit::rules::Scope::Review).cloned().collect();
-            print_json(&crate::report::sarif::sarif(&report.findings, &review))?
-        }
-    }
-    Ok(fails_at(&report.findings, args.fail_on))
+    let choice = Choice::new(Flags {
+        quiet: args.quiet,
+        fail_on: args.fail_on,
+        verbose: args.verbose,
+        ..Flags::document(Command::Hooks, args.format)
+    })?;
+    let ctx = Context { detail: Detail::of(args.verbose), fail_on: args.fail_on, rules: Some(rules), ..Context::default() };
+    print(&report, &choice, &ctx)
 }

@@ -51,7 +51,7 @@ pub fn run(args: ManArgs) -> Result<ExitCode, CliError> {
             }
             for (name, roff) in &pages {
                 let path = dir.join(name);
-                chart_source::atomic_write::write_atomically(&path, roff).map_err(|e| CliError::Io(e.to_string()))?;
+                chart_source::atomic_write::write_atomically_readable(&path, roff).map_err(|e| CliError::Io(e.to_string()))?;
             }
             eprintln!("wrote {} man pages into {}", pages.len(), dir.display());
         }

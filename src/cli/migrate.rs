@@ -6,26 +6,18 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::{ClusterArgs, TargetArgs};
-use super::CliError;
-use crate::migrate::output::{self, shell_quote, NextSteps};
+use super::{print, CliError};
+use crate::migrate::output::{shell_quote, NextSteps};
 use crate::migrate::{self, Options, Source, TargetCrds, DEFAULT_LEGACY_RUNTIME, DEFAULT_PATCH_MANAGER};
-use chart_source::atomic_write::write_atomically;
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::migrate::MigrateDocument;
+use crate::report::output::{Choice, Flags};
 use kube_validate::stored::{CrdSet, ASSUMED_KUBE};
 use kube_version::KubeVersion;
-
-#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
-pub enum MigrateFormat {
-    /// One List for `kubectl apply --server-side`
-    #[default]
-    Yaml,
-    /// The same List as JSON
-    Json,
-    /// A unified diff per object
-    Diff,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -46,8 +38,10 @@ pub struct MigrateArgs {
     /// Convert legacy Training Operator v1 jobs (PyTorchJob) to TrainJobs instead of Trainer 2.1 objects
     #[arg(long)]
     pub legacy: bool,
-    #[arg(long, value_enum, default_value_t = MigrateFormat::Yaml)]
-    pub format: MigrateFormat,
+    /// yaml: one List for `kubectl apply --server-side`; json: the same List as JSON; diff: a
+    /// unified diff per object
+    #[arg(long, value_parser = Command::Migrate.format_parser(), default_value = "yaml")]
+    pub format: Format,
     /// Print the kubectl patch commands that must run while the 2.1 CRDs are still installed, instead of the List
     #[arg(long)]
     pub before_crds: bool,
@@ -66,6 +60,9 @@ pub struct MigrateArgs {
 }
 
 pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
+    if let Some(n) = args.cluster.neighbours.first() {
+        return Err(CliError::Usage(format!("--neighbour {n}: migrate reads no neighbour; drop the flag")));
+    }
     let source = if args.files.is_empty() { Source::Cluster } else { Source::Files };
     let mut options = Options::new(args.legacy, source);
     options.patch_manager = args.patch_manager.clone();
@@ -93,31 +90,18 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
     };
     let schema = target_schema(&args.target, server.as_ref(), source == Source::Cluster)?;
     let migration = migrate::migrate(&objects, &options, &schema);
-    let text = if args.before_crds {
-        output::before_crds_script(&migration, &kubectl(&args))
-    } else {
-        match args.format {
-            MigrateFormat::Yaml => output::yaml(&output::list(&migration)),
-            MigrateFormat::Json => output::json_text(&output::list(&migration)),
-            MigrateFormat::Diff => output::diff(&migration),
-        }
-        .map_err(|e| CliError::Io(format!("cannot write the converted objects: {e}")))?
-    };
-    match &args.output {
-        Some(path) => write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?,
-        None => print!("{text}"),
-    }
     let next = NextSteps {
         before_crds: Some(rerun(&["--before-crds"])),
         list_file: match (&args.output, args.format, args.before_crds) {
-            (Some(p), MigrateFormat::Yaml | MigrateFormat::Json, false) => Some(shell_quote(&p.display().to_string())),
+            (Some(p), Format::Yaml | Format::Json, false) => Some(shell_quote(&p.display().to_string())),
             _ => None,
         },
         list_command: rerun(&["--format", "yaml"]),
         kubectl: kubectl(&args),
     };
-    eprint!("{}", output::report(&migration, &next));
-    Ok(if migration.incomplete() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let doc = MigrateDocument { migration, before_crds: args.before_crds, kubectl: kubectl(&args), next };
+    let choice = Choice::new(Flags { output: args.output.clone(), ..Flags::document(Command::Migrate, args.format) })?;
+    print(&doc, &choice, &Context::default())
 }
 
 /// The target chart's CRDs compiled for the cluster's version (`--kube-version` with files; the

@@ -10,6 +10,7 @@ mod gitops;
 mod hooks;
 mod man;
 mod migrate;
+mod next;
 mod plan;
 mod pull;
 mod rbac;
@@ -23,12 +24,12 @@ mod versions;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::report::style::ColorChoice;
 use chart_source::oci::RegistryError;
 use chart_source::pull::PullError;
-use chart_source::reference::{ChartRef, OciRef, ReferenceError, DEFAULT_REPOSITORY, REPOSITORY_ENV};
+use chart_source::reference::{ChartRef, OciRef, ReferenceError};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,13 +88,6 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
 /// Why a run failed; always exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -119,9 +113,13 @@ pub enum CliError {
     Values(#[from] crate::upgrade::values::ValuesError),
     #[error(transparent)]
     Output(#[from] crate::report::output::OutputError),
+    #[error(transparent)]
+    Rules(#[from] crate::audit::rules::RuleError),
 }
 
-pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+/// Runs the command `cli` holds; `matches` is the invocation as clap parsed it (the command
+/// that comes next carries its inputs).
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<ExitCode, CliError> {
     let paint = || cli.color.paint_stdout();
     match cli.command {
         Command::Versions(args) => versions::run(args),
@@ -132,7 +130,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Status(args) => status::run(*args, paint()),
         Command::Snapshot(args) => snapshot::run(*args),
         Command::Rbac(args) => rbac::run(args),
-        Command::Check(args) => check::run(*args, paint()),
+        Command::Check(args) => check::run(*args, paint(), next::after_check(matches)),
         Command::Plan(args) => plan::run(*args, paint()),
         Command::Runbook(args) => runbook::run(*args),
         Command::Rules(args) => rules::list(args),
@@ -145,6 +143,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
+/// The repository trainer-audit talks about when the user names none.
+pub const DEFAULT_REPOSITORY: &str = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer";
+/// Environment variable that replaces [`DEFAULT_REPOSITORY`].
+pub const REPOSITORY_ENV: &str = "TRAINER_AUDIT_REPO";
+
 /// The repository argument, `$TRAINER_AUDIT_REPO`, or the published Trainer repository; it must
 /// be an OCI reference.
 fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError> {
@@ -156,11 +159,6 @@ fn oci_reference(input: Option<&str>, command: &str) -> Result<OciRef, CliError>
     }
 }
 
-/// Exit 1 when any finding is at or above `fail_on`, else 0 (`audit::verdict::fails`).
-fn fails_at(findings: &[crate::audit::finding::Finding], fail_on: Option<crate::audit::finding::Severity>) -> ExitCode {
-    ExitCode::from(u8::from(crate::audit::verdict::fails(findings, fail_on)))
-}
-
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -168,13 +166,20 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::Io(format!("cannot start the async runtime: {e}")))
 }
 
-/// A JSON report with its `schemaVersion` first (`trainer-audit schema REPORT` describes it).
-fn print_report(report: crate::report::json_schema::Report, value: &impl serde::Serialize) -> Result<(), CliError> {
-    print_json(&crate::report::json_schema::stamped(report, value).map_err(|e| CliError::Io(e.to_string()))?)
+/// Prints a command's report through the one printer ([`crate::report::output::print`]) and
+/// returns its exit code.
+fn print(
+    doc: &dyn crate::report::document::Document,
+    choice: &crate::report::output::Choice,
+    ctx: &crate::report::document::Context,
+) -> Result<ExitCode, CliError> {
+    Ok(ExitCode::from(crate::report::output::print(doc, choice, ctx)?))
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Io(e.to_string()))?;
-    println!("{text}");
-    Ok(())
+/// The output choice of a command that prints one document in `format` (no `-o`, no `--quiet`).
+fn document(
+    command: crate::report::format::Command,
+    format: crate::report::format::Format,
+) -> Result<crate::report::output::Choice, CliError> {
+    Ok(crate::report::output::Choice::new(crate::report::output::Flags::document(command, format))?)
 }

@@ -3,26 +3,16 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::UpgradeFlags;
 use super::fleet::FleetArgs;
 use super::CliError;
 use crate::fleet::audit::Job;
-use crate::report::output::{Choice, Command, Flags, Format, SarifInputs};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::output::{Choice, Flags};
 use crate::report::style::Paint;
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum PlanFormat {
-    Text,
-    /// One JSON document (JSON Lines for a fleet)
-    Json,
-    Markdown,
-    /// SARIF 2.1.0: every step's findings (one cluster)
-    Sarif,
-    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
-    Jsonl,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -34,8 +24,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub upgrade: UpgradeFlags,
     /// Output format (a fleet prints text, json or jsonl)
-    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-    pub format: PlanFormat,
+    #[arg(long, value_parser = Command::Plan.format_parser(), default_value = "text")]
+    pub format: Format,
     /// Print only the verdict line (one per cluster)
     #[arg(long, short = 'q', conflicts_with = "format")]
     pub quiet: bool,
@@ -46,22 +36,17 @@ pub struct PlanArgs {
 }
 
 pub fn run(args: PlanArgs, paint: Paint) -> Result<ExitCode, CliError> {
-    let format = match args.format {
-        PlanFormat::Text => Format::Text,
-        PlanFormat::Json => Format::Json,
-        PlanFormat::Markdown => Format::Markdown,
-        PlanFormat::Sarif => Format::Sarif,
-        PlanFormat::Jsonl => Format::Jsonl,
-    };
     let choice = Choice::new(Flags {
         command: Command::Plan,
-        format,
+        format: args.format,
         quiet: args.quiet,
         fail_on: args.fail_on,
         output: None,
         verbose: false,
         fleet: args.clusters.is_fleet(),
     })?;
-    let job = Job::Plan { request: args.upgrade.request()?, fail_on: args.fail_on };
-    super::fleet::run(job, &args.clusters, &choice, SarifInputs::default(), paint)
+    let request = args.upgrade.request()?;
+    let ctx = Context { paint, fail_on: args.fail_on, rules: Some(request.rules.clone()), ..Context::default() };
+    let job = Job::Plan { request, fail_on: args.fail_on };
+    super::fleet::run(job, &args.clusters, &choice, ctx)
 }

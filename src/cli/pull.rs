@@ -7,9 +7,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::args::RegistryArgs;
-use super::{oci_reference, print_json, runtime, CliError, Format};
-use chart_source::cache::Cache;
-use chart_source::pull::{save_chart, Puller};
+use super::{document, oci_reference, print, runtime, CliError};
+use crate::cache::{chart_cache, CACHE_DIR_ENV};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::source::Pulled;
+use chart_source::pull::{save_chart, PullError, Puller};
 
 #[derive(Debug, Args)]
 #[command(
@@ -31,24 +34,17 @@ pub struct PullArgs {
     /// Use only the local cache; no network
     #[arg(long)]
     pub offline: bool,
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = Command::Pull.format_parser(), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
     pub registry: RegistryArgs,
-}
-
-#[derive(serde::Serialize)]
-struct PullReport<'a> {
-    path: String,
-    #[serde(flatten)]
-    chart: &'a chart_source::pull::PulledChart,
 }
 
 pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
     let reference = oci_reference(args.reference.as_deref(), "pull")?;
     let puller = Puller {
         client_options: args.registry.client_options()?,
-        cache: Cache::from_env(),
+        cache: chart_cache(),
         offline: args.offline,
         progress: std::io::stderr().is_terminal() || std::env::var_os("TRAINER_AUDIT_PROGRESS").is_some(),
     };
@@ -58,7 +54,10 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
             args.output_dir.display()
         )));
     }
-    let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref()))?;
+    let chart = runtime()?.block_on(puller.pull(&reference, args.version.as_deref())).map_err(|e| match e {
+        PullError::NoCache => CliError::Usage(format!("{e}: set {CACHE_DIR_ENV} or HOME")),
+        e => CliError::Pull(e),
+    })?;
     let path = match &args.output {
         Some(file) => {
             chart_source::atomic_write::write_atomically(file, &chart.bytes).map_err(|e| CliError::Io(e.to_string()))?;
@@ -66,15 +65,5 @@ pub fn run(args: PullArgs) -> Result<ExitCode, CliError> {
         }
         None => save_chart(&args.output_dir, &chart)?,
     };
-    match args.format {
-        Format::Json => print_json(&PullReport { path: path.display().to_string(), chart: &chart })?,
-        Format::Text => {
-            println!("{}", path.display());
-            println!("  chart:    {} {}", chart.name, chart.version);
-            println!("  layer:    {}", chart.layer_digest);
-            println!("  manifest: {}", chart.manifest_digest);
-            println!("  from:     {}{}", chart.reference, if chart.cached { " (cache)" } else { "" });
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    print(&Pulled { path: path.display().to_string(), chart: &chart }, &document(Command::Pull, args.format)?, &Context::default())
 }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::CliError;
 use crate::cronjob::{validate, CronJob};
+use crate::report::format::{Command, Format};
 
 #[derive(Debug, Args)]
 #[command(
@@ -39,17 +40,11 @@ pub struct RbacArgs {
     pub repo: Option<String>,
     /// What each run writes: a JSON line, or OpenMetrics text (to the log, or with
     /// --metrics-pvc to a file for a textfile collector)
-    #[arg(long, requires = "cronjob", value_enum, default_value_t = CronJobFormat::Jsonl)]
-    pub cronjob_format: CronJobFormat,
+    #[arg(long, requires = "cronjob", value_parser = Command::CronJob.format_parser(), default_value = "jsonl")]
+    pub cronjob_format: Format,
     /// PersistentVolumeClaim the OpenMetrics file is written to (mounted at /metrics, file trainer_audit.prom)
     #[arg(long, requires = "cronjob", value_name = "CLAIM")]
     pub metrics_pvc: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CronJobFormat {
-    Jsonl,
-    Openmetrics,
 }
 
 pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
@@ -64,12 +59,12 @@ pub fn run(args: RbacArgs) -> Result<ExitCode, CliError> {
             to: args.to.clone(),
             repo: args.repo.clone(),
             metrics: match (args.cronjob_format, &args.metrics_pvc) {
-                (CronJobFormat::Jsonl, None) => None,
-                (CronJobFormat::Jsonl, Some(_)) => {
+                (Format::Openmetrics, None) => Some(crate::cronjob::Metrics::Log),
+                (Format::Openmetrics, Some(claim)) => Some(crate::cronjob::Metrics::Claim(claim.clone())),
+                (_, None) => None,
+                (_, Some(_)) => {
                     return Err(CliError::Usage("--metrics-pvc holds OpenMetrics text: add --cronjob-format openmetrics".into()))
                 }
-                (CronJobFormat::Openmetrics, None) => Some(crate::cronjob::Metrics::Log),
-                (CronJobFormat::Openmetrics, Some(claim)) => Some(crate::cronjob::Metrics::Claim(claim.clone())),
             },
         };
         validate(&cronjob).map_err(|e| CliError::Usage(e.to_string()))?;

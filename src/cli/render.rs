@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::args::{RegistryArgs, ValuesArgs};
+use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
 use super::CliError;
 use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
@@ -26,12 +26,10 @@ pub struct RenderArgs {
     pub version: Option<String>,
     #[command(flatten)]
     pub values: ValuesArgs,
-    /// Release name (helm's NAME argument)
-    #[arg(long, default_value = "release-name")]
-    pub release: String,
-    /// Release namespace
-    #[arg(long, short = 'n', default_value = "default")]
-    pub namespace: String,
+    /// The release the chart is rendered as (as `hooks` and `diff` render it: kubeflow-trainer in
+    /// kubeflow-system; `helm template`'s defaults are `--release release-name -n default`)
+    #[command(flatten)]
+    pub target: RenderTarget,
     /// Render as an upgrade (.Release.IsUpgrade)
     #[arg(long)]
     pub is_upgrade: bool,
@@ -74,8 +72,8 @@ pub fn run(args: RenderArgs) -> Result<ExitCode, CliError> {
         api_versions: args.api_versions.clone(),
         ..RenderOptions::default()
     };
-    options.release.name = args.release.clone();
-    options.release.namespace = args.namespace.clone();
+    options.release.name = args.target.release.clone();
+    options.release.namespace = args.target.namespace.clone();
     options.release.is_upgrade = args.is_upgrade;
     let rendered = render_chart(&chart, &options).map_err(|e| CliError::Render(e.0))?;
     for w in &rendered.warnings {

@@ -5,16 +5,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{print_json, CliError};
-use crate::audit::rules::load;
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum RulesFormat {
-    Text,
-    Json,
-    /// A table: id, the severities each rule emits, kind, the commands that run it, title
-    Markdown,
-}
+use super::{document, print, CliError};
+use crate::audit::rules::RuleSet;
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::rules::{Explained, RuleList};
 
 #[derive(Debug, Args)]
 #[command(
@@ -24,8 +19,10 @@ pub struct RulesArgs {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
-    pub format: RulesFormat,
+    /// Output format (markdown: a table of id, the severities each rule emits, kind, the commands
+    /// that run it, title)
+    #[arg(long, value_parser = Command::Rules.format_parser(), default_value = "text")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -40,21 +37,15 @@ pub struct ExplainArgs {
 }
 
 pub fn list(args: RulesArgs) -> Result<ExitCode, CliError> {
-    let rules = load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
-    match args.format {
-        RulesFormat::Json => print_json(&rules)?,
-        RulesFormat::Text => print!("{}", crate::report::rules::list(&rules)),
-        RulesFormat::Markdown => print!("{}", crate::report::rules::markdown(&rules)),
-    }
-    Ok(ExitCode::SUCCESS)
+    let rules = RuleSet::load(args.rules.as_deref())?;
+    print(&RuleList(rules), &document(Command::Rules, args.format)?, &Context::default())
 }
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let rules = load(args.rules.as_deref()).map_err(|e| CliError::Usage(e.0))?;
+    let rules = RuleSet::load(args.rules.as_deref())?;
     let (entries, alias) = crate::audit::rules::resolve(&rules, &args.id);
     if entries.is_empty() {
         return Err(CliError::Usage(format!("no rule {} (see `trainer-audit rules`)", args.id)));
     }
-    print!("{}", crate::report::rules::explain_all(&entries, alias.as_deref()));
-    Ok(ExitCode::SUCCESS)
+    print(&Explained { entries, alias }, &document(Command::Rules, Format::Text)?, &Context::default())
 }

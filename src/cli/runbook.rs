@@ -3,10 +3,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::UpgradeArgs;
-use super::CliError;
+use super::{print, CliError};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::output::{Choice, Flags};
+use crate::report::runbook::Runbook;
 
 #[derive(Debug, Args)]
 #[command(
@@ -19,32 +23,16 @@ pub struct RunbookArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Markdown, or one self-contained HTML page with the steps as a checklist
-    #[arg(long, value_enum, default_value_t = RunbookFormat::Markdown)]
-    pub format: RunbookFormat,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum RunbookFormat {
-    Markdown,
-    Html,
+    #[arg(long, value_parser = Command::Runbook.format_parser(), default_value = "markdown")]
+    pub format: Format,
 }
 
 pub fn run(args: RunbookArgs) -> Result<ExitCode, CliError> {
     let upgrade = args.upgrade.prepare()?;
     let (plan, notes) = upgrade.plan()?;
     let made = made_from(&args.upgrade.cluster, upgrade.state.info.captured_at.clone());
-    let text = match args.format {
-        RunbookFormat::Markdown => crate::report::runbook::markdown(&plan, &notes, &made),
-        RunbookFormat::Html => crate::report::html_runbook::page_for(&plan, &notes, &made),
-    };
-    match &args.output {
-        Some(path) => {
-            chart_source::atomic_write::write_atomically(path, text.as_bytes()).map_err(|e| CliError::Io(e.to_string()))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print!("{text}"),
-    }
-    Ok(ExitCode::SUCCESS)
+    let choice = Choice::new(Flags { output: args.output.clone(), ..Flags::document(Command::Runbook, args.format) })?;
+    print(&Runbook { plan, notes, made }, &choice, &Context::default())
 }
 
 /// What the runbook is made from, as its header names it and its commands pin it.

@@ -29,6 +29,11 @@ pub struct SnapshotArgs {
 }
 
 pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
+    if let Some(n) = args.cluster.neighbours.first() {
+        return Err(CliError::Usage(format!(
+            "--neighbour {n}: a snapshot records what the cluster shows; declare a neighbour's version where the snapshot is checked (check/plan/runbook/status --snapshot FILE --neighbour {n})"
+        )));
+    }
     let mut state = args.cluster.state()?;
     if state.info.captured_at.is_none() && args.cluster.snapshot.is_none() {
         state.info.captured_at = Some(now_rfc3339());

@@ -3,25 +3,16 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::args::TargetArgs;
 use super::fleet::FleetArgs;
 use super::CliError;
 use crate::fleet::audit::Job;
-use crate::report::output::{Choice, Command, Flags, Format, SarifInputs};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::output::{Choice, Flags};
 use crate::report::style::Paint;
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum StatusFormat {
-    Text,
-    /// One JSON document (JSON Lines for a fleet)
-    Json,
-    /// JSON Lines: one compact document per cluster, with the verdict (also for one cluster)
-    Jsonl,
-    /// The text under a heading, for a job summary or a pull request (one cluster)
-    Markdown,
-}
 
 #[derive(Debug, Args)]
 #[command(
@@ -34,8 +25,9 @@ pub struct StatusArgs {
     /// instead of the installed ones
     #[command(flatten)]
     pub target: TargetArgs,
-    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
-    pub format: StatusFormat,
+    /// Output format (a fleet prints text, json or jsonl)
+    #[arg(long, value_parser = Command::Status.format_parser(), default_value = "text")]
+    pub format: Format,
     /// Print only the verdict line (one per cluster)
     #[arg(long, short = 'q', conflicts_with = "format")]
     pub quiet: bool,
@@ -48,15 +40,9 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
-    let format = match args.format {
-        StatusFormat::Text => Format::Text,
-        StatusFormat::Json => Format::Json,
-        StatusFormat::Jsonl => Format::Jsonl,
-        StatusFormat::Markdown => Format::Markdown,
-    };
     let choice = Choice::new(Flags {
         command: Command::Status,
-        format,
+        format: args.format,
         quiet: args.quiet,
         fail_on: args.fail_on,
         output: None,
@@ -65,5 +51,6 @@ pub fn run(args: StatusArgs, paint: Paint) -> Result<ExitCode, CliError> {
     })?;
     let target = if args.target.given() { Some(args.target.request("status")?) } else { None };
     let job = Job::Status { target, fail_on: args.fail_on };
-    super::fleet::run(job, &args.clusters, &choice, SarifInputs::default(), paint)
+    let ctx = Context { paint, fail_on: args.fail_on, ..Context::default() };
+    super::fleet::run(job, &args.clusters, &choice, ctx)
 }

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::args::RegistryArgs;
-use super::{oci_reference, print_json, runtime, CliError, Format};
+use super::{document, oci_reference, print, runtime, CliError};
+use crate::report::document::Context;
+use crate::report::format::{Command, Format};
+use crate::report::source::VersionList;
 use chart_source::oci::RegistryClient;
 use chart_source::versions::{chart_versions, visible};
 
@@ -20,7 +23,7 @@ pub struct VersionsArgs {
     /// Include pre-releases and 0.0.0-* development builds
     #[arg(long)]
     pub all: bool,
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = Command::Versions.format_parser(), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
     pub registry: RegistryArgs,
@@ -34,20 +37,6 @@ pub fn run(args: VersionsArgs) -> Result<ExitCode, CliError> {
     let client = RegistryClient::new(&reference.registry, args.registry.client_options()?)?;
     let tags = runtime()?.block_on(client.list_tags(&reference))?;
     let versions = chart_versions(&tags);
-    let shown = visible(&versions, args.all);
-    match args.format {
-        Format::Json => print_json(&shown)?,
-        Format::Text => {
-            if shown.is_empty() {
-                eprintln!("no {}chart versions in {reference}", if args.all { "" } else { "released " });
-            }
-            let mut out = String::new();
-            for v in &shown {
-                out.push_str(&v.version);
-                out.push('\n');
-            }
-            print!("{out}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let list = VersionList { versions: visible(&versions, args.all), repository: reference.to_string(), all: args.all };
+    print(&list, &document(Command::Versions, args.format)?, &Context::default())
 }

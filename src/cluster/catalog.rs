@@ -75,8 +75,10 @@ pub const RESOURCES: &[Resource] = &[
     // Kueue LocalQueues (names only), for TrainJobs labelled with a queue; v1beta1 is served
     // from Kueue 0.9 to 0.19.
     custom("kueue.x-k8s.io", "v1beta1", "LocalQueue", "localqueues", true),
-    // Quotas that count ConfigMaps (2.3 adds one per TrainJob).
+    // Quotas and LimitRanges: what the upgrade creates in each namespace it writes into (release
+    // objects, hook Jobs and their Pods, rollout Pods, 2.3's runtime snapshots) is checked against them.
     core("ResourceQuota", "resourcequotas", true),
+    core("LimitRange", "limitranges", true),
     core("Namespace", "namespaces", false),
     Resource { group: "admissionregistration.k8s.io", ..core("ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false) },
     Resource { group: "admissionregistration.k8s.io", ..core("MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false) },

@@ -9,14 +9,16 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::catalog::{CONTROLLER_DEPLOYMENT, TRAINER_GROUP};
+use super::catalog::TRAINER_GROUP;
+use super::neighbours::{deployment_version, is_trainer_manager, VersionRead, TRAINER_IMAGE};
 use super::release::Release;
 use super::ClusterState;
 use crate::engine::Method;
 use crate::objects::str_at;
 
+/// How Trainer (or one object of it) was installed, and what shows it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct InstallMethod {
     pub method: Method,
     pub evidence: Vec<String>,
 }
@@ -29,7 +31,7 @@ fn managers(o: &Json) -> Vec<&str> {
 }
 
 /// The method one object shows, with what shows it.
-pub fn object_method(o: &Json) -> Verdict {
+pub fn object_method(o: &Json) -> InstallMethod {
     let label = |k: &str| str_at(o, &["metadata", "labels", k]);
     let annotation = |k: &str| str_at(o, &["metadata", "annotations", k]);
     let managers = managers(o);
@@ -77,21 +79,21 @@ pub fn object_method(o: &Json) -> Verdict {
         }
         Method::Unknown
     };
-    Verdict { method, evidence }
+    InstallMethod { method, evidence }
 }
 
 /// The Trainer objects the verdict rests on: the controller Deployment(s) and the Trainer CRDs.
 fn trainer_objects(state: &ClusterState) -> Vec<&Json> {
     state
         .of_kind("Deployment")
-        .filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
+        .filter(|d| is_trainer_manager(d))
         .chain(state.crds().filter(|c| str_at(c, &["spec", "group"]) == TRAINER_GROUP))
         .collect()
 }
 
 /// The install method overall: the most common among Trainer objects (a release record alone
 /// means Helm when objects show nothing else).
-pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
+pub fn overall(state: &ClusterState, releases: &[Release]) -> InstallMethod {
     let objects = trainer_objects(state);
     let mut counts: std::collections::BTreeMap<Method, Vec<String>> = Default::default();
     for o in &objects {
@@ -114,9 +116,9 @@ pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
                     r.current.namespace, r.current.name, r.current.revision, r.current.status
                 ));
             }
-            Verdict { method: m, evidence }
+            InstallMethod { method: m, evidence }
         }
-        (None, Some(r)) => Verdict {
+        (None, Some(r)) => InstallMethod {
             method: Method::Helm,
             evidence: vec![format!(
                 "Helm release {}/{} revision {} ({})",
@@ -124,9 +126,9 @@ pub fn overall(state: &ClusterState, releases: &[Release]) -> Verdict {
             )],
         },
         (None, None) if objects.is_empty() => {
-            Verdict { method: Method::Unknown, evidence: vec!["no Trainer controller Deployment or CRDs found".into()] }
+            InstallMethod { method: Method::Unknown, evidence: vec!["no Trainer controller Deployment or CRDs found".into()] }
         }
-        (None, None) => Verdict { method: Method::Unknown, evidence: counts.remove(&Method::Unknown).unwrap_or_default() },
+        (None, None) => InstallMethod { method: Method::Unknown, evidence: counts.remove(&Method::Unknown).unwrap_or_default() },
     }
 }
 
@@ -139,21 +141,11 @@ pub struct InstalledVersion {
 /// The installed Trainer version and the evidence used.
 pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<InstalledVersion> {
     if let Some(r) = releases.iter().find(|r| r.current.chart_name == "kubeflow-trainer") {
-        return Some(InstalledVersion {
-            version: r.current.chart_version.clone(),
-            evidence: format!(
-                "Helm release {}/{} revision {} (chart kubeflow-trainer-{})",
-                r.current.namespace, r.current.name, r.current.revision, r.current.chart_version
-            ),
-        });
+        return Some(release_version(r));
     }
-    for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
-        for c in crate::objects::workload::containers(d) {
-            let image = crate::objects::workload::ImageRef::parse(&c.image);
-            if image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty() {
-                let version = image.tag.trim_start_matches('v').to_string();
-                return Some(InstalledVersion { version, evidence: format!("controller image {}", c.image) });
-            }
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_manager(d)) {
+        if let Some((version, from)) = image_version(d) {
+            return Some(InstalledVersion { version, evidence: format!("controller {from}") });
         }
     }
     let public = state.public_configmap()?;
@@ -162,6 +154,47 @@ pub fn installed_version(state: &ClusterState, releases: &[Release]) -> Option<I
         version: v.trim_start_matches('v').to_string(),
         evidence: format!("ConfigMap {}/kubeflow-trainer-public kubeflow_trainer_version={v}", str_at(public, &["metadata", "namespace"])),
     })
+}
+
+/// The version a Helm release's upgrade starts from ([`Release::base`]: Helm's own choice of
+/// revision), with the evidence: that revision, and why it is not the last one when it is not.
+pub fn release_version(r: &Release) -> InstalledVersion {
+    use super::release::Route;
+    let (base, last) = (r.base(), &r.current);
+    let at = |rec: &super::release::ReleaseRecord| {
+        format!("Helm release {}/{} revision {} (chart {})", rec.namespace, rec.name, rec.revision, rec.chart())
+    };
+    let evidence = match r.route() {
+        Route::Upgrade { from } if from == last.revision => at(base),
+        Route::Upgrade { .. } => format!(
+            "{}, the deployed revision helm upgrade starts from: the last, revision {} ({}), is {}",
+            at(base),
+            last.revision,
+            last.chart(),
+            last.status
+        ),
+        Route::Rollback { to, .. } if to == last.revision => {
+            format!("{}, {}: helm upgrade refuses it until it is rolled back to itself (TA-REL-001/TA-REL-003)", at(base), last.status)
+        }
+        Route::Rollback { .. } => format!(
+            "{}, which its {} revision {} ({}) is rolled back to first (helm upgrade refuses it until then)",
+            at(base),
+            last.status,
+            last.revision,
+            last.chart()
+        ),
+        Route::Reinstall { finish_uninstall: false } => format!(
+            "{}, uninstalled: helm upgrade --install installs the target afresh as revision {} over what it left",
+            at(base),
+            last.revision + 1
+        ),
+        Route::Reinstall { finish_uninstall: true } => format!(
+            "{}, uninstalling: once the uninstall is finished (TA-REL-003), helm upgrade --install installs the target afresh as revision {} over what it left",
+            at(base),
+            last.revision + 1
+        ),
+    };
+    InstalledVersion { version: base.chart_version.clone(), evidence }
 }
 
 /// One Trainer install the cluster holds: a Helm release of `kubeflow-trainer`, or a controller
@@ -178,7 +211,7 @@ pub struct Install {
     /// For a Deployment: the release a chart was rendered as (`app.kubernetes.io/instance`, set
     /// by the chart when Argo CD or Flux render it); None for kustomize manifests.
     pub rendered_as: Option<String>,
-    /// For a Deployment: the controller image the version was read from.
+    /// For a Deployment: the controller image the version was read from (None when a label told it).
     pub image: Option<String>,
 }
 
@@ -191,13 +224,22 @@ impl std::fmt::Display for Install {
     }
 }
 
-/// The controller image's version (`v2.2.1` → `2.2.1`) when its tag tells one, and the image.
-fn image_version(deployment: &Json) -> Option<(String, String)> {
-    crate::objects::workload::containers(deployment).into_iter().find_map(|c| {
-        let image = crate::objects::workload::ImageRef::parse(&c.image);
-        (image.repository.ends_with("trainer-controller-manager") && !image.tag.is_empty())
-            .then(|| (image.tag.trim_start_matches('v').to_string(), c.image.clone()))
-    })
+/// The version the controller Deployment runs (`v2.2.1` → `2.2.1`) and what tells it: its
+/// manager image's tag whatever the registry, else its `app.kubernetes.io/version` label
+/// (`neighbours::deployment_version`); None when neither does.
+pub fn image_version(deployment: &Json) -> Option<(String, String)> {
+    match deployment_version(deployment, &|i| i.repository.rsplit('/').next() == Some(TRAINER_IMAGE)) {
+        VersionRead::Known { version, from } => Some((version, from)),
+        VersionRead::Unknown(_) => None,
+    }
+}
+
+/// Why the running controller's version cannot be told (digest only, `latest`, no label).
+pub fn image_version_unknown(deployment: &Json) -> Option<String> {
+    match deployment_version(deployment, &|i| i.repository.rsplit('/').next() == Some(TRAINER_IMAGE)) {
+        VersionRead::Known { .. } => None,
+        VersionRead::Unknown(why) => Some(why),
+    }
 }
 
 /// Every Trainer install, Helm releases first (by namespace and name), then the controller
@@ -211,13 +253,13 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
             name: r.current.name.clone(),
             helm_release: true,
             method: Method::Helm,
-            version: Some(r.current.chart_version.clone()),
+            version: Some(r.base().chart_version.clone()),
             rendered_as: None,
             image: None,
         })
         .collect();
     found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    for d in state.of_kind("Deployment").filter(|d| str_at(d, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT) {
+    for d in state.of_kind("Deployment").filter(|d| is_trainer_manager(d)) {
         let namespace = str_at(d, &["metadata", "namespace"]);
         if found.iter().any(|i| i.helm_release && i.namespace == namespace) {
             continue;
@@ -225,11 +267,11 @@ pub fn installs(state: &ClusterState, releases: &[Release]) -> Vec<Install> {
         let image = image_version(d);
         found.push(Install {
             namespace: namespace.to_string(),
-            name: CONTROLLER_DEPLOYMENT.to_string(),
+            name: str_at(d, &["metadata", "name"]).to_string(),
             helm_release: false,
             method: object_method(d).method,
             version: image.as_ref().map(|(v, _)| v.clone()),
-            image: image.map(|(_, i)| i),
+            image: image.and_then(|(_, from)| from.strip_prefix("image ").map(str::to_string)),
             rendered_as: Some(str_at(d, &["metadata", "labels", "app.kubernetes.io/instance"]).to_string()).filter(|r| !r.is_empty()),
         });
     }

@@ -111,6 +111,36 @@ pub fn trainjob_finished(job: &Json) -> bool {
     condition_true(job, &["Complete", "Failed"])
 }
 
+/// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
+pub const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
+
+/// The reason of a `Failed` condition the 2.3 controller keeps (a TrainJob past its
+/// `activeDeadlineSeconds`).
+pub const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
+
+/// Why the 2.3 controller gives a TrainJob no `<name>-runtime-snapshot` ConfigMap, or None when it
+/// does. kubeflow/trainer v2.3.0 `pkg/controller/trainjob_controller.go`: a TrainJob managed by
+/// another controller is skipped (L89-L92); `removeFailedCondition` (L100, L246-L252) drops a
+/// `Failed` condition unless its reason is `DeadlineExceeded` before `IsTrainJobFinished` is read
+/// (L107), so only `Complete` and deadline-failed TrainJobs count as finished; every other one
+/// is reconciled and snapshotted (`pkg/runtime/core/clustertrainingruntime.go` L61-L76), a
+/// Failed one included.
+pub fn no_runtime_snapshot(job: &Json) -> Option<&'static str> {
+    let managed_by = job.pointer("/spec/managedBy").and_then(Json::as_str).unwrap_or(OWN_CONTROLLER);
+    if managed_by != OWN_CONTROLLER {
+        return Some("managed by another controller");
+    }
+    let conditions = || job.pointer("/status/conditions").and_then(Json::as_array).into_iter().flatten();
+    let is_true = |c: &Json| str_at(c, &["status"]) == "True";
+    if conditions().any(|c| str_at(c, &["type"]) == "Complete" && is_true(c)) {
+        return Some("Complete");
+    }
+    if conditions().any(|c| str_at(c, &["type"]) == "Failed" && is_true(c) && str_at(c, &["reason"]) == DEADLINE_EXCEEDED) {
+        return Some("Failed on its deadline (DeadlineExceeded)");
+    }
+    None
+}
+
 pub fn migration(state: &ClusterState) -> Migration {
     #[derive(Default)]
     struct Acc<'a> {

@@ -12,7 +12,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::Value as Json;
 
-use super::catalog::{Resource, CONTROLLER_DEPLOYMENT, RESOURCES};
+// Every cause an error carries, each said once (`client error (Connect): tcp connect error:
+// Connection refused (os error 111)`): the registry client's helper serves any error.
+use chart_source::oci::client::error_chain;
+
+use super::catalog::{Resource, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::objects::str_at;
 use kube_version::KubeVersion;
@@ -50,8 +54,28 @@ pub fn context_in_use(kubeconfig: Option<&std::path::Path>, context: Option<&str
     config.current_context
 }
 
-async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
+/// A context the kubeconfig does not hold, named with the contexts it does hold.
+fn missing_context(options: &LiveOptions) -> Option<String> {
+    let wanted = options.context.as_deref()?;
+    let (config, which) = match &options.kubeconfig {
+        Some(path) => (kube::config::Kubeconfig::read_from(path).ok()?, format!("kubeconfig {}", path.display())),
+        None => (kube::config::Kubeconfig::read().ok()?, "the kubeconfig ($KUBECONFIG, else ~/.kube/config)".to_string()),
+    };
+    if config.contexts.iter().any(|c| c.name == wanted) {
+        return None;
+    }
+    let names: Vec<String> = config.contexts.iter().map(|c| format!("{:?}", c.name)).collect();
+    let holds = if names.is_empty() { "holds no context".to_string() } else { format!("holds {}", names.join(", ")) };
+    Some(format!("context {wanted:?} is not in {which}, which {holds}: pass one of them with --context (or --all-contexts for every one)"))
+}
+
+/// A client for the cluster `options` name, and how messages name that cluster: its API
+/// server's URL and the context (`https://10.0.0.1:6443 (context "prod")`).
+async fn client(options: &LiveOptions) -> Result<(kube::Client, String), ClusterError> {
     use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+    if let Some(missing) = missing_context(options) {
+        return Err(ClusterError::Live(missing));
+    }
     let kc_options = KubeConfigOptions { context: options.context.clone(), ..Default::default() };
     let config = match &options.kubeconfig {
         Some(path) => {
@@ -79,7 +103,13 @@ async fn client(options: &LiveOptions) -> Result<kube::Client, ClusterError> {
             })?
         }
     };
-    kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))
+    let context = context_in_use(options.kubeconfig.as_deref(), options.context.as_deref());
+    let server = match &context {
+        Some(c) => format!("{} (context {c:?})", config.cluster_url),
+        None => format!("{} (in-cluster configuration)", config.cluster_url),
+    };
+    let client = kube::Client::try_from(config).map_err(|e| ClusterError::Live(format!("cannot build the Kubernetes client: {e}")))?;
+    Ok((client, server))
 }
 
 /// Outside a pod, the kubeconfig the kube crate would read when none of its files exists: `the
@@ -211,9 +241,11 @@ fn describe(r: &Resource) -> String {
 }
 
 pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
-    let client = client(options).await?;
-    let version =
-        client.apiserver_version().await.map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server: {e}")))?;
+    let (client, server) = client(options).await?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(|e| ClusterError::Live(format!("cannot reach the Kubernetes API server {server}: {}", error_chain(&e))))?;
     let groups: BTreeSet<String> = client
         .list_api_groups()
         .await
@@ -240,9 +272,7 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
     namespaces.insert(DEFAULT_NAMESPACE.to_string());
     for (_, listed) in &results {
         if let Listed::Items(items) = listed {
-            for d in
-                items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && str_at(i, &["metadata", "name"]) == CONTROLLER_DEPLOYMENT)
-            {
+            for d in items.iter().filter(|i| str_at(i, &["kind"]) == "Deployment" && super::neighbours::is_trainer_deployment(i)) {
                 namespaces.insert(str_at(d, &["metadata", "namespace"]).to_string());
             }
         }

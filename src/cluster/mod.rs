@@ -8,6 +8,7 @@ pub mod install;
 pub mod legacy;
 pub mod live;
 pub mod neighbours;
+pub mod quota;
 pub mod release;
 pub mod snapshot;
 pub mod source;
@@ -39,6 +40,10 @@ pub struct ClusterInfo {
     /// `server_version` is the user's `--kube-version`, not the cluster's own word.
     #[serde(skip)]
     pub version_given: bool,
+    /// Neighbour versions the user declared (`--neighbour kueue=0.16.9`) for what the cluster
+    /// does not tell; checked against the cluster by [`ClusterState::declare_neighbour`].
+    #[serde(skip)]
+    pub declared: std::collections::BTreeMap<String, neighbours::Declared>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -166,6 +171,14 @@ impl ClusterState {
         }
     }
 
+    /// `--neighbour ID=VERSION` for this cluster: refused when the cluster tells another version
+    /// (or runs what is declared `none`), or has nothing of that component.
+    pub fn declare_neighbour(&mut self, id: &str, declared: neighbours::Declared) -> Result<(), ClusterError> {
+        neighbours::check_declaration(self, id, &declared).map_err(ClusterError::Snapshot)?;
+        self.info.declared.insert(id.to_string(), declared);
+        Ok(())
+    }
+
     /// The cluster's Kubernetes version (its own, or `--kube-version`), when known.
     pub fn kube_version(&self) -> Option<&KubeVersion> {
         self.info.server_version.as_ref()
@@ -178,6 +191,47 @@ fn sort_key(o: &Json) -> [&str; 4] {
 
 fn labels_have(o: &Json, key: &str, value: &str) -> bool {
     str_at(o, &["metadata", "labels", key]) == value
+}
+
+/// What reading may leave out of a top-level key of an object whose apiVersion and kind are
+/// known, because [`normalise`] drops it anyway: the snapshot reader consults this while
+/// parsing, so 50,000 statuses and legacy specs are never built only to be thrown away.
+/// `normalise` still runs on what is built and stays the reference; this only says what it
+/// would drop, never more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prune {
+    /// Built whole.
+    Keep,
+    /// Not built: `normalise` removes the key (or the whole object).
+    Drop,
+    /// Only `conditions[].type` and `.status` built (a TrainJob's or legacy job's status).
+    Conditions,
+    /// Built whole but `managedFields`, whose entries keep their manager, operation and
+    /// apiVersion only (the metadata of every kept object).
+    Managers,
+}
+
+/// See [`Prune`]. Follows `normalise` case by case: kinds it never keeps lose everything but
+/// their apiVersion and kind (which snapshot reading checks); the rest lose what it trims.
+pub fn prune(kind: &str, key: &str) -> Prune {
+    let legacy = catalog::LEGACY_KINDS.contains(&kind);
+    // Every kind the audit lists may be kept (`normalise` decides which objects are): one list,
+    // the catalog, so a kind added there is never pruned away here before normalisation sees it.
+    let kept = legacy || catalog::RESOURCES.iter().any(|r| r.kind == kind);
+    match key {
+        // A snapshot's own ClusterInfo item is read whole (`snapshot::cluster_info`).
+        _ if kind == "ClusterInfo" => Prune::Keep,
+        "apiVersion" | "kind" => Prune::Keep,
+        _ if !kept => Prune::Drop,
+        // Helm release records may be kept as the stub they already are, metadata and all.
+        "metadata" if matches!(kind, "Secret" | "ConfigMap") => Prune::Keep,
+        "metadata" => Prune::Managers,
+        _ if kind == "Namespace" => Prune::Drop,
+        "status" if legacy || kind == "TrainJob" => Prune::Conditions,
+        "status" if matches!(kind, "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet") => Prune::Drop,
+        "spec" if legacy && kind != "PyTorchJob" => Prune::Drop,
+        _ => Prune::Keep,
+    }
 }
 
 /// Keeps what the audit reads and trims the rest; None drops the object.
@@ -203,7 +257,8 @@ pub fn normalise(mut o: Json) -> Option<Json> {
         "ClusterTrainingRuntime" | "TrainingRuntime" | "TrainJob" | "Namespace" => true,
         "Deployment" => neighbours::keep_deployment(&o),
         "LocalQueue" => return str_at(&o, &["apiVersion"]).starts_with("kueue.x-k8s.io/").then(|| trim::local_queue(&o)),
-        "ResourceQuota" => return trim::limits_configmaps(&o).then(|| trim::resource_quota(&o)),
+        "ResourceQuota" => return Some(trim::resource_quota(&o)),
+        "LimitRange" => return Some(trim::limit_range(&o)),
         k if catalog::LEGACY_KINDS.contains(&k) => str_at(&o, &["apiVersion"]).starts_with("kubeflow.org/"),
         "JobSet" => str_at(&o, &["apiVersion"]).starts_with("jobset.x-k8s.io/"),
         "Secret" => helm_record,
@@ -250,14 +305,26 @@ pub fn normalise(mut o: Json) -> Option<Json> {
             "ClusterTrainingRuntime" | "TrainingRuntime" | "JobSet" => {
                 obj.remove("status");
             }
-            // A TrainJob or legacy job keeps only its condition types and states (enough to tell running ones).
+            // A TrainJob or legacy job keeps only its condition types and states (enough to tell
+            // running ones), and a TrainJob's `Failed` its reason: the 2.3 controller reconciles a
+            // Failed TrainJob again unless it failed on its deadline (`legacy::gets_runtime_snapshot`).
             k if k == "TrainJob" || catalog::LEGACY_KINDS.contains(&k) => {
+                let trainjob = k == "TrainJob";
                 let conditions: Vec<Json> = obj
                     .get("status")
                     .and_then(|s| s.get("conditions"))
                     .and_then(Json::as_array)
                     .map(|cs| {
-                        cs.iter().map(|c| small_map([("type", c.get("type").cloned()), ("status", c.get("status").cloned())])).collect()
+                        cs.iter()
+                            .map(|c| match c.get("reason") {
+                                Some(reason) if trainjob && c.get("type").and_then(Json::as_str) == Some("Failed") => small_map([
+                                    ("type", c.get("type").cloned()),
+                                    ("status", c.get("status").cloned()),
+                                    ("reason", Some(reason.clone())),
+                                ]),
+                                _ => small_map([("type", c.get("type").cloned()), ("status", c.get("status").cloned())]),
+                            })
+                            .collect()
                     })
                     .unwrap_or_default();
                 obj.remove("status");
@@ -293,6 +360,20 @@ mod tests {
             metadata["namespace"] = json!(namespace);
         }
         json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {"mark": mark}})
+    }
+
+    /// Parse-time pruning never drops a kind the audit lists before normalisation decides on it
+    /// (a LimitRange fixture once read as nothing: the pruner kept a list of its own).
+    #[test]
+    fn pruning_keeps_every_listed_kind_for_normalisation() {
+        for r in catalog::RESOURCES {
+            assert_ne!(prune(r.kind, "metadata"), Prune::Drop, "{} is listed but pruned before normalisation", r.kind);
+        }
+        let trim::Shape::Only([("conditions", trim::Shape::Each(trim::Shape::Only(keys)))]) = &trim::CONDITIONS else {
+            panic!("CONDITIONS is conditions' elements, some of their keys")
+        };
+        assert!(keys.iter().any(|(k, _)| *k == "reason"), "a TrainJob Failed condition's reason must reach normalisation");
+        assert_eq!(prune("NotAKind", "spec"), Prune::Drop);
     }
 
     #[test]

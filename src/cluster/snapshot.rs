@@ -96,7 +96,7 @@ fn cluster_info(item: &Json) -> Result<Option<ClusterInfo>, SnapshotError> {
         .map(|ws| ws.iter().filter_map(Json::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     let server_version = text("serverVersion").map(|v| KubeVersion::parse(&v)).transpose().map_err(SnapshotError::ServerVersion)?;
-    Ok(Some(ClusterInfo { server_version, captured_at: text("capturedAt"), read_warnings, version_given: false }))
+    Ok(Some(ClusterInfo { server_version, captured_at: text("capturedAt"), read_warnings, ..ClusterInfo::default() }))
 }
 
 impl<'a> Items<'a> {

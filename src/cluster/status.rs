@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::install::{installed_version, object_method, overall, InstalledVersion, Verdict};
+use super::install::{installed_version, object_method, overall, InstallMethod, InstalledVersion};
 use super::release::redact;
 use super::ClusterState;
 use crate::objects::str_at;
@@ -23,10 +23,13 @@ pub struct ReleaseSummary {
     pub name: String,
     pub namespace: String,
     pub revision: i64,
-    pub status: String,
+    pub status: crate::cluster::release::ReleaseStatus,
     pub chart_version: String,
     pub app_version: String,
+    /// Helm refuses a plain `helm upgrade` (pending, or no revision deployed).
     pub stuck: bool,
+    /// What `helm upgrade` does with it (`helm upgrade starts from revision 2 (kubeflow-trainer-2.2.1)`).
+    pub upgrade: String,
     pub history: Vec<String>,
     /// User-supplied values, secret-looking keys masked.
     pub values: Json,
@@ -59,7 +62,7 @@ pub struct RuntimeSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub kubernetes: Option<String>,
-    pub install: Verdict,
+    pub install: InstallMethod,
     pub version: Option<InstalledVersion>,
     pub releases: Vec<ReleaseSummary>,
     pub release_errors: Vec<String>,
@@ -152,8 +155,9 @@ pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
                 status: r.current.status.clone(),
                 chart_version: r.current.chart_version.clone(),
                 app_version: r.current.app_version.clone(),
-                stuck: r.current.is_stuck(),
-                history: r.history.iter().map(|(rev, st, v)| format!("{rev} {st} {v}")).collect(),
+                stuck: !matches!(r.start(false), crate::cluster::release::Start::From(_)),
+                upgrade: r.describe_start(),
+                history: r.history.iter().map(ToString::to_string).collect(),
                 values,
             }
         })

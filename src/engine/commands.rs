@@ -17,6 +17,24 @@ pub struct Step<'a> {
     pub values: &'a str,
     pub from: &'a semver::Version,
     pub to: &'a semver::Version,
+    /// How a Helm release is reached (Helm's own start, `cluster::release::Route`).
+    pub start: HelmStart,
+    /// The GitOps object that owns the release, as its engine labels the objects it applies
+    /// (Flux: `helm.toolkit.fluxcd.io/name` and `/namespace`, the HelmRelease, which may be named
+    /// and placed otherwise than the Helm release): (namespace, name).
+    pub owner: Option<(&'a str, &'a str)>,
+}
+
+/// What the Helm command of a step does with the release.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HelmStart {
+    /// `helm upgrade` of a release Helm upgrades (or one a fix rolled back first).
+    #[default]
+    Upgrade,
+    /// `helm upgrade --install` over an uninstalled release: Helm installs afresh and reuses no
+    /// values, so the values of revision `values_from` are saved and passed with `-f` (None: it
+    /// had none).
+    Reinstall { values_from: Option<i64> },
 }
 
 impl Method {
@@ -35,10 +53,14 @@ impl Method {
                 ],
                 Vec::new(),
             ),
-            Method::FluxHelm => (
-                vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {}/{} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)", s.namespace, s.release)],
-                vec![format!("flux reconcile helmrelease {release} -n {ns} --with-source")],
-            ),
+            Method::FluxHelm => {
+                // The HelmRelease the objects name, else one named as the release.
+                let (hr_ns, hr) = s.owner.unwrap_or((s.namespace, s.release));
+                (
+                    vec![format!("Set spec.chart.spec.version: \"{to}\" in the HelmRelease {hr_ns}/{hr} and commit (helm-controller ≥ 1.1.0 takes ownership of existing objects by default; spec.upgrade.disableTakeOwnership, from 1.2.0, must not be true)")],
+                    vec![format!("flux reconcile helmrelease {} -n {} --with-source", q(hr), q(hr_ns))],
+                )
+            }
             // Helm 4 installs a missing release with server-side apply, and the objects kubectl or
             // kustomize applied have fields other managers own: taking them over needs
             // --force-conflicts (Helm ≥ 4.0.0; Helm 3 applies client-side and has no such flag).
@@ -57,10 +79,28 @@ impl Method {
                     Some(Adoption::TakeOwnership) => " --take-ownership",
                     None => "",
                 };
-                (
-                    Vec::new(),
-                    vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
-                )
+                match s.start {
+                    HelmStart::Upgrade => (
+                        Vec::new(),
+                        vec![format!("helm upgrade {release} {repo} --version {version} -n {ns} --reset-then-reuse-values{values}{take} --wait --timeout 10m")],
+                    ),
+                    // The CLI installs (Replace) and hands the install no reused values: they go
+                    // in a file first (`helm get values` reads any revision Helm keeps).
+                    HelmStart::Reinstall { values_from } => {
+                        let mut commands = Vec::new();
+                        let mut file = String::new();
+                        if let Some(revision) = values_from {
+                            let name = q(&format!("{}-revision-{revision}-values.yaml", s.release));
+                            commands.push(format!("helm get values {release} -n {ns} --revision {revision} -o yaml > {name}"));
+                            file = format!(" -f {name}");
+                        }
+                        commands.push(format!("helm upgrade --install {release} {repo} --version {version} -n {ns}{file}{values}{take} --wait --timeout 10m"));
+                        (
+                            vec![format!("Helm installs {to} afresh over what the uninstall left (TA-REL-003): install hooks run, nothing is deleted")],
+                            commands,
+                        )
+                    }
+                }
             }
         }
     }

@@ -40,6 +40,14 @@ impl Method {
         }
     }
 
+    /// How a sentence says it: `installed with Helm`, `install method unknown`.
+    pub fn installed(self) -> String {
+        match self {
+            Method::Unknown => "install method unknown".into(),
+            m => format!("installed with {}", m.describe()),
+        }
+    }
+
     /// The engine that runs the upgrade of an install made this way (a kubectl or kustomize
     /// install is upgraded by moving it to Helm, as `plan` proposes).
     pub fn engine(self) -> Engine {

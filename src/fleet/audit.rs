@@ -11,10 +11,10 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use super::read::{read_all, read_member};
+use super::read::{read_all, read_member, Assumed};
 use super::Member;
 use crate::audit::finding::{Finding, Severity};
-use crate::audit::verdict::{fails, Counts, Decision};
+use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::source::Source;
 use crate::cluster::status::{status_against, Status, Validation};
 use crate::cluster::ClusterState;
@@ -24,7 +24,6 @@ use crate::upgrade::check::{CheckReport, Inputs};
 use crate::upgrade::crds::{chart_crds, ChartCrds};
 use crate::upgrade::store::ChartStore;
 use crate::upgrade::{store_for, target, Request, Upgrade, UpgradeError};
-use kube_version::KubeVersion;
 
 /// The command run on every cluster, with the level its exit code fails at (`check` always
 /// gates; `plan` and `status` only with `--fail-on`).
@@ -54,45 +53,9 @@ impl Job {
     }
 }
 
-/// One cluster's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// `check`: nothing at or above `--fail-on`.
-    Ready,
-    /// `check`: findings at or above `--fail-on`.
-    Blocked,
-    /// `plan`: a route was found.
-    Planned,
-    /// `status`: Trainer is installed.
-    Installed,
-    /// `status`: no Trainer found.
-    NotInstalled,
-    /// The cluster could not be read or audited.
-    Failed,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Ready => "ready",
-            Verdict::Blocked => "blocked",
-            Verdict::Planned => "planned",
-            Verdict::Installed => "installed",
-            Verdict::NotInstalled => "not-installed",
-            Verdict::Failed => "failed",
-        }
-    }
-
-    /// The exit code a single-cluster run with this verdict has.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Verdict::Blocked => 1,
-            Verdict::Failed => 2,
-            _ => 0,
-        }
-    }
-}
+/// One cluster's verdict: `ready`/`blocked` (`check`, `plan`), `installed`/`not-installed`
+/// (`status`), or `failed` (the cluster could not be read or audited).
+pub use crate::audit::verdict::Verdict;
 
 /// A cluster's line in the fleet summary (and the head of its JSON Lines document).
 #[derive(Debug, Clone, Serialize)]
@@ -168,8 +131,8 @@ pub struct Reading<'a> {
     pub members: &'a [Member],
     /// Reads at once in a fleet.
     pub concurrency: usize,
-    /// The `--kube-version` to assume.
-    pub kube_version: Option<&'a KubeVersion>,
+    /// What the user assumes the clusters do not tell (`--kube-version`, `--neighbour`).
+    pub assumed: &'a Assumed,
     /// A fleet's output even for one member: what every cluster shares is checked before any is
     /// read ([`Auditor::prepare`]), and a cluster's failure is its row's. Otherwise the one
     /// cluster is read first, exactly as a single-cluster command always read it, with a live
@@ -202,26 +165,14 @@ impl Auditor {
         &self.job
     }
 
-    /// The rules the run audits with (built-in and `--rules`), for the reports that describe
-    /// them (SARIF); none for `status`.
-    pub fn rules(&self) -> Result<Vec<crate::audit::rules::Rule>, UpgradeError> {
-        match &self.job {
-            Job::Status { .. } => Ok(Vec::new()),
-            Job::Check { request, .. } | Job::Plan { request, .. } => {
-                crate::audit::rules::load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))
-            }
-        }
-    }
-
-    /// What every cluster shares, checked before any is read: the rule files load and the target
-    /// resolves (the repository is reachable and has it). Its failure is the run's, not a
-    /// cluster's. Returns the target version.
+    /// What every cluster shares, checked before any is read: the target resolves (the
+    /// repository is reachable and has it; the rules were loaded with the request). Its failure
+    /// is the run's, not a cluster's. Returns the target version.
     pub fn prepare(&self) -> Result<Option<semver::Version>, UpgradeError> {
         if let Job::Status { target: Some(request), .. } = &self.job {
             self.crds(request)?;
         }
         let (Some(store), Job::Check { request, .. } | Job::Plan { request, .. }) = (&self.store, &self.job) else { return Ok(None) };
-        crate::audit::rules::load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
         target::resolve(request, store).map(Some)
     }
 
@@ -246,7 +197,7 @@ impl Auditor {
             read_all(
                 members,
                 reading.concurrency,
-                |member| read_member(member, reading.kube_version, false),
+                |member| read_member(member, reading.assumed, false),
                 |index, state| {
                     let member = &members[index];
                     let outcome = self.audit_read(member, state);
@@ -261,7 +212,7 @@ impl Auditor {
         } else {
             self.leave_to_the_os = members.len() == 1;
             for (index, member) in members.iter().enumerate() {
-                let state = read_member(member, reading.kube_version, std::io::IsTerminal::is_terminal(&std::io::stderr()));
+                let state = read_member(member, reading.assumed, std::io::IsTerminal::is_terminal(&std::io::stderr()));
                 let outcome = self.audit_read(member, state);
                 rows[index] = Some(outcome.row.clone());
                 each(index, outcome);
@@ -316,10 +267,6 @@ impl Auditor {
             let store = self.store.clone().unwrap_or_else(|| Rc::new(store_for(request)));
             Upgrade::prepare_in(request.clone(), state, store)
         };
-        let verdict_of = |d: &Decision| match d.verdict {
-            crate::audit::verdict::Verdict::Blocked => Verdict::Blocked,
-            crate::audit::verdict::Verdict::Ready => Verdict::Ready,
-        };
         let read = ReadTime::Unknown;
         Ok(match &self.job {
             Job::Status { target, fail_on } => {
@@ -335,7 +282,7 @@ impl Auditor {
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
                 // What `status --fail-on` gates on, counted the same.
                 let c = Counts::of_status(&s);
-                let exit_code = fail_on.map_or(0, |level| Decision::new(c, level, None, None).verdict.exit_code());
+                let exit_code = Decision::at(c, *fail_on, None, None).exit_code();
                 let row =
                     row(s.version.as_ref().map(|v| v.version.clone()), s.install.method, None, (c.error, c.warning), verdict, exit_code);
                 Outcome { row, report: Some(Report::Status(Box::new(s))), read }
@@ -344,9 +291,8 @@ impl Auditor {
                 let upgrade = upgrade(request, state)?;
                 let report = upgrade.check(*fail_on)?;
                 self.done_with(upgrade);
-                let verdict = verdict_of(&report.decision);
                 let counts = counts(report.findings.iter());
-                let exit_code = u8::from(fails(&report.findings, Some(*fail_on)));
+                let (verdict, exit_code) = (report.decision.verdict, report.decision.exit_code());
                 let row = row(Some(report.from.clone()), report.method, Some(report.to.clone()), counts, verdict, exit_code);
                 Outcome { row, report: Some(Report::Check(Box::new(report))), read }
             }
@@ -358,8 +304,8 @@ impl Auditor {
                 self.done_with(upgrade);
                 let findings: Vec<Finding> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
                 // The same words as `check`; a plan is no gate unless `--fail-on` makes it one.
-                let verdict = verdict_of(&plan.decision());
-                let exit_code = u8::from(fails(&findings, *fail_on));
+                let decision = plan.decision();
+                let (verdict, exit_code) = (decision.verdict, decision.exit_code());
                 let row = row(Some(plan.from.clone()), plan.method, Some(plan.to.clone()), counts(findings.iter()), verdict, exit_code);
                 Outcome { row, report: Some(Report::Plan { plan: Box::new(plan), notes, inputs }), read }
             }
@@ -375,6 +321,19 @@ fn counts<'a>(findings: impl Iterator<Item = &'a Finding>) -> (usize, usize) {
     })
 }
 
+/// The fleet's verdict: `failed` when a cluster failed, else `blocked` when one is, else
+/// `ready`.
+pub fn verdict(rows: &[Row]) -> Verdict {
+    let any = |v: Verdict| rows.iter().any(|r| r.verdict == v);
+    if any(Verdict::Failed) {
+        Verdict::Failed
+    } else if any(Verdict::Blocked) {
+        Verdict::Blocked
+    } else {
+        Verdict::Ready
+    }
+}
+
 /// The fleet's exit code: the worst cluster's (0 for an empty fleet).
 pub fn exit_code(rows: &[Row]) -> u8 {
     rows.iter().map(|r| r.exit_code).max().unwrap_or(0)
@@ -388,7 +347,7 @@ mod tests {
     fn a_failed_cluster_outranks_findings_and_findings_outrank_ready() {
         let row = |v: Verdict| Row { exit_code: v.exit_code(), ..Row::failed("c", String::new()) };
         assert_eq!(exit_code(&[]), 0);
-        assert_eq!(exit_code(&[row(Verdict::Ready), row(Verdict::Installed), row(Verdict::Planned)]), 0);
+        assert_eq!(exit_code(&[row(Verdict::Ready), row(Verdict::Installed)]), 0);
         assert_eq!(exit_code(&[row(Verdict::Ready), row(Verdict::Blocked)]), 1);
         assert_eq!(exit_code(&[row(Verdict::Blocked), row(Verdict::Failed), row(Verdict::Ready)]), 2);
         assert_eq!(exit_code(&[row(Verdict::NotInstalled)]), 0);
@@ -413,11 +372,38 @@ mod tests {
         let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
         assert_eq!(auditor.prepare().unwrap().map(|v| v.to_string()).as_deref(), Some("2.3.0"));
         let mut empty = ClusterState::default();
-        let unknown = auditor.audit("unknown", Ok(empty.clone()));
-        assert!(unknown.row.failure.unwrap().contains("--kube-version"), "an unknown Kubernetes version is asked for, not guessed");
         empty.info.server_version = Some(kube_version::KubeVersion::parse("v1.33.1").unwrap());
         let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
-        assert!(out.row.failure.unwrap().contains("--from"), "the reason says what to do");
+        let why = out.row.failure.unwrap();
+        assert!(why.starts_with("no Kubeflow Trainer install found: looked for"), "said once, where it looked: {why}");
+        // With --from, a cluster without Trainer is still not `ready`.
+        let root = env!("CARGO_MANIFEST_DIR");
+        let request = Request { chart: Some(format!("{root}/tests/rules/charts/to")), from: Some("2.2.1".into()), ..Request::default() };
+        let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
+        let out = auditor.audit("empty", Ok(ClusterState::default()));
+        assert!(out.row.failure.is_some_and(|w| w.starts_with("no Kubeflow Trainer install found")));
+    }
+
+    #[test]
+    fn every_cluster_is_audited_with_the_rule_set_the_request_carries() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let only: Vec<crate::audit::rules::Rule> =
+            crate::audit::rules::RuleSet::builtin().unwrap().iter().filter(|r| r.id == "TA-HOOK-101").cloned().collect();
+        let request = Request {
+            chart: Some(format!("{root}/tests/rules/charts/to")),
+            from_chart: Some(format!("{root}/tests/rules/charts/from")),
+            rules: only.into(),
+            ..Request::default()
+        };
+        let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
+        let source = Source::Snapshot { path: format!("{root}/tests/rules/TA-HOOK-101/cluster.yaml").into() };
+        let state = read_member(&Member { name: "a".into(), source }, &crate::fleet::read::Assumed::default(), false).unwrap();
+        for cluster in ["a", "b"] {
+            let out = auditor.audit(cluster, Ok(state.clone()));
+            let Some(Report::Check(report)) = out.report else { panic!("{cluster}: {:?}", out.row.failure) };
+            let ids: Vec<&str> = report.findings.iter().map(|f| f.id.as_str()).collect();
+            assert!(!ids.is_empty() && ids.iter().all(|id| *id == "TA-HOOK-101"), "{cluster}: {ids:?}");
+        }
     }
 }

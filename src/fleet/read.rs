@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use super::Member;
+use crate::cluster::neighbours::Declared;
 use crate::cluster::ClusterState;
 use kube_version::KubeVersion;
 
@@ -46,12 +47,51 @@ where
     });
 }
 
-/// One cluster read, with `kube_version` standing in for a server version the cluster does not
-/// record; `progress` shows a live read's progress on standard error.
-pub fn read_member(member: &Member, kube_version: Option<&KubeVersion>, progress: bool) -> Result<ClusterState, String> {
+/// What the user states about the clusters that they do not tell themselves: `--kube-version`
+/// and `--neighbour` (each for every cluster, or a `--neighbour` for one named cluster).
+#[derive(Debug, Clone, Default)]
+pub struct Assumed {
+    /// The `--kube-version` to assume.
+    pub kube_version: Option<KubeVersion>,
+    /// `--neighbour [CLUSTER:]ID=VERSION`, parsed.
+    pub neighbours: Vec<(Option<String>, String, Declared)>,
+}
+
+impl Assumed {
+    /// `--neighbour` values parsed; a declaration for a cluster the flags do not name, or two for
+    /// one component of one cluster, is refused.
+    pub fn with_neighbours(kube_version: Option<KubeVersion>, given: &[String], members: &[Member]) -> Result<Assumed, String> {
+        let mut neighbours = Vec::new();
+        for text in given {
+            let (cluster, id, declared) = crate::cluster::neighbours::parse_declaration(text)?;
+            if let Some(c) = &cluster {
+                if !members.iter().any(|m| &m.name == c) {
+                    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+                    return Err(format!("--neighbour {text}: no cluster is named {c:?} (the clusters: {})", names.join(", ")));
+                }
+            }
+            let clash = |(c, i, _): &&(Option<String>, String, Declared)| *i == id && (c.is_none() || cluster.is_none() || *c == cluster);
+            if neighbours.iter().any(|n| clash(&n)) {
+                return Err(format!("--neighbour {text}: {id} is declared twice for the same cluster"));
+            }
+            neighbours.push((cluster, id, declared));
+        }
+        Ok(Assumed { kube_version, neighbours })
+    }
+}
+
+/// One cluster read, with what the user assumes for it: `kube_version` standing in for a server
+/// version the cluster does not record, neighbour versions it does not tell; `progress` shows a
+/// live read's progress on standard error.
+pub fn read_member(member: &Member, assumed: &Assumed, progress: bool) -> Result<ClusterState, String> {
     let mut state = member.source.read(progress).map_err(|e| e.to_string())?;
-    if let Some(v) = kube_version {
+    if let Some(v) = &assumed.kube_version {
         state.assume_kube_version(v).map_err(|e| e.to_string())?;
+    }
+    for (cluster, id, declared) in &assumed.neighbours {
+        if cluster.as_ref().is_none_or(|c| *c == member.name) {
+            state.declare_neighbour(id, declared.clone()).map_err(|e| e.to_string())?;
+        }
     }
     Ok(state)
 }

@@ -8,7 +8,10 @@
 //! version and values. Every finding is placed at a line of the GitOps file (`locate`).
 
 mod locate;
+mod shown;
 mod summary;
+
+pub use shown::repo_prefix;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -20,7 +23,7 @@ pub use summary::DiffSummary;
 
 use crate::audit::finding::{sort_findings, Finding, Severity};
 use crate::audit::input::ChartInput;
-use crate::audit::rules::{load, Rule, Scope};
+use crate::audit::rules::{Rule, RuleSet, Scope};
 use crate::audit::run::review as review_rules;
 use crate::cluster::install::installed_version;
 use crate::cluster::ClusterState;
@@ -37,8 +40,8 @@ pub struct ReviewOptions {
     /// Take chart versions from this directory instead of each reference's repository.
     pub charts_dir: Option<PathBuf>,
     pub registry: ClientOptions,
-    /// More rule files.
-    pub rules: Option<PathBuf>,
+    /// The rules of the run (built-in and `--rules`).
+    pub rules: RuleSet,
     /// A cluster to add the cluster checks for (a snapshot or a live context, read-only).
     pub cluster: Option<ClusterState>,
     /// The severity at which a reference's verdict is `blocked`.
@@ -47,7 +50,13 @@ pub struct ReviewOptions {
 
 impl Default for ReviewOptions {
     fn default() -> ReviewOptions {
-        ReviewOptions { charts_dir: None, registry: ClientOptions::default(), rules: None, cluster: None, fail_on: Severity::Error }
+        ReviewOptions {
+            charts_dir: None,
+            registry: ClientOptions::default(),
+            rules: RuleSet::default(),
+            cluster: None,
+            fail_on: Severity::Error,
+        }
     }
 }
 
@@ -56,35 +65,61 @@ pub enum ReviewError {
     /// Auditing one reference failed for a reason that is not the file's (a registry, a chart).
     #[error("{at} {object}: {source}")]
     Reference { at: Location, object: ObjectKey, source: Box<UpgradeError> },
+    /// The tree (or its base) cannot be read, or holds no Trainer reference.
+    #[error(transparent)]
+    Tree(#[from] crate::gitops::GitopsError),
+    /// The cluster the review adds its checks for could not be read.
     #[error("{0}")]
-    Rules(String),
+    Cluster(String),
 }
 
-/// One reference's verdict, in the words of the review's own (`check`'s): `ready`, `blocked`,
-/// or `not-audited` (JSON; `not audited` for people). The JSON said `pass`/`fail` before the
-/// gitops report's schema 2.0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// No finding at or above `--fail-on`.
-    Ready,
-    /// A finding at or above `--fail-on`, or a reference that cannot be audited for a reason
-    /// that is not the file's.
-    Blocked,
-    /// The files do not say enough to audit it (a digest pin, an unresolved variable).
-    NotAudited,
+/// What `gitops` compares the tree against.
+#[derive(Debug, Clone)]
+pub enum Base {
+    /// Another checkout (the target branch of a pull request, say).
+    Dir(PathBuf),
+    /// The tree as it is at this git revision.
+    Revision(String),
 }
 
-impl Verdict {
-    /// The word a person reads.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Ready => "ready",
-            Verdict::Blocked => "blocked",
-            Verdict::NotAudited => "not audited",
-        }
+/// What `gitops` made: the references alone (`--list`), or their review.
+#[derive(Debug)]
+pub enum Outcome {
+    List { scan: Scan, comparison: Option<Comparison> },
+    Review(GitopsReview),
+}
+
+/// `gitops DIR [--base DIR | --base-ref REV] [--list]`: the tree scanned (and its base, compared),
+/// then with `list` the references and changes, else their review. `cluster` reads the cluster
+/// the review adds its checks for (None: none), only when there is a review to make.
+pub fn run(
+    dir: &std::path::Path,
+    base: Option<&Base>,
+    list: bool,
+    cluster: impl FnOnce() -> Result<Option<ClusterState>, String>,
+    mut options: ReviewOptions,
+) -> Result<Outcome, ReviewError> {
+    let head = crate::gitops::scan_dir(dir)?;
+    let base = match base {
+        Some(Base::Dir(other)) => Some(crate::gitops::scan_dir(other)?),
+        Some(Base::Revision(rev)) => Some(crate::gitops::scan_git(dir, rev)?),
+        None => None,
+    };
+    let comparison = base.as_ref().map(|b| crate::gitops::compare::compare(b, &head));
+    if list {
+        return Ok(Outcome::List { scan: head, comparison });
     }
+    crate::gitops::require_trainer_references(dir, &head, base.as_ref())?;
+    options.cluster = cluster().map_err(ReviewError::Cluster)?;
+    Ok(Outcome::Review(review(&head, base.as_ref().zip(comparison.as_ref()), &options)?))
 }
+
+/// One reference's verdict is the tool's one verdict, in the words of the review's own
+/// (`check`'s): `ready` (no finding at or above `--fail-on`), `blocked` (one is, or the
+/// reference cannot be audited for a reason that is not the file's), or `not-audited` (the files
+/// do not say enough: a digest pin, an unresolved variable). The JSON said `pass`/`fail` before
+/// the gitops report's schema 2.0.
+pub use crate::audit::verdict::Verdict;
 
 /// A reference's counts are the audit's own (one counting for every command).
 pub use crate::audit::verdict::Counts;
@@ -147,30 +182,22 @@ impl GitopsReview {
         self.references.iter().flat_map(|r| r.findings.iter())
     }
 
-    /// The verdict in the words `check` uses: blocked when the run exits 1.
+    /// The verdict in the words `check` uses, and the exit code: blocked by a reference
+    /// blocked, or (when failing on warnings or lower) by one that could not be audited.
     pub fn decision(&self) -> crate::audit::verdict::Decision {
         let counts = Counts::of(self.findings().map(|f| &f.finding));
         let mut d = crate::audit::verdict::Decision::new(counts, self.fail_on, None, None);
-        if self.fails() {
-            d.verdict = crate::audit::verdict::Verdict::Blocked;
+        let blocks = |v: Verdict| v == Verdict::Blocked || (v == Verdict::NotAudited && self.fail_on >= Severity::Warning);
+        if self.references.iter().any(|r| blocks(r.verdict)) {
+            d.verdict = Verdict::Blocked;
         }
         d
-    }
-
-    /// Whether the run should exit 1: a finding at or above `fail_on`, or (when failing on
-    /// warnings or lower) a reference that could not be audited.
-    pub fn fails(&self) -> bool {
-        self.references.iter().any(|r| match r.verdict {
-            Verdict::Blocked => true,
-            Verdict::NotAudited => self.fail_on >= Severity::Warning,
-            Verdict::Ready => false,
-        })
     }
 }
 
 /// Audits `head` (against `base` when given).
 pub fn review(head: &Scan, base: Option<(&Scan, &Comparison)>, options: &ReviewOptions) -> Result<GitopsReview, ReviewError> {
-    let rules = load(options.rules.as_deref()).map_err(|e| ReviewError::Rules(e.0))?;
+    let rules = &options.rules;
     let mut references = Vec::new();
     for r in &head.references {
         let (status, change, before) = match base {
@@ -181,7 +208,7 @@ pub fn review(head: &Scan, base: Option<(&Scan, &Comparison)>, options: &ReviewO
                 Some(c) => ("changed", Some(c), scan.references.iter().find(|b| b.object == r.object)),
             },
         };
-        references.push(audit(r, before, change, status, head, &rules, options)?);
+        references.push(audit(r, before, change, status, head, rules, options)?);
     }
     let (unchanged, removed) = match base {
         None => (Vec::new(), Vec::new()),
@@ -419,27 +446,12 @@ mod tests {
     use super::*;
 
     fn finding(id: &str, severity: Severity, subject: &str, message: &str) -> Finding {
-        Finding {
-            id: id.into(),
-            severity,
-            title: String::new(),
-            subject: subject.into(),
-            location: String::new(),
-            message: message.into(),
-            evidence: vec![],
-            fix: String::new(),
-            commands: vec![],
-            fix_lines: vec![],
-            adopt: None,
-            source: String::new(),
-            expect: vec![],
-            phase: Default::default(),
-        }
+        Finding { message: message.into(), ..Finding::about(id, severity, subject) }
     }
 
     #[test]
     fn the_same_kind_about_the_same_subject_is_reported_once() {
-        let rules = load(None).unwrap();
+        let rules = RuleSet::default();
         let crd = "CustomResourceDefinition/x";
         let findings = vec![
             // crd-size from the review pack (warning) and from the upgrade rules (error).

@@ -31,6 +31,9 @@ pub struct HookInfo {
     /// ConfigMaps mounted as volumes (the installer reads its runtimes from one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config_maps: Vec<String>,
+    /// The hook object as rendered (what a namespace's quota and LimitRanges admit).
+    #[serde(skip)]
+    pub body: Json,
 }
 
 impl HookInfo {
@@ -74,6 +77,7 @@ impl HookInfo {
             backoff_limit: int(job_spec, "backoffLimit"),
             active_deadline_seconds: int(job_spec, "activeDeadlineSeconds").or(int(spec, "activeDeadlineSeconds")),
             config_maps,
+            body: object.body.clone(),
         }
     }
 
@@ -107,9 +111,55 @@ impl HookInfo {
                 if c.command.is_empty() && repository.rsplit('/').next().is_some_and(|n| n.contains("kubectl")) {
                     argv.insert(0, "kubectl".into());
                 }
-                argv.join(" ")
+                // A shell's `-c` script starts on a line of its own, so its first line reads as
+                // one (`for … in $(kubectl get …)` there is a loop like any other).
+                match argv.iter().position(|a| a == "-c") {
+                    Some(i) if i + 1 < argv.len() => format!("{}\n{}", argv[..=i].join(" "), argv[i + 1..].join(" ")),
+                    _ => argv.join(" "),
+                }
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::Identity;
+
+    fn hook(command: &[&str], args: &[&str]) -> HookInfo {
+        HookInfo {
+            identity: Identity { group: "batch".into(), kind: "Job".into(), namespace: "ns".into(), name: "h".into() },
+            source: String::new(),
+            events: vec!["post-upgrade".into()],
+            weight: 0,
+            delete_policies: Vec::new(),
+            containers: vec![Container {
+                name: "c".into(),
+                image: "alpine:3.21".into(),
+                command: command.iter().map(|s| s.to_string()).collect(),
+                args: args.iter().map(|s| s.to_string()).collect(),
+                security_context: None,
+            }],
+            service_account: String::new(),
+            grants: Vec::new(),
+            pod_security_context: None,
+            backoff_limit: None,
+            active_deadline_seconds: None,
+            config_maps: Vec::new(),
+            body: Json::Null,
+        }
+    }
+
+    /// A shell's `-c` script starts on a line of its own, so its first line is read like the rest
+    /// (a `for … in $(kubectl get …)` loop there is a loop); a plain command stays one line.
+    #[test]
+    fn a_shell_script_starts_on_its_own_line() {
+        let script = hook(&["/bin/sh", "-c", "for r in $(kubectl get x -o name); do\n  kubectl delete $r\ndone"], &[]).script();
+        assert_eq!(script.lines().next(), Some("/bin/sh -c"));
+        assert_eq!(script.lines().nth(1), Some("for r in $(kubectl get x -o name); do"));
+        assert_eq!(hook(&["/bin/sh"], &["-c", "set -e"]).script(), "/bin/sh -c\nset -e");
+        assert_eq!(hook(&["kubectl", "delete", "x"], &[]).script(), "kubectl delete x");
     }
 }

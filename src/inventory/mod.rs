@@ -8,6 +8,7 @@ pub mod rbac;
 pub mod runtime;
 pub mod schema_compare;
 pub mod value_uses;
+pub mod values_scope;
 
 use std::collections::BTreeMap;
 
@@ -23,7 +24,7 @@ use hook::HookInfo;
 use rbac::Role;
 use runtime::Runtime;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ChartSummary {
     pub name: String,
     pub version: String,
@@ -40,7 +41,7 @@ pub struct ImageUse {
     pub used_by: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Inventory {
     pub chart: ChartSummary,
     /// Release objects and `crds/` files, in Helm's order.
@@ -55,6 +56,9 @@ pub struct Inventory {
     /// Where the chart's templates read `.Values.<path>`.
     #[serde(skip)]
     pub value_uses: Vec<value_uses::ValueUse>,
+    /// Every values key the chart and its subcharts know, scope by scope.
+    #[serde(skip)]
+    pub values_scope: values_scope::ValuesScope,
 }
 
 impl Inventory {
@@ -85,6 +89,7 @@ impl Inventory {
         let mut values = BTreeMap::new();
         flatten_values(&crate::objects::to_serde(&chart.values), "", &mut values);
         let subcharts = chart.dependencies.iter().map(|d| (d.name().to_string(), d.metadata.version.clone())).collect();
+        let scope = values_scope::ValuesScope::of(chart);
         Inventory {
             chart: ChartSummary {
                 name: chart.metadata.name.clone(),
@@ -99,7 +104,8 @@ impl Inventory {
             roles,
             images,
             values,
-            value_uses: value_uses::value_uses(chart),
+            value_uses: scope.uses.clone(),
+            values_scope: scope,
         }
     }
 

@@ -53,7 +53,7 @@ pub fn list(m: &Migration) -> Json {
 
 /// Why the converted objects could not be written as text.
 #[derive(Debug, thiserror::Error)]
-pub enum OutputError {
+pub enum EncodeError {
     #[error(transparent)]
     Yaml(#[from] helm_render::yaml::EmitError),
     #[error(transparent)]
@@ -61,16 +61,16 @@ pub enum OutputError {
 }
 
 /// YAML as Helm's `toYaml` writes it (sorted keys), ending in a newline (toYaml trims it).
-pub fn yaml(value: &Json) -> Result<String, OutputError> {
+pub fn yaml(value: &Json) -> Result<String, EncodeError> {
     Ok(crate::objects::yaml_of(value).map(|t| if t.ends_with('\n') { t } else { format!("{t}\n") })?)
 }
 
-pub fn json_text(value: &Json) -> Result<String, OutputError> {
+pub fn json_text(value: &Json) -> Result<String, EncodeError> {
     Ok(serde_json::to_string_pretty(value).map(|t| format!("{t}\n"))?)
 }
 
 /// A unified diff (YAML, 3 lines of context) per object written.
-pub fn diff(m: &Migration) -> Result<String, OutputError> {
+pub fn diff(m: &Migration) -> Result<String, EncodeError> {
     let mut out = String::new();
     for c in m.conversions.iter().filter(|c| c.write) {
         let Some(converted) = &c.converted else { continue };

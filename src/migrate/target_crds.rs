@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::PatchOp;
+use kube_validate::memo::Memo;
 use kube_validate::stored::CrdSet;
 
 /// The verdict on one converted object.
@@ -86,20 +87,31 @@ impl TargetSchema for TargetCrds {
 
 impl TargetSchema for CrdSet {
     fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict {
-        let Some(v) = self.validate(object, stored) else {
-            let kind = object.get("kind").and_then(Json::as_str).unwrap_or("?");
-            return SchemaVerdict::NotValidated { reason: format!("the target chart ships no CRD for {kind}") };
-        };
-        let unevaluated: Vec<String> = v.unevaluated.iter().map(|u| format!("{}: {} ({})", u.path, u.rule, u.reason)).collect();
-        if v.errors.is_empty() {
-            SchemaVerdict::Accepted { pruned: v.pruned, unevaluated }
-        } else {
-            SchemaVerdict::Rejected { errors: v.errors.iter().map(ToString::to_string).collect(), pruned: v.pruned }
-        }
+        verdict(self, object, stored, &mut Memo::new())
     }
 
+    /// In shares, each with a memo: writes of the same shape (most conversions of a large
+    /// cluster) are validated once per share.
     fn check_all(&self, writes: &[Write<'_>]) -> Vec<SchemaVerdict> {
-        crate::par::map(writes, |w| self.check(w.object, w.stored().as_deref()))
+        crate::par::map_chunks(writes, |share| {
+            let mut memo = Memo::new();
+            share.iter().map(|w| verdict(self, w.object, w.stored().as_deref(), &mut memo)).collect::<Vec<_>>()
+        })
+        .concat()
+    }
+}
+
+/// One write's verdict, through `memo`.
+fn verdict(crds: &CrdSet, object: &Json, stored: Option<&Json>, memo: &mut Memo) -> SchemaVerdict {
+    let Some(v) = crds.validate_with(object, stored, memo) else {
+        let kind = object.get("kind").and_then(Json::as_str).unwrap_or("?");
+        return SchemaVerdict::NotValidated { reason: format!("the target chart ships no CRD for {kind}") };
+    };
+    let unevaluated: Vec<String> = v.unevaluated.iter().map(|u| format!("{}: {} ({})", u.path, u.rule, u.reason)).collect();
+    if v.errors.is_empty() {
+        SchemaVerdict::Accepted { pruned: v.pruned, unevaluated }
+    } else {
+        SchemaVerdict::Rejected { errors: v.errors.iter().map(ToString::to_string).collect(), pruned: v.pruned }
     }
 }
 

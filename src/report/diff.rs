@@ -3,8 +3,21 @@
 
 use serde_json::Value as Json;
 
+use super::document::{json_report, unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
 use crate::diff::{ChartDiff, CrdChange, Status};
 use crate::objects::Origin;
+
+impl Document for ChartDiff {
+    fn render(&self, format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(match format {
+            Format::Text => text(self),
+            Format::Json => json_report(super::json_schema::Report::Diff, self)?,
+            Format::Markdown => markdown(self),
+            other => return Err(unoffered(Command::Diff, other)),
+        })
+    }
+}
 
 fn origin(o: Origin) -> &'static str {
     match o {

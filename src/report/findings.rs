@@ -1,7 +1,7 @@
 //! Findings as text blocks and as a Markdown table, shared by every report that has findings.
 
 use super::style::Paint;
-use crate::audit::finding::{Finding, FixLine, Severity};
+use crate::audit::finding::{Finding, Severity};
 
 /// How much a text report says: the short answer (each rule once, with its subjects and one
 /// fix), or everything (each finding with its evidence, the failure it predicts and its sources).
@@ -12,12 +12,50 @@ pub enum Detail {
     Verbose,
 }
 
+impl Detail {
+    /// The detail `--verbose` asks for.
+    pub fn of(verbose: bool) -> Detail {
+        if verbose {
+            Detail::Verbose
+        } else {
+            Detail::Short
+        }
+    }
+}
+
+/// The most evidence lines a report for people shows per finding; machine formats (JSON, JSON
+/// Lines, SARIF) carry every one.
+pub const EVIDENCE_SHOWN: usize = 20;
+
+/// What a report for people says for the evidence it leaves out, and how to see it.
+pub fn evidence_left_out(f: &Finding) -> Option<String> {
+    let more = f.evidence.len().checked_sub(EVIDENCE_SHOWN).filter(|n| *n > 0)?;
+    Some(format!("… and {more} more (`--format json` lists every one)"))
+}
+
 /// `1 error`, `2 warnings`, `0 info`: the one way every report counts a severity.
 pub fn count(n: usize, severity: Severity) -> String {
     match severity {
         Severity::Info => format!("{n} info"),
         s => format!("{n} {}{}", s.as_str(), if n == 1 { "" } else { "s" }),
     }
+}
+
+/// What was found about a finding's subject, as a list item names it: the message when it opens
+/// with the subject, else `subject: message` (the subject alone when there is no message).
+pub fn found(f: &Finding) -> String {
+    if f.message.is_empty() {
+        f.subject.clone()
+    } else if f.message.starts_with(&f.subject) {
+        f.message.clone()
+    } else {
+        format!("{}: {}", f.subject, f.message)
+    }
+}
+
+/// `0 errors, 4 warnings, 4 info`: counts in the words every report uses.
+pub fn counts(c: &crate::audit::verdict::Counts) -> String {
+    format!("{}, {}, {}", count(c.error, Severity::Error), count(c.warning, Severity::Warning), count(c.info, Severity::Info))
 }
 
 /// `N findings: a errors, b warnings, c info`.
@@ -33,9 +71,9 @@ pub fn summary(findings: &[Finding]) -> String {
     )
 }
 
-/// The findings grouped by (rule, severity), in report order, each group's subjects sorted and
-/// without repeats.
-fn by_rule(findings: &[Finding]) -> Vec<(&Finding, Vec<&Finding>)> {
+/// The findings grouped by (rule, severity), in report order: one entry per rule, its first
+/// finding and all of them.
+pub fn by_rule(findings: &[Finding]) -> Vec<(&Finding, Vec<&Finding>)> {
     let mut rules: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
     for f in findings {
         match rules.iter_mut().find(|(first, _)| first.id == f.id && first.severity == f.severity) {
@@ -63,34 +101,10 @@ pub fn summary_lines(findings: &[Finding]) -> Vec<String> {
         .map(|(f, members)| {
             let subjects = subjects(&members);
             let shown = subjects.iter().take(3).copied().collect::<Vec<_>>().join(", ");
-            let more = if subjects.len() > 3 { format!(" and {} more", subjects.len() - 3) } else { String::new() };
+            let more = if subjects.len() > 3 { format!(" and {} more below", subjects.len() - 3) } else { String::new() };
             format!("{:<7} {:<width$} {:>3}  {shown}{more}", f.severity.as_str(), f.id, members.len())
         })
         .collect()
-}
-
-/// One fix for all the findings of a rule: the lines every finding shares once, the lines that
-/// differ (the commands naming each subject) one after another, in the findings' order.
-pub fn merged_fix(members: &[&Finding]) -> Vec<FixLine> {
-    let mut out: Vec<FixLine> = Vec::new();
-    let mut push = |line: &FixLine| {
-        if !out.contains(line) {
-            out.push(line.clone());
-        }
-    };
-    let first = &members[0].fix_lines;
-    if members.iter().all(|f| f.fix_lines.len() == first.len()) {
-        for i in 0..first.len() {
-            for f in members {
-                push(&f.fix_lines[i]);
-            }
-        }
-    } else {
-        for f in members {
-            f.fix_lines.iter().for_each(&mut push);
-        }
-    }
-    out
 }
 
 /// An expected failure text as a sentence: who prints it, the text as a quoted excerpt (a
@@ -158,20 +172,10 @@ fn short_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
                 continue;
             }
             seen.push((&m.subject, &m.message));
-            if m.message.is_empty() {
-                out.push_str(&format!("        - {}\n", m.subject));
-            } else if m.message.starts_with(&m.subject) {
-                out.push_str(&format!("        - {}\n", m.message));
-            } else {
-                out.push_str(&format!("        - {}: {}\n", m.subject, m.message));
-            }
+            out.push_str(&format!("        - {}\n", found(m)));
         }
         let mut label = "fix:";
-        for line in merged_fix(members) {
-            let text = match &line {
-                FixLine::Command(c) => format!("  {c}"),
-                FixLine::Text(t) => t.clone(),
-            };
+        for text in super::fix::text_lines(&super::fix::merged(members)) {
             out.push_str(&format!("        {label:<5}{text}\n"));
             label = "";
         }
@@ -192,8 +196,11 @@ fn verbose_blocks(findings: &[Finding], paint: Paint, out: &mut String) {
             out.push_str(&format!("        location: {}\n", f.location));
         }
         out.push_str(&format!("        {}\n", f.message));
-        for e in &f.evidence {
+        for e in f.evidence.iter().take(EVIDENCE_SHOWN) {
             out.push_str(&format!("        evidence: {e}\n"));
+        }
+        if let Some(more) = evidence_left_out(f) {
+            out.push_str(&format!("        evidence: {more}\n"));
         }
         for e in &f.expect {
             out.push_str(&format!("        expect:   {}\n", expected_sentence(e)));
@@ -208,113 +215,62 @@ pub fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The findings as Markdown: a table of what was found (no commands in a cell), then one fix per
+/// rule, its commands in `sh` blocks, then the count.
 pub fn markdown(findings: &[Finding], out: &mut String) {
     if findings.is_empty() {
         out.push_str("No findings.\n");
         return;
     }
-    out.push_str("| Severity | Rule | Subject | Finding | Fix |\n|---|---|---|---|---|\n");
+    out.push_str("| Severity | Rule | Subject | Finding |\n|---|---|---|---|\n");
     for f in findings {
-        out.push_str(&format!(
-            "| {} | `{}` | `{}` | {} | {} |\n",
-            f.severity.as_str(),
-            f.id,
-            cell(&f.subject),
-            cell(&f.message),
-            cell(&f.fix)
-        ));
+        out.push_str(&format!("| {} | `{}` | `{}` | {} |\n", f.severity.as_str(), f.id, cell(&f.subject), cell(&f.message)));
     }
-    out.push_str(&format!("\n{}\n", summary(findings)));
-}
-
-/// A finding's fix in Markdown: explanations as text, runs of commands as `sh` blocks that
-/// hold commands only, every line indented by `indent`.
-pub fn fix_markdown(f: &Finding, indent: &str, out: &mut String) {
-    let mut in_block = false;
-    for line in &f.fix_lines {
-        match line {
-            FixLine::Command(c) => {
-                if !in_block {
-                    out.push_str(&format!("{indent}```sh\n"));
-                    in_block = true;
-                }
-                out.push_str(&format!("{indent}{c}\n"));
-            }
-            FixLine::Text(t) => {
-                if in_block {
-                    out.push_str(&format!("{indent}```\n\n"));
-                    in_block = false;
-                }
-                out.push_str(&format!("{indent}{t}\n\n"));
-            }
-        }
+    out.push_str("\nFixes, one per rule:\n\n");
+    for (f, members) in by_rule(findings) {
+        let subjects: Vec<String> = subjects(&members).iter().map(|s| format!("`{}`", cell(s))).collect();
+        out.push_str(&format!("- **`{}`** ({}) {}: {}\n\n", f.id, f.severity.as_str(), f.title, subjects.join(", ")));
+        super::fix::markdown(&super::fix::merged(&members), "  ", out);
     }
-    if in_block {
-        out.push_str(&format!("{indent}```\n\n"));
-    }
-}
-
-/// A finding's fix as shell text: commands as they are, explanations as `#` comments.
-pub fn fix_shell(f: &Finding) -> Vec<String> {
-    f.fix_lines
-        .iter()
-        .map(|l| match l {
-            FixLine::Command(c) => c.clone(),
-            FixLine::Text(t) => format!("# {t}"),
-        })
-        .collect()
+    out.push_str(&format!("{}\n", summary(findings)));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::finding::Expected;
+    use crate::audit::finding::{Expected, FixLine};
 
     fn finding(subject: &str, fix: Vec<FixLine>) -> Finding {
         Finding {
-            id: "TA-X-001".into(),
-            severity: Severity::Warning,
             title: "t".into(),
-            subject: subject.into(),
-            location: String::new(),
-            message: String::new(),
-            evidence: vec![],
-            fix: String::new(),
-            commands: vec![],
             fix_lines: fix,
-            adopt: None,
             source: "https://example.org/source".into(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about("TA-X-001", Severity::Warning, subject)
         }
     }
 
     #[test]
-    fn one_fix_per_rule_shares_the_words_and_lists_every_command() {
+    fn one_fix_per_rule_shares_the_words_and_one_command_names_every_subject() {
         let fix = |name: &str| {
             vec![
                 FixLine::Text("Protect it:".into()),
-                FixLine::Command(format!("kubectl annotate crd {name} keep")),
-                FixLine::Command(format!("kubectl label crd {name} x")),
+                FixLine::Command(format!("kubectl annotate crd {name} helm.sh/resource-policy=keep")),
+                FixLine::Command(format!("kubectl label crd {name} x=y --overwrite")),
+                FixLine::Command(format!("kubectl get crd {name} -o yaml > {name}.yaml")),
                 FixLine::Text("Then upgrade.".into()),
             ]
         };
         let (a, b) = (finding("a", fix("a")), finding("b", fix("b")));
-        let merged = merged_fix(&[&a, &b]);
+        let merged = super::super::fix::merged(&[&a, &b]);
         let want = [
             "Protect it:",
-            "kubectl annotate crd a keep",
-            "kubectl annotate crd b keep",
-            "kubectl label crd a x",
-            "kubectl label crd b x",
+            "kubectl annotate crd a b helm.sh/resource-policy=keep",
+            "kubectl label crd a b x=y --overwrite",
+            "kubectl get crd a -o yaml > a.yaml",
+            "kubectl get crd b -o yaml > b.yaml",
             "Then upgrade.",
         ];
-        let got: Vec<&str> = merged
-            .iter()
-            .map(|l| match l {
-                FixLine::Command(c) | FixLine::Text(c) => c.as_str(),
-            })
-            .collect();
+        let got: Vec<&str> = merged.iter().map(FixLine::text).collect();
         assert_eq!(got, want);
         let mut out = String::new();
         text(&[a, b], &mut out);
@@ -334,5 +290,17 @@ mod tests {
         assert_eq!(count(1, Severity::Error), "1 error");
         assert_eq!(count(2, Severity::Warning), "2 warnings");
         assert_eq!(count(2, Severity::Info), "2 info");
+    }
+
+    #[test]
+    fn people_see_twenty_evidence_lines_and_how_to_see_the_rest() {
+        let mut f = finding("a", vec![]);
+        f.evidence = (0..25).map(|i| format!("e{i}")).collect();
+        let mut out = String::new();
+        text_painted(&[f.clone()], Paint::PLAIN, Detail::Verbose, &mut out);
+        assert_eq!(out.matches("evidence: e").count(), EVIDENCE_SHOWN, "{out}");
+        assert!(out.contains("evidence: … and 5 more (`--format json` lists every one)"), "{out}");
+        f.evidence.truncate(EVIDENCE_SHOWN);
+        assert_eq!(evidence_left_out(&f), None);
     }
 }

@@ -1,14 +1,17 @@
 //! A fleet's reports: the summary table (one row per cluster, in input order), the verdict line
-//! `--quiet` prints, each cluster's section in text, and the JSON Lines document per cluster.
+//! `--quiet` prints, each cluster's section in text, the JSON Lines document per cluster, and a
+//! GitHub job's step summary.
 //!
 //! The JSON Lines document (`schema: trainer-audit.dev/fleet/v1`) is one compact line per
 //! cluster, every key always present: `schema`, `command` (`check`, `plan`, `status`),
 //! `cluster`, `source` (`{"snapshot": {"path"}}` or `{"live": {"kubeconfig"?, "context"?}}`),
 //! `installed`, `method`, `target` (null when unknown), `errors`, `warnings`, `verdict` (`ready`,
-//! `blocked`, `planned`, `installed`, `not-installed`, `failed`), `exit_code` (what a run on
+//! `blocked`, `installed`, `not-installed`, `failed`; `planned` is in the schema and never written), `exit_code` (what a run on
 //! that cluster alone exits with), `failure` (null, or why the cluster failed) and `report` (the
 //! single-cluster command's `--format json` document, or null when the cluster failed). Keys are
 //! only ever added.
+
+use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -19,14 +22,12 @@ use crate::fleet::audit::{Report, Row, Verdict};
 pub const SCHEMA: &str = "trainer-audit.dev/fleet/v1";
 
 /// Every verdict, in the order the summary counts them.
-const VERDICTS: [Verdict; 6] =
-    [Verdict::Ready, Verdict::Blocked, Verdict::Planned, Verdict::Installed, Verdict::NotInstalled, Verdict::Failed];
+const VERDICTS: [Verdict; 5] = [Verdict::Ready, Verdict::Blocked, Verdict::Installed, Verdict::NotInstalled, Verdict::Failed];
 
 pub fn tone(verdict: Verdict) -> Tone {
     match verdict {
         Verdict::Ready | Verdict::Installed => Tone::Good,
-        Verdict::Planned => Tone::Neutral,
-        Verdict::NotInstalled => Tone::Caution,
+        Verdict::NotInstalled | Verdict::NotAudited => Tone::Caution,
         Verdict::Blocked => Tone::Bad,
         Verdict::Failed => Tone::Broken,
     }
@@ -123,13 +124,43 @@ pub fn verdict_line(row: &Row, paint: Paint) -> String {
 
 /// One cluster's part of a fleet's text output: a heading, then the report the command prints
 /// for that cluster alone (or why there is none).
-pub fn section(row: &Row, report: Option<&Report>, paint: Paint) -> String {
+/// `next` is the command that comes next for this cluster (`check`: its runbook).
+pub fn section(row: &Row, report: Option<&Report>, paint: Paint, next: Option<&str>) -> String {
     let mut out = format!("\n{}\n", paint.bold(&format!("=== {} ===", row.cluster)));
     match report {
-        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short)),
+        Some(Report::Check(r)) => out.push_str(&super::check::text_painted(r, paint, super::findings::Detail::Short, next)),
         Some(Report::Status(s)) => out.push_str(&super::status::text(s)),
         Some(Report::Plan { plan, notes, .. }) => out.push_str(&super::plan::text(plan, notes)),
         None => out.push_str(&format!("{}: {}\n", paint.tone(Tone::Broken, "failed"), dash(row.failure.as_deref()))),
+    }
+    out
+}
+
+/// The step summary of a fleet run (`check` or `plan` over several clusters): the verdicts and
+/// one row per cluster.
+pub fn step_summary(command: &str, rows: &[Row]) -> String {
+    let verdict = crate::fleet::audit::verdict(rows).as_str();
+    let mut out = format!(
+        "### {} Trainer fleet {command}: {verdict}\n\n{}\n\n| Cluster | Installed | Target | Errors | Warnings | Verdict |\n|---|---|---|---|---|---|\n",
+        super::github::badge(verdict),
+        tally(rows)
+    );
+    for r in rows {
+        let failed = r.verdict == Verdict::Failed;
+        let n = |n: usize| if failed { "-".to_string() } else { n.to_string() };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            super::findings::cell(&r.cluster),
+            r.installed.as_deref().unwrap_or("-"),
+            r.target.as_deref().unwrap_or("-"),
+            n(r.errors),
+            n(r.warnings),
+            match &r.failure {
+                Some(why) => format!("failed: {}", super::findings::cell(why)),
+                None => r.verdict.as_str().to_string(),
+            }
+        );
     }
     out
 }

@@ -20,10 +20,10 @@ pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
 /// Appends `markdown` to the step summary when running in a GitHub Actions job. A summary that
 /// cannot be written is reported and does not change the run's outcome (the gate is the exit
 /// code, the summary only shows it).
-pub fn step_summary(markdown: impl FnOnce() -> String) {
+pub fn step_summary(markdown: impl FnOnce() -> Option<String>) {
     let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else { return };
+    let Some(mut text) = markdown() else { return };
     let written = std::fs::OpenOptions::new().append(true).create(true).open(&path).and_then(|mut f| {
-        let mut text = markdown();
         text.push('\n');
         std::io::Write::write_all(&mut f, text.as_bytes())
     });
@@ -32,8 +32,9 @@ pub fn step_summary(markdown: impl FnOnce() -> String) {
     }
 }
 
-/// At most this many findings and commands are listed in a step summary; the rest are counted.
-const LISTED: usize = 10;
+/// At most this many subjects are named in a row of a step summary's table (the report in the
+/// job's log names them all; the summary says so).
+const NAMED: usize = 3;
 
 fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
@@ -52,8 +53,8 @@ fn command(severity: Severity) -> &'static str {
     }
 }
 
-/// One workflow command; `at` is a file relative to the repository root and a line.
-fn annotation(f: &Finding, at: Option<(&str, u32)>, prefix: &str, out: &mut String) {
+/// One workflow command; `at` is a file relative to the repository root and a line (0: none).
+fn annotation(severity: Severity, title: &str, at: Option<(&str, u32)>, message: &str, out: &mut String) {
     let mut props = Vec::new();
     if let Some((file, line)) = at {
         props.push(format!("file={}", escape_property(file)));
@@ -61,113 +62,146 @@ fn annotation(f: &Finding, at: Option<(&str, u32)>, prefix: &str, out: &mut Stri
             props.push(format!("line={line}"));
         }
     }
-    props.push(format!("title={}", escape_property(&format!("{} {}", f.id, f.title))));
-    let mut message = format!("{prefix}{}: {}", f.subject, f.message);
-    for line in f.fix.lines() {
-        let _ = write!(message, "\nfix: {line}");
-    }
-    let _ = writeln!(out, "::{} {}::{}", command(f.severity), props.join(","), escape_data(&message));
+    props.push(format!("title={}", escape_property(title)));
+    let _ = writeln!(out, "::{} {}::{}", command(severity), props.join(","), escape_data(message));
 }
 
-/// `check --format github`: one command per finding (a cluster's findings have no file in the
-/// repository, so they show on the run's summary page), then a notice with the verdict.
-pub fn check_commands(r: &CheckReport, fail_on: Severity) -> String {
-    let mut out = String::new();
-    for f in &r.findings {
-        annotation(f, None, "", &mut out);
+/// What an annotation of one rule says: each finding (subject: what was found), then the rule's
+/// one fix under `Fix:`, commands indented, restore commands with it.
+fn rule_message(members: &[&Finding], prefix: &str) -> String {
+    let mut lines: Vec<String> = members
+        .iter()
+        .map(|f| {
+            let what = super::findings::found(f);
+            if members.len() > 1 {
+                format!("- {prefix}{what}")
+            } else {
+                format!("{prefix}{what}")
+            }
+        })
+        .collect();
+    lines.dedup();
+    let fix = super::fix::text_lines(&super::fix::merged(members));
+    if !fix.is_empty() {
+        lines.push(String::new());
+        lines.push("Fix:".into());
+        lines.extend(fix);
     }
-    let (verdict, counts) = (r.decision.verdict.as_str(), counts(&r.findings));
+    lines.join("\n")
+}
+
+/// A SARIF physical location as an annotation's file and line.
+fn file_line(location: &serde_json::Value) -> Option<(String, u32)> {
+    let file = location.pointer("/artifactLocation/uri")?.as_str()?.to_string();
+    let line = location.pointer("/region/startLine").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    Some((file, u32::try_from(line).unwrap_or(0)))
+}
+
+/// `check --format github`: one command per rule, at the file its first finding is placed at
+/// (as SARIF places it: a values file, the snapshot's line, the chart template), naming every
+/// finding and the rule's one fix; then a notice with the verdict.
+pub fn check_commands(r: &CheckReport, files: Option<&super::sarif::locate::Files>) -> String {
+    let mut out = String::new();
+    for (f, members) in super::findings::by_rule(&r.findings) {
+        let at = files.and_then(|files| file_line(&files.locate(f)));
+        let at = at.as_ref().map(|(file, line)| (file.as_str(), *line));
+        annotation(f.severity, &format!("{} {}", f.id, f.title), at, &rule_message(&members, ""), &mut out);
+    }
+    let d = &r.decision;
     let _ = writeln!(
         out,
         "::notice title={}::{}",
         escape_property("trainer-audit check"),
-        escape_data(&format!("{verdict}: {}/{} {} → {} ({counts}; --fail-on {})", r.namespace, r.release, r.from, r.to, fail_on.as_str()))
+        escape_data(&format!(
+            "{}: {}/{} {} → {} ({}; --fail-on {})",
+            d.verdict.as_str(),
+            r.namespace,
+            r.release,
+            r.from,
+            r.to,
+            super::findings::counts(&d.counts),
+            d.fail_on.as_str()
+        ))
     );
     out
 }
 
-/// `gitops --format github`: one command per finding at its GitOps file and line. `root` is
-/// the reviewed tree as given on the command line, so that the file is relative to the
-/// repository root the workflow runs in.
-pub fn gitops_commands(review: &GitopsReview, root: &std::path::Path) -> String {
+/// `gitops --format github`: one command per finding at its GitOps file and line, with its
+/// fix; the review's files are named from the repository root (`GitopsReview::shown_from`), as
+/// GitHub places annotations.
+pub fn gitops_commands(review: &GitopsReview) -> String {
     let mut out = String::new();
-    let prefix = if root.is_relative() && root != std::path::Path::new(".") { Some(root) } else { None };
     for f in review.findings() {
-        let file = match prefix {
-            Some(p) => p.join(&f.at.file).to_string_lossy().into_owned(),
-            None => f.at.file.clone(),
-        };
-        annotation(&f.finding, Some((&file, f.at.line)), &format!("{}: ", f.reference), &mut out);
+        let file = &f.at.file;
+        let g = &f.finding;
+        annotation(
+            g.severity,
+            &format!("{} {}", g.id, g.title),
+            Some((file, f.at.line)),
+            &rule_message(&[g], &format!("{}: ", f.reference)),
+            &mut out,
+        );
     }
     for r in review.references.iter().filter(|r| r.not_audited.is_some()) {
         let why = r.not_audited.as_deref().unwrap_or_default();
-        let level = if review.fail_on >= Severity::Warning { "error" } else { "warning" };
-        let _ = writeln!(
-            out,
-            "::{level} file={},line={},title={}::{}",
-            escape_property(&r.at.file),
-            r.at.line,
-            escape_property("not audited"),
-            escape_data(&format!("{} {}: {why}", r.engine.as_str(), r.object))
-        );
+        let level = if review.fail_on >= Severity::Warning { Severity::Error } else { Severity::Warning };
+        annotation(level, "not audited", Some((&r.at.file, r.at.line)), &format!("{} {}: {why}", r.engine.as_str(), r.object), &mut out);
     }
     out
 }
 
-/// `ready` or `blocked`: blocked when a finding is at or above `fail_on`.
-pub fn verdict(findings: &[Finding], fail_on: Severity) -> &'static str {
-    if findings.iter().any(|f| f.severity <= fail_on) {
-        "blocked"
-    } else {
-        "ready"
-    }
-}
-
-/// `2 error, 1 warning, 0 info`.
-pub fn counts(findings: &[Finding]) -> String {
-    let n = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-    format!("{} error, {} warning, {} info", n(Severity::Error), n(Severity::Warning), n(Severity::Info))
-}
-
-/// The findings at or above `fail_on` as a table, at most [`LISTED`].
-fn blocking_table<'a>(findings: impl Iterator<Item = (&'a Finding, String)>, out: &mut String) {
-    let all: Vec<(&Finding, String)> = findings.collect();
-    if all.is_empty() {
+/// The blocking findings, one row per rule (what it is, how many, the subjects), then every
+/// blocking rule's fix in one shell block, each rule's commands under a comment naming it and
+/// its restore commands after them. `subject` says how a finding is named in the table.
+fn blocking(findings: &[&Finding], subject: impl Fn(&Finding) -> String, out: &mut String) {
+    if findings.is_empty() {
         return;
     }
-    out.push_str("\n| Severity | Rule | Subject | Finding |\n|---|---|---|---|\n");
-    for (f, subject) in all.iter().take(LISTED) {
-        let _ = writeln!(out, "| {} | `{}` | `{}` | {} |", f.severity.as_str(), f.id, cell(subject), cell(&f.title));
+    let owned: Vec<Finding> = findings.iter().map(|f| (*f).clone()).collect();
+    let groups = super::findings::by_rule(&owned);
+    out.push_str("\n| Severity | Rule | Findings | Subjects |\n|---|---|---|---|\n");
+    let mut cut = false;
+    for (f, members) in &groups {
+        let mut subjects: Vec<String> = members.iter().map(|m| subject(m)).collect();
+        subjects.dedup();
+        let named: Vec<String> = subjects.iter().take(NAMED).map(|s| format!("`{}`", cell(s))).collect();
+        let more = if subjects.len() > NAMED {
+            cut = true;
+            format!(" and {} more", subjects.len() - NAMED)
+        } else {
+            String::new()
+        };
+        let _ =
+            writeln!(out, "| {} | `{}` {} | {} | {}{more} |", f.severity.as_str(), f.id, cell(&f.title), members.len(), named.join(", "));
     }
-    if all.len() > LISTED {
-        let _ = writeln!(out, "\n…and {} more.", all.len() - LISTED);
+    if cut {
+        out.push_str("\nThe report in the job's log names every subject.\n");
     }
-}
-
-/// The first commands of the blocking findings' fixes, in order, without repeats.
-fn first_commands<'a>(findings: impl Iterator<Item = &'a Finding>, out: &mut String) {
-    let mut commands: Vec<&str> = Vec::new();
-    for f in findings {
-        for c in &f.commands {
-            if !commands.contains(&c.as_str()) {
-                commands.push(c);
-            }
+    let mut block = String::new();
+    let mut listed: Vec<String> = Vec::new();
+    for (f, members) in &groups {
+        // A command an earlier rule's fix lists already is not listed again.
+        let commands: Vec<String> = super::fix::commands_with_restores(&super::fix::merged(members))
+            .into_iter()
+            .filter(|c| c.starts_with('#') || !listed.contains(c))
+            .collect();
+        if commands.iter().all(|c| c.starts_with('#')) {
+            continue;
+        }
+        let _ = writeln!(block, "# {} {}", f.id, f.title);
+        for c in commands {
+            let _ = writeln!(block, "{c}");
+            listed.push(c);
         }
     }
-    if commands.is_empty() {
-        return;
-    }
-    out.push_str("\nFirst commands to run:\n\n```sh\n");
-    for c in commands.iter().take(LISTED) {
-        let _ = writeln!(out, "{c}");
-    }
-    out.push_str("```\n");
-    if commands.len() > LISTED {
-        let _ = writeln!(out, "\n…and {} more in the full report.", commands.len() - LISTED);
+    if !block.is_empty() {
+        let _ =
+            write!(out, "\nCommands to run, one fix per rule (the report in the job's log has each fix in full):\n\n```sh\n{block}```\n");
     }
 }
 
-fn badge(verdict: &str) -> &'static str {
+/// The badge a step summary's heading opens with.
+pub fn badge(verdict: &str) -> &'static str {
     match verdict {
         "ready" | "pass" => "✅",
         "blocked" | "fail" => "❌",
@@ -175,35 +209,40 @@ fn badge(verdict: &str) -> &'static str {
     }
 }
 
-/// The step summary of `check`.
-pub fn check_summary(r: &CheckReport, fail_on: Severity) -> String {
+/// The step summary of `check`; `next` is the command that comes next (the runbook).
+pub fn check_summary(r: &CheckReport, next: Option<&str>) -> String {
     // The report's own decision: it also blocks on what could not be audited.
-    let verdict = r.decision.verdict.as_str();
+    let d = &r.decision;
+    let verdict = d.verdict.as_str();
     let mut out = format!(
-        "### {} Trainer upgrade check: {verdict}\n\n`{}/{}` {} → {} (installed with {}): {} (`--fail-on {}`)\n",
+        "### {} Trainer upgrade check: {verdict}\n\n`{}/{}` {} → {} ({}): {} (`--fail-on {}`)\n",
         badge(verdict),
         r.namespace,
         r.release,
         r.from,
         r.to,
-        r.method.describe(),
-        counts(&r.findings),
-        fail_on.as_str()
+        r.method.installed(),
+        super::findings::counts(&d.counts),
+        d.fail_on.as_str()
     );
-    let blocking = || r.findings.iter().filter(|f| f.severity <= fail_on);
-    blocking_table(blocking().map(|f| (f, f.subject.clone())), &mut out);
-    first_commands(blocking(), &mut out);
+    let blocking_findings: Vec<&Finding> = r.findings.iter().filter(|f| f.severity <= d.fail_on).collect();
+    blocking(&blocking_findings, |f| f.subject.clone(), &mut out);
+    if let Some(next) = next {
+        let _ = write!(out, "\nNext, the runbook for this cluster:\n\n```sh\n{next}\n```\n");
+    }
     out
 }
 
 /// The step summary of `plan`: the route, and what blocks each step.
 pub fn plan_summary(p: &Plan) -> String {
+    let d = p.decision();
     let all: Vec<&Finding> = p.steps.iter().flat_map(|s| s.preconditions.iter()).collect();
-    let errors = all.iter().filter(|f| f.severity == Severity::Error).count();
-    let verdict = if errors > 0 { "blocked" } else { "ready" };
+    let blocking_findings: Vec<&Finding> = all.iter().copied().filter(|f| f.severity <= d.fail_on).collect();
+    let verdict = d.verdict.as_str();
     let route: Vec<&str> = p.steps.iter().map(|s| s.to.as_str()).collect();
+    let n = blocking_findings.len();
     let mut out = format!(
-        "### {} Trainer upgrade plan: {} → {}\n\n`{}/{}` route {} → {}: {} step{}, {errors} blocking finding{}\n",
+        "### {} Trainer upgrade plan: {} → {}\n\n`{}/{}` route {} → {}: {} step{}, {n} blocking finding{}\n",
         badge(verdict),
         p.from,
         p.to,
@@ -213,18 +252,15 @@ pub fn plan_summary(p: &Plan) -> String {
         route.join(" → "),
         p.steps.len(),
         if p.steps.len() == 1 { "" } else { "s" },
-        if errors == 1 { "" } else { "s" },
+        if n == 1 { "" } else { "s" },
     );
-    let blocking = || all.iter().copied().filter(|f| f.severity == Severity::Error);
-    blocking_table(blocking().map(|f| (f, f.subject.clone())), &mut out);
-    first_commands(blocking(), &mut out);
+    blocking(&blocking_findings, |f| f.subject.clone(), &mut out);
     out
 }
 
 /// The step summary of `gitops`: per reference its verdict and counts, then the blocking findings.
 pub fn gitops_summary(review: &GitopsReview) -> String {
-    let fails = review.fails();
-    let verdict = if fails { "blocked" } else { "ready" };
+    let verdict = review.decision().verdict.as_str();
     let mut out = format!(
         "### {} Trainer GitOps review: {verdict}\n\n{} reference{} (`--fail-on {}`)\n\n| Reference | File | Change | Verdict | Counts |\n|---|---|---|---|---|\n",
         badge(verdict),
@@ -245,52 +281,22 @@ pub fn gitops_summary(review: &GitopsReview) -> String {
             cell(&r.at.file),
             r.at.line,
             cell(&change),
-            r.verdict.as_str(),
-            super::gitops::counts(r)
+            r.verdict.label(),
+            super::findings::counts(&r.counts)
         );
     }
-    let blocking = || review.findings().filter(|f| f.finding.severity <= review.fail_on);
-    blocking_table(blocking().map(|f| (&f.finding, format!("{} ({}:{})", f.finding.subject, f.at.file, f.at.line))), &mut out);
-    first_commands(blocking().map(|f| &f.finding), &mut out);
-    out
-}
-
-/// The step summary of a fleet run (`check` or `plan` over several clusters): the verdicts and
-/// one row per cluster.
-pub fn fleet_summary(command: &str, rows: &[crate::fleet::audit::Row]) -> String {
-    use crate::fleet::audit::Verdict;
-    let worst = rows
-        .iter()
-        .map(|r| r.verdict)
-        .find(|v| *v == Verdict::Failed)
-        .or_else(|| rows.iter().map(|r| r.verdict).find(|v| *v == Verdict::Blocked));
-    let verdict = match worst {
-        Some(Verdict::Failed) => "failed",
-        Some(_) => "blocked",
-        None => "ready",
+    let located: Vec<&crate::gitops_review::LocatedFinding> = review.findings().filter(|f| f.finding.severity <= review.fail_on).collect();
+    let findings: Vec<&Finding> = located.iter().map(|f| &f.finding).collect();
+    let at = |f: &Finding| {
+        located
+            .iter()
+            .find(|l| {
+                std::ptr::eq(&l.finding, f) || (l.finding.id == f.id && l.finding.subject == f.subject && l.finding.message == f.message)
+            })
+            .map(|l| format!("{} ({}:{})", f.subject, l.at.file, l.at.line))
+            .unwrap_or_else(|| f.subject.clone())
     };
-    let mut out = format!(
-        "### {} Trainer fleet {command}: {verdict}\n\n{}\n\n| Cluster | Installed | Target | Errors | Warnings | Verdict |\n|---|---|---|---|---|---|\n",
-        badge(verdict),
-        super::fleet::tally(rows)
-    );
-    for r in rows {
-        let failed = r.verdict == Verdict::Failed;
-        let n = |n: usize| if failed { "-".to_string() } else { n.to_string() };
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            cell(&r.cluster),
-            r.installed.as_deref().unwrap_or("-"),
-            r.target.as_deref().unwrap_or("-"),
-            n(r.errors),
-            n(r.warnings),
-            match &r.failure {
-                Some(why) => format!("failed: {}", cell(why)),
-                None => r.verdict.as_str().to_string(),
-            }
-        );
-    }
+    blocking(&findings, at, &mut out);
     out
 }
 
@@ -301,27 +307,19 @@ mod tests {
 
     fn finding(id: &str, severity: Severity, commands: &[&str]) -> Finding {
         Finding {
-            id: id.into(),
-            severity,
             title: "CRD not owned, by the release".into(),
-            subject: "CustomResourceDefinition/trainjobs.trainer.kubeflow.org".into(),
-            location: String::new(),
             message: "100% of it: a\nb".into(),
-            evidence: vec![],
             fix: commands.join("\n"),
             commands: commands.iter().map(|s| s.to_string()).collect(),
-            fix_lines: vec![],
-            adopt: None,
             source: "https://example.invalid".into(),
-            expect: vec![],
-            phase: Default::default(),
+            ..Finding::about(id, severity, "CustomResourceDefinition/trainjobs.trainer.kubeflow.org")
         }
     }
 
-    fn report(findings: Vec<Finding>) -> CheckReport {
+    fn report(findings: Vec<Finding>, fail_on: Severity) -> CheckReport {
         let counts = crate::audit::verdict::Counts::of(&findings);
         CheckReport {
-            decision: crate::audit::verdict::Decision::new(counts, Severity::Error, Some("2.2.1"), Some("2.3.0")),
+            decision: crate::audit::verdict::Decision::new(counts, fail_on, Some("2.2.1"), Some("2.3.0")),
             inputs: crate::upgrade::check::Inputs {
                 installed: String::new(),
                 installed_chart: String::new(),
@@ -340,39 +338,48 @@ mod tests {
     }
 
     #[test]
-    fn workflow_commands_escape_what_the_runner_would_split_on() {
-        let out = check_commands(&report(vec![finding("TA-OWN-001", Severity::Error, &["kubectl annotate crd x a=b"])]), Severity::Error);
+    fn workflow_commands_escape_what_the_runner_would_split_on_and_say_the_fix_once() {
+        let out =
+            check_commands(&report(vec![finding("TA-OWN-001", Severity::Error, &["kubectl annotate crd x a=b"])], Severity::Error), None);
         let first = out.lines().next().unwrap();
         assert_eq!(
             first,
-            "::error title=TA-OWN-001 CRD not owned%2C by the release::CustomResourceDefinition/trainjobs.trainer.kubeflow.org: 100%25 of it: a%0Ab%0Afix: kubectl annotate crd x a=b"
+            "::error title=TA-OWN-001 CRD not owned%2C by the release::CustomResourceDefinition/trainjobs.trainer.kubeflow.org: 100%25 of it: a%0Ab%0A%0AFix:%0A  kubectl annotate crd x a=b"
         );
-        assert!(out
-            .lines()
-            .nth(1)
-            .unwrap()
-            .starts_with("::notice title=trainer-audit check::blocked: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (1 error"));
+        assert!(!out.contains("fix: "), "no prefix per line: {out}");
+        assert!(out.lines().nth(1).unwrap().starts_with(
+            "::notice title=trainer-audit check::blocked: kubeflow-system/kubeflow-trainer 2.2.1 → 2.3.0 (1 error, 0 warnings"
+        ));
         assert_eq!(out.lines().count(), 2);
-        let info = check_commands(&report(vec![finding("TA-X", Severity::Info, &[])]), Severity::Error);
+        let info = check_commands(&report(vec![finding("TA-X", Severity::Info, &[])], Severity::Error), None);
         assert!(info.starts_with("::notice ") && info.contains("::ready: "), "{info}");
+        // One annotation per rule, naming each subject.
+        let mut two = vec![finding("TA-OWN-001", Severity::Error, &["kubectl annotate crd x a=b"]); 2];
+        two[1].subject = "CustomResourceDefinition/y".into();
+        two[1].fix = "kubectl annotate crd y a=b".into();
+        two[1].commands = vec![two[1].fix.clone()];
+        let out = check_commands(&report(two, Severity::Error), None);
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(out.contains("%0A- CustomResourceDefinition/y: ") && out.contains("kubectl annotate crd x y a=b"), "{out}");
     }
 
     #[test]
     fn the_step_summary_names_the_verdict_the_blockers_and_their_commands_once() {
-        let r = report(vec![
+        let findings = vec![
             finding("TA-OWN-001", Severity::Error, &["kubectl annotate crd x a=b", "kubectl label crd x c=d"]),
             finding("TA-OWN-002", Severity::Error, &["kubectl annotate crd x a=b"]),
             finding("TA-RT-001", Severity::Warning, &["kubectl get ctr"]),
-        ]);
-        let md = check_summary(&r, Severity::Error);
+        ];
+        let md = check_summary(&report(findings.clone(), Severity::Error), Some("trainer-audit runbook -o runbook.md"));
         assert!(md.starts_with("### ❌ Trainer upgrade check: blocked\n"), "{md}");
-        assert!(md.contains("2 error, 1 warning, 0 info (`--fail-on error`)"), "{md}");
-        assert!(md.contains("| error | `TA-OWN-002` |") && !md.contains("TA-RT-001"), "{md}");
+        assert!(md.contains("installed with Helm): 2 errors, 1 warning, 0 info (`--fail-on error`)"), "{md}");
+        assert!(md.contains("| error | `TA-OWN-002` ") && !md.contains("TA-RT-001"), "{md}");
         assert_eq!(md.matches("kubectl annotate crd x a=b").count(), 1, "{md}");
         assert!(!md.contains("kubectl get ctr"), "{md}");
-        let warn = check_summary(&r, Severity::Warning);
+        assert!(md.ends_with("```sh\ntrainer-audit runbook -o runbook.md\n```\n"), "{md}");
+        let warn = check_summary(&report(findings, Severity::Warning), None);
         assert!(warn.contains("TA-RT-001") && warn.contains("kubectl get ctr"), "{warn}");
-        let ready = check_summary(&report(vec![]), Severity::Error);
+        let ready = check_summary(&report(vec![], Severity::Error), None);
         assert!(ready.starts_with("### ✅ Trainer upgrade check: ready\n") && !ready.contains('|'), "{ready}");
     }
 }

@@ -4,10 +4,75 @@
 //! `<details>` in Markdown).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::findings::{cell, count, fix_markdown, Detail};
-use crate::audit::finding::{FixLine, Severity};
-use crate::gitops_review::{GitopsReview, LocatedFinding, ReferenceReview, Verdict};
+use super::document::{json_report, pretty, unoffered, Context, Document, OutputError};
+use super::findings::{cell, Detail};
+use super::format::{Command, Format};
+use crate::audit::finding::Severity;
+use crate::audit::verdict::Decision;
+use crate::gitops_review::{GitopsReview, LocatedFinding, Outcome, ReferenceReview, Verdict};
+
+/// `gitops`'s report: what it made, the tree's root as given (SARIF records it as the base of
+/// its locations) and the tree's place in its repository (`gitops_review::repo_prefix`): what a
+/// person reads (text, Markdown, step summary, annotations, Code Quality) names files from the
+/// repository root, JSON and SARIF from the tree.
+pub struct GitopsDocument<'a> {
+    pub outcome: &'a Outcome,
+    pub root: &'a Path,
+    pub repo_prefix: Option<String>,
+}
+
+impl Document for GitopsDocument<'_> {
+    fn render(&self, format: Format, ctx: &Context) -> Result<String, OutputError> {
+        let review = match self.outcome {
+            Outcome::List { scan, comparison } => {
+                return match format {
+                    Format::Json => pretty(&serde_json::json!({ "scan": scan, "comparison": comparison })),
+                    _ => {
+                        let mut out = crate::gitops::text::scan(scan, ctx.detail == Detail::Verbose);
+                        if let Some(c) = comparison {
+                            out.push('\n');
+                            out.push_str(&crate::gitops::text::comparison(c));
+                        }
+                        Ok(out)
+                    }
+                };
+            }
+            Outcome::Review(review) => review,
+        };
+        let shown = || review.shown_from(self.repo_prefix.as_deref());
+        Ok(match format {
+            Format::Text => text_detailed(&shown(), ctx.detail),
+            Format::Markdown => markdown(&shown()),
+            Format::Json => json_report(super::json_schema::Report::Gitops, &json(review).map_err(|e| OutputError::Write(e.to_string()))?)?,
+            Format::Sarif => {
+                // An id the review pack shares with the upgrade rules is described in the
+                // review's words (the engine-aware ones).
+                let mut rules = ctx.rules().to_vec();
+                rules.sort_by_key(|r| r.scope != crate::audit::rules::Scope::Review);
+                pretty(&super::gitops_sarif::sarif(review, &rules, self.root))?
+            }
+            Format::Codequality => pretty(&super::gitops_sarif::codequality(&shown()))?,
+            Format::Github => super::github::gitops_commands(&shown()),
+            other => return Err(unoffered(Command::Gitops, other)),
+        })
+    }
+
+    fn decision(&self, _ctx: &Context) -> Option<Decision> {
+        match self.outcome {
+            Outcome::Review(review) => Some(review.decision()),
+            Outcome::List { .. } => None,
+        }
+    }
+
+    fn step_summary(&self, _ctx: &Context) -> Option<String> {
+        match self.outcome {
+            Outcome::Review(review) => Some(super::github::gitops_summary(&review.shown_from(self.repo_prefix.as_deref()))),
+            Outcome::List { .. } => None,
+        }
+    }
+}
 
 fn change(r: &ReferenceReview) -> String {
     let to = r.to.as_deref().or(r.to_written.as_deref()).unwrap_or("?");
@@ -34,24 +99,14 @@ fn route(r: &ReferenceReview) -> String {
 
 /// `0 errors, 4 warnings, 4 info`: the counts in the words every report uses.
 pub fn counts(r: &ReferenceReview) -> String {
-    format!(
-        "{}, {}, {}",
-        count(r.counts.error, Severity::Error),
-        count(r.counts.warning, Severity::Warning),
-        count(r.counts.info, Severity::Info)
-    )
+    super::findings::counts(&r.counts)
 }
 
 /// A reference's verdict in `check`'s words: `ready`, `blocked: 1 error, 2 warnings`, or
 /// `not audited`.
 fn verdict_line(r: &ReferenceReview, fail_on: Severity) -> String {
-    if r.verdict == Verdict::NotAudited {
-        return Verdict::NotAudited.as_str().to_string();
-    }
-    let c = r.counts;
-    let mut d = crate::audit::verdict::Decision::new(c, fail_on, None, None);
-    d.verdict = if r.verdict == Verdict::Blocked { crate::audit::verdict::Verdict::Blocked } else { crate::audit::verdict::Verdict::Ready };
-    d.line()
+    // The reference's own verdict (blocked also when it could not be audited), with its counts.
+    crate::audit::verdict::Decision { verdict: r.verdict, ..crate::audit::verdict::Decision::new(r.counts, fail_on, None, None) }.line()
 }
 
 fn heading(review: &GitopsReview) -> String {
@@ -86,7 +141,7 @@ pub fn text_detailed(review: &GitopsReview, detail: Detail) -> String {
         let _ = writeln!(out, "\n{} {} ({})", r.engine.as_str(), r.object, r.at);
         let _ = writeln!(out, "  change:   {} [{}]", change(r), r.status);
         if let Some(why) = &r.not_audited {
-            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.as_str());
+            let _ = writeln!(out, "  verdict:  {}: {why}", r.verdict.label());
         } else {
             let _ = writeln!(out, "  route:    {}", route(r));
             let _ = writeln!(out, "  release:  {} in {}", r.release.as_deref().unwrap_or("?"), r.namespace.as_deref().unwrap_or("?"));
@@ -139,70 +194,15 @@ fn rule_blocks(findings: &[LocatedFinding], out: &mut String) {
         let g = &members[0].finding;
         let _ = writeln!(out, "\n  {:<7} {}  {}", g.severity.as_str(), g.id, g.title);
         for m in &members {
-            let f = &m.finding;
-            let what = if f.message.is_empty() || f.message.starts_with(&f.subject) {
-                if f.message.is_empty() {
-                    f.subject.clone()
-                } else {
-                    f.message.clone()
-                }
-            } else {
-                format!("{}: {}", f.subject, f.message)
-            };
-            let _ = writeln!(out, "          - {what}  [{}]", m.at);
+            let _ = writeln!(out, "          - {}  [{}]", super::findings::found(&m.finding), m.at);
         }
         let mut label = "fix:";
-        for line in fix_of(&members) {
+        let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
+        for line in super::fix::text_lines(&super::fix::merged(&findings)) {
             let _ = writeln!(out, "          {label:<5}{line}");
             label = "";
         }
     }
-}
-
-/// One fix for a rule's findings: the lines they share once, the lines naming each subject one
-/// after another (a finding without marked fix lines gives its fix text line by line).
-fn fix_of(members: &[&LocatedFinding]) -> Vec<String> {
-    let findings: Vec<&crate::audit::finding::Finding> = members.iter().map(|m| &m.finding).collect();
-    let lines = |f: &crate::audit::finding::Finding| -> Vec<String> {
-        if f.fix_lines.is_empty() {
-            return f.fix.lines().map(str::to_string).collect();
-        }
-        f.fix_lines
-            .iter()
-            .map(|l| match l {
-                FixLine::Command(c) => format!("  {c}"),
-                FixLine::Text(t) => t.clone(),
-            })
-            .collect()
-    };
-    // Fixes that differ only in the object they name: the first once, then the other names.
-    let name = |f: &crate::audit::finding::Finding| f.subject.rsplit('/').next().unwrap_or_default().to_string();
-    let general = |f: &crate::audit::finding::Finding| f.fix.replace(&name(f), "\u{0}");
-    let named = findings.iter().all(|f| !name(f).is_empty() && f.fix.contains(&name(f)));
-    if findings.len() > 1 && named && findings.iter().all(|f| general(f) == general(findings[0])) {
-        let mut out = lines(findings[0]);
-        let others: Vec<String> = findings[1..].iter().map(|f| name(f)).collect();
-        out.push(format!("likewise for {}", others.join(", ")));
-        return out;
-    }
-    if findings.iter().all(|f| !f.fix_lines.is_empty()) {
-        return super::findings::merged_fix(&findings)
-            .into_iter()
-            .map(|l| match l {
-                FixLine::Command(c) => format!("  {c}"),
-                FixLine::Text(t) => t,
-            })
-            .collect();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for f in findings {
-        for line in f.fix.lines() {
-            if !out.iter().any(|o| o == line) {
-                out.push(line.to_string());
-            }
-        }
-    }
-    out
 }
 
 fn finding_text(f: &LocatedFinding, out: &mut String) {
@@ -217,8 +217,11 @@ fn finding_text(f: &LocatedFinding, out: &mut String) {
         let _ = writeln!(out, "          chart:    {}", g.location);
     }
     let _ = writeln!(out, "          {}", g.message);
-    for e in &g.evidence {
+    for e in g.evidence.iter().take(super::findings::EVIDENCE_SHOWN) {
         let _ = writeln!(out, "          evidence: {e}");
+    }
+    if let Some(more) = super::findings::evidence_left_out(g) {
+        let _ = writeln!(out, "          evidence: {more}");
     }
     let _ = writeln!(out, "          fix:      {}", g.fix.replace('\n', "\n                    "));
     let _ = writeln!(out, "          source:   {}", g.source);
@@ -229,6 +232,7 @@ fn badge(v: Verdict) -> &'static str {
         Verdict::Ready => "✅ ready",
         Verdict::Blocked => "❌ blocked",
         Verdict::NotAudited => "⚠️ not audited",
+        other => other.label(),
     }
 }
 
@@ -295,19 +299,13 @@ pub fn markdown(review: &GitopsReview) -> String {
                     cell(&f.finding.message)
                 );
             }
-            out.push_str("\nFixes:\n\n");
-            // One entry per rule and fix text: the subjects it applies to, then the fix once.
-            let mut groups: Vec<(&LocatedFinding, Vec<&str>)> = Vec::new();
-            for f in &r.findings {
-                match groups.iter_mut().find(|(g, _)| g.finding.id == f.finding.id && g.finding.fix == f.finding.fix) {
-                    Some((_, subjects)) => subjects.push(&f.finding.subject),
-                    None => groups.push((f, vec![&f.finding.subject])),
-                }
-            }
-            for (f, subjects) in groups {
-                let subjects: Vec<String> = subjects.iter().map(|s| format!("`{}`", cell(s))).collect();
-                let _ = writeln!(out, "- **{}** {} ({}):\n", f.finding.id, subjects.join(", "), f.finding.title);
-                fix_markdown(&f.finding, "  ", &mut out);
+            out.push_str("\nFixes, one per rule:\n\n");
+            let findings: Vec<crate::audit::finding::Finding> = r.findings.iter().map(|f| f.finding.clone()).collect();
+            for (f, members) in super::findings::by_rule(&findings) {
+                let mut subjects: Vec<String> = members.iter().map(|m| format!("`{}`", cell(&m.subject))).collect();
+                subjects.dedup();
+                let _ = writeln!(out, "- **{}** {} ({}):\n", f.id, subjects.join(", "), f.title);
+                super::fix::markdown(&super::fix::merged(&members), "  ", &mut out);
             }
         }
         out.push_str("</details>\n\n");

@@ -75,7 +75,7 @@ pub fn sarif(review: &GitopsReview, rules: &[Rule], root: &Path) -> serde_json::
     let decision = review.decision();
     doc["runs"][0]["invocations"] = json!([{
         "executionSuccessful": true,
-        "exitCode": if review.fails() { 1 } else { 0 },
+        "exitCode": review.decision().exit_code(),
         "properties": {"verdict": decision.verdict, "summary": decision.line(), "counts": decision.counts, "failOn": decision.fail_on},
     }]);
     doc

@@ -1,16 +1,34 @@
 //! The hook review as text: each hook with its lifecycle under every engine, the CRD sizes,
 //! then the findings.
 
+use super::document::{json_report, pretty, unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
 use crate::audit::hooks::HooksReport;
+use crate::audit::verdict::{Counts, Decision};
 use crate::engine::hooks::behaviour;
 use crate::engine::Engine;
 use crate::inventory::crd::ANNOTATION_BUDGET;
 
-/// The verdict of the review in `check`'s words (`blocked: 1 error, 2 warnings`, `ready`), at
-/// `--fail-on`, or at `error` (check's default) for a review run without one.
-pub fn verdict(report: &HooksReport, fail_on: Option<crate::audit::finding::Severity>) -> crate::audit::verdict::Decision {
-    let counts = crate::audit::verdict::Counts::of(&report.findings);
-    crate::audit::verdict::Decision::new(counts, fail_on.unwrap_or(crate::audit::finding::Severity::Error), None, None)
+impl Document for HooksReport {
+    fn render(&self, format: Format, ctx: &Context) -> Result<String, OutputError> {
+        Ok(match format {
+            Format::Text => text_detailed(self, ctx.detail),
+            Format::Json => json_report(super::json_schema::Report::Hooks, self)?,
+            Format::Markdown => markdown(self),
+            Format::Sarif => {
+                // The review's words for the ids it shares with the upgrade rules.
+                let review: Vec<_> = ctx.rules().iter().filter(|r| r.scope == crate::audit::rules::Scope::Review).cloned().collect();
+                pretty(&super::sarif::sarif(&self.findings, &review))?
+            }
+            other => return Err(unoffered(Command::Hooks, other)),
+        })
+    }
+
+    /// The verdict of the review in `check`'s words (`blocked: 1 error, 2 warnings`, `ready`), at
+    /// `--fail-on`, or at `error` (check's default, not gating) for a review run without one.
+    fn decision(&self, ctx: &Context) -> Option<Decision> {
+        Some(Decision::at(Counts::of(&self.findings), ctx.fail_on, None, None))
+    }
 }
 
 pub fn text(report: &HooksReport) -> String {

@@ -44,7 +44,7 @@ details.rule>summary{cursor:pointer;font-weight:600}
 .finding{border-top:1px solid var(--line);padding:.6em 0}.finding:first-of-type{border-top:0}
 .finding .subject{font-family:ui-monospace,monospace;font-size:.92em}
 .cmd{position:relative;margin:.4em 0}
-.cmd pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.7em 5.5em .7em .8em;overflow-x:auto;margin:0}
+.cmd pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.7em 5.5em .7em .8em;white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
 .cmd button.copy{position:absolute;top:.4em;right:.4em;font:inherit;font-size:.8em;padding:.15em .7em;border:1px solid var(--line);border-radius:4px;background:#fff;cursor:pointer}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}
 ul.checklist,ol.checklist{list-style:none;padding-left:0}
@@ -96,11 +96,6 @@ pub fn badge(verdict: &str) -> String {
     format!("<span class=\"badge {0}\" data-verdict=\"{0}\">{0}</span>", escape(verdict))
 }
 
-/// `ready` or `blocked`: blocked when a finding is at or above `fail_on`.
-pub fn verdict(findings: &[Finding], fail_on: Severity) -> &'static str {
-    super::github::verdict(findings, fail_on)
-}
-
 /// A URL-looking source becomes a link (opened by the reader, never loaded by the page).
 fn source(text: &str) -> String {
     let mut out = Vec::new();
@@ -126,24 +121,25 @@ fn finding(f: &Finding, out: &mut String) {
     let _ = writeln!(out, "<p>{}</p>", escape(&f.message));
     if !f.evidence.is_empty() {
         out.push_str("<ul class=\"evidence\">");
-        for e in &f.evidence {
+        for e in f.evidence.iter().take(super::findings::EVIDENCE_SHOWN) {
             let _ = write!(out, "<li>{}</li>", escape(e));
+        }
+        if let Some(more) = super::findings::evidence_left_out(f) {
+            let _ = write!(out, "<li class=\"muted\">{}</li>", escape(&more));
         }
         out.push_str("</ul>\n");
     }
+    let _ = writeln!(out, "<div class=\"muted\">Source: {}</div>\n</div>", source(&f.source));
+}
+
+/// One fix for a rule's findings: words as paragraphs, each run of commands one block with a
+/// copy button.
+fn fix(lines: &[FixLine], out: &mut String) {
     out.push_str("<div class=\"fix\"><strong>Fix:</strong>\n");
-    if f.fix_lines.is_empty() {
-        // Findings made without line marks: their commands, else the fix as words.
-        if f.commands.is_empty() {
-            let _ = writeln!(out, "<p>{}</p>", escape(&f.fix));
-        } else {
-            out.push_str(&command_block(&f.commands.iter().map(String::as_str).collect::<Vec<_>>()));
-        }
-    }
     let mut run: Vec<&str> = Vec::new();
-    for line in &f.fix_lines {
+    for line in lines {
         match line {
-            FixLine::Command(c) => run.push(c),
+            FixLine::Command(c) | FixLine::Restore(c) => run.push(c),
             FixLine::Text(t) => {
                 if !run.is_empty() {
                     out.push_str(&command_block(&run));
@@ -157,10 +153,10 @@ fn finding(f: &Finding, out: &mut String) {
         out.push_str(&command_block(&run));
     }
     out.push_str("</div>\n");
-    let _ = writeln!(out, "<div class=\"muted\">Source: {}</div>\n</div>", source(&f.source));
 }
 
-/// Findings grouped by severity (errors first), then by rule in report order.
+/// Findings grouped by severity (errors first), then by rule in report order: each finding, then
+/// the rule's one fix.
 pub fn findings(list: &[Finding], out: &mut String) {
     if list.is_empty() {
         out.push_str("<p class=\"none\">No findings.</p>\n");
@@ -187,29 +183,27 @@ pub fn findings(list: &[Finding], out: &mut String) {
                 escape(&group[0].title),
                 group.len()
             );
-            for f in group {
+            for f in &group {
                 finding(f, out);
             }
+            let members: Vec<&Finding> = group.iter().map(|f| **f).collect();
+            fix(&super::fix::merged(&members), out);
             out.push_str("</details>\n");
         }
     }
 }
 
-fn counts_line(list: &[Finding]) -> String {
-    escape(&super::github::counts(list))
-}
-
-/// One cluster's section body: route, notes, findings.
-fn cluster_body(r: &CheckReport, out: &mut String) {
+/// One cluster's section body: route, notes, findings, and the command that comes next.
+fn cluster_body(r: &CheckReport, next: Option<&str>, out: &mut String) {
     let _ = writeln!(
         out,
-        "<p><code>{}/{}</code> {} → {} (installed with {}) — {}</p>",
+        "<p><code>{}/{}</code> {} → {} ({}) — {}</p>",
         escape(&r.namespace),
         escape(&r.release),
         escape(&r.from),
         escape(&r.to),
-        escape(r.method.describe()),
-        counts_line(&r.findings)
+        escape(&r.method.installed()),
+        escape(&super::findings::counts(&r.decision.counts))
     );
     if !r.notes.is_empty() || !r.warnings.is_empty() {
         out.push_str("<ul class=\"notes\">");
@@ -222,29 +216,78 @@ fn cluster_body(r: &CheckReport, out: &mut String) {
         out.push_str("</ul>\n");
     }
     findings(&r.findings, out);
+    if let Some(next) = next {
+        out.push_str("<h3>Next: the runbook for this cluster</h3>\n");
+        out.push_str(&command_block(&[next]));
+    }
 }
 
-/// `check --format html` for one cluster, named `cluster` (its context or snapshot).
-pub fn check_page(cluster: &str, r: &CheckReport, fail_on: Severity) -> String {
-    let v = r.decision.verdict.as_str();
-    let mut body = format!(
-        "<h1>Kubeflow Trainer upgrade check</h1>\n<section class=\"cluster\" id=\"cluster-1\" data-cluster=\"{}\">\n<h2>{} {}</h2>\n<p class=\"muted\">Blocked when a finding is at or above <code>--fail-on {}</code>.</p>\n",
-        escape(cluster),
-        escape(cluster),
-        badge(v),
-        fail_on.as_str()
-    );
-    cluster_body(r, &mut body);
-    body.push_str("</section>\n");
-    page(&format!("trainer-audit check: {cluster}: {v}"), &body)
-}
-
-/// One cluster of a fleet: its verdict and its report, or why it failed.
+/// One cluster of a page: its verdict and its report, or why it failed, and the command that
+/// comes next for it.
 pub struct FleetCluster<'a> {
     pub cluster: &'a str,
     pub verdict: &'a str,
     pub report: Option<&'a CheckReport>,
     pub failure: Option<&'a str>,
+    pub next: Option<String>,
+}
+
+/// The summary table: one row per cluster, linked to its section.
+fn summary_table(clusters: &[FleetCluster], out: &mut String) {
+    out.push_str("<table class=\"summary\"><thead><tr><th>Cluster</th><th>Installed</th><th>Method</th><th>Target</th><th>Errors</th><th>Warnings</th><th>Verdict</th></tr></thead><tbody>\n");
+    for (i, c) in clusters.iter().enumerate() {
+        let n =
+            |s: Severity| c.report.map(|r| r.findings.iter().filter(|f| f.severity == s).count().to_string()).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "<tr><td><a href=\"#cluster-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            escape(c.cluster),
+            escape(c.report.map(|r| r.from.as_str()).unwrap_or("-")),
+            escape(c.report.map(|r| r.method.describe()).unwrap_or("-")),
+            escape(c.report.map(|r| r.to.as_str()).unwrap_or("-")),
+            n(Severity::Error),
+            n(Severity::Warning),
+            badge(c.verdict)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// Each cluster's section, after the summary table.
+fn sections(clusters: &[FleetCluster], out: &mut String) {
+    for (i, c) in clusters.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<section class=\"cluster\" id=\"cluster-{}\" data-cluster=\"{}\">\n<h2>{} {}</h2>",
+            i + 1,
+            escape(c.cluster),
+            escape(c.cluster),
+            badge(c.verdict)
+        );
+        match c.report {
+            Some(r) => cluster_body(r, c.next.as_deref(), out),
+            None => {
+                let _ = writeln!(out, "<p class=\"failure\"><strong>failed:</strong> {}</p>", escape(c.failure.unwrap_or("-")));
+            }
+        }
+        out.push_str("</section>\n");
+    }
+}
+
+/// `check --format html` for one cluster, named `cluster` (its context or snapshot): the
+/// fleet page's summary table with its one row, then its section.
+pub fn check_page(cluster: &str, r: &CheckReport, next: Option<&str>) -> String {
+    let v = r.decision.verdict.as_str();
+    let one = [FleetCluster { cluster, verdict: v, report: Some(r), failure: None, next: next.map(str::to_string) }];
+    let mut body = format!(
+        "<h1>Kubeflow Trainer upgrade check</h1>\n<p>{} <span class=\"muted\">(blocked when a finding is at or above <code>--fail-on {}</code>)</span></p>\n",
+        escape(&r.decision.line()),
+        r.decision.fail_on.as_str()
+    );
+    summary_table(&one, &mut body);
+    sections(&one, &mut body);
+    page(&format!("trainer-audit check: {cluster}: {v}"), &body)
 }
 
 /// `check --format html` for a fleet: the summary table, then each cluster's section.
@@ -259,41 +302,8 @@ pub fn fleet_page(clusters: &[FleetCluster], fail_on: Severity) -> String {
         tally("failed"),
         fail_on.as_str()
     );
-    body.push_str("<table class=\"summary\"><thead><tr><th>Cluster</th><th>Installed</th><th>Method</th><th>Target</th><th>Errors</th><th>Warnings</th><th>Verdict</th></tr></thead><tbody>\n");
-    for (i, c) in clusters.iter().enumerate() {
-        let n =
-            |s: Severity| c.report.map(|r| r.findings.iter().filter(|f| f.severity == s).count().to_string()).unwrap_or_else(|| "-".into());
-        let _ = writeln!(
-            body,
-            "<tr><td><a href=\"#cluster-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            escape(c.cluster),
-            escape(c.report.map(|r| r.from.as_str()).unwrap_or("-")),
-            escape(c.report.map(|r| r.method.describe()).unwrap_or("-")),
-            escape(c.report.map(|r| r.to.as_str()).unwrap_or("-")),
-            n(Severity::Error),
-            n(Severity::Warning),
-            badge(c.verdict)
-        );
-    }
-    body.push_str("</tbody></table>\n");
-    for (i, c) in clusters.iter().enumerate() {
-        let _ = writeln!(
-            body,
-            "<section class=\"cluster\" id=\"cluster-{}\" data-cluster=\"{}\">\n<h2>{} {}</h2>",
-            i + 1,
-            escape(c.cluster),
-            escape(c.cluster),
-            badge(c.verdict)
-        );
-        match c.report {
-            Some(r) => cluster_body(r, &mut body),
-            None => {
-                let _ = writeln!(body, "<p class=\"failure\"><strong>failed:</strong> {}</p>", escape(c.failure.unwrap_or("-")));
-            }
-        }
-        body.push_str("</section>\n");
-    }
+    summary_table(clusters, &mut body);
+    sections(clusters, &mut body);
     page(&format!("trainer-audit check: {} cluster{}", clusters.len(), if clusters.len() == 1 { "" } else { "s" }), &body)
 }
 
@@ -303,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_fleet_of_one_is_one_cluster() {
-        let one = [FleetCluster { cluster: "lab", verdict: "failed", report: None, failure: Some("unreachable") }];
+        let one = [FleetCluster { cluster: "lab", verdict: "failed", report: None, failure: Some("unreachable"), next: None }];
         assert!(fleet_page(&one, crate::audit::finding::Severity::Error).contains("<title>trainer-audit check: 1 cluster</title>"));
     }
 

@@ -1,11 +1,25 @@
 //! `runbook --format html`: the runbook's Markdown (the same words, commands and order as
 //! `runbook` prints) as one self-contained page, every command block with a copy button and the
-//! numbered steps as a checklist a person ticks off during the change.
+//! numbered steps as a checklist a person ticks off during the change; and the runbook as the
+//! printer prints it (Markdown or this page).
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
+use super::document::{unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
 use super::html::{command_block, page};
+use super::runbook::Runbook;
 use crate::plan::Plan;
+
+impl Document for Runbook {
+    fn render(&self, format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(match format {
+            Format::Markdown => super::runbook::markdown(&self.plan, &self.notes, &self.made),
+            Format::Html => page_for(&self.plan, &self.notes, &self.made),
+            other => return Err(unoffered(Command::Runbook, other)),
+        })
+    }
+}
 
 /// The page for this plan.
 pub fn page_for(plan: &Plan, notes: &[String], made: &super::runbook::Made) -> String {

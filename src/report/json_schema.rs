@@ -10,8 +10,12 @@
 //!
 //! The versions' history (docs/integrations.md keeps it for users):
 //! - every report carrying one: 1.0;
+//! - status and fleet 1.1: a Helm release's `upgrade` (what `helm upgrade` does with it), and
+//!   `stuck` also for a release with no deployed revision (Helm refuses it just the same);
 //! - gitops 2.0: a reference's `verdict` says `ready`/`blocked`/`not-audited`, the words of the
 //!   review's top-level `verdict` (it said `pass`/`fail`).
+//! - check, plan, hooks, fleet 1.1, gitops 2.1: a finding's `restore` (commands that undo a
+//!   temporary change after the upgrade); `evidence` lists every item; plan's `gates: false`.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -74,8 +78,9 @@ impl Report {
     pub fn version(self) -> Option<&'static str> {
         match self {
             Report::Migrate => None,
-            Report::Gitops => Some("2.0"),
-            Report::Check | Report::Plan | Report::Status | Report::Hooks | Report::Diff | Report::Fleet => Some("1.0"),
+            Report::Gitops => Some("2.1"),
+            Report::Check | Report::Plan | Report::Hooks | Report::Status | Report::Fleet => Some("1.1"),
+            Report::Diff => Some("1.0"),
         }
     }
 }
@@ -124,7 +129,7 @@ mod tests {
 
     #[test]
     fn a_gitops_reference_speaks_the_reviews_verdict_words_since_2_0() {
-        assert_eq!(Report::Gitops.version(), Some("2.0"));
+        assert_eq!(Report::Gitops.version().map(|v| v.starts_with("2.")), Some(true));
         let schema: Value = serde_json::from_str(Report::Gitops.schema()).unwrap();
         let words = &schema["$defs"]["reference"]["properties"]["verdict"]["enum"];
         assert_eq!(words, &serde_json::json!(["ready", "blocked", "not-audited"]), "{schema}");
@@ -140,7 +145,7 @@ mod tests {
     #[test]
     fn the_stamp_goes_first_and_only_on_objects() {
         let v = stamped(Report::Check, &serde_json::json!({"release": "r", "schemaVersion": "0.1"})).unwrap();
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"schemaVersion":"1.0","release":"r"}"#);
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"schemaVersion":"1.1","release":"r"}"#);
         assert_eq!(stamped(Report::Migrate, &serde_json::json!({"kind": "List"})).unwrap(), serde_json::json!({"kind": "List"}));
         assert_eq!(stamped(Report::Check, &serde_json::json!([1])).unwrap(), serde_json::json!([1]));
     }

@@ -34,6 +34,11 @@ pub struct Cluster<'a> {
     pub read_at: Option<i64>,
 }
 
+/// A serde-named deployment method (`argocd`) for a label.
+pub fn method_name(method: crate::engine::Method) -> String {
+    serde_json::to_value(method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 /// Escapes a label value.
 fn label(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")

@@ -1,57 +1,29 @@
-//! The output choice of `check`, `plan` and `status`, made once for one cluster and a fleet
-//! alike ([`Choice::new`]): which format fits the cluster flags, where `-o FILE` and `--fail-on`
-//! apply, what `--quiet` prints; then the [`Printer`] that takes each cluster's outcome as it is
-//! audited (reports in input order, JSON Lines and verdict lines streamed, the text summary
-//! first), writes the single-cluster formats, the pages (`html`, `openmetrics`) to `-o` or
-//! standard output, and a GitHub job's step summary, and returns the run's exit code (the worst
-//! row's: the fail decision is [`crate::fleet::audit`]'s).
+//! The one printer. The output choice of every command is made once ([`Choice::new`]): which
+//! format fits the flags (for `check`, `plan` and `status`: one cluster or a fleet), where `-o
+//! FILE` and `--fail-on` apply, what `--quiet` prints. A command's report ([`Document`]) is then
+//! printed by [`print`]: rendered in the chosen format, written to `-o` (atomically, its mode
+//! the document's) or standard output, its account to standard error, its step summary to a
+//! GitHub job's, and the exit code from its decision. A run over clusters streams through the
+//! [`Printer`] instead: each cluster's outcome as it is audited (reports in input order, JSON
+//! Lines and verdict lines streamed, the text summary first), one cluster's report printed as a
+//! [`Document`], a fleet's pages written whole, and the run's exit code the worst row's (the
+//! fail decision is each report's, [`crate::audit::verdict::Decision`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use super::document::OutputError;
+use super::document::{Context, Document};
 use super::fleet::{json_line, section, summary, verdict_line};
+use super::format::{Command, Format};
 use super::html::FleetCluster;
-use super::json_schema::{stamped, Report as SchemaReport};
 use super::openmetrics::{self, unix_seconds};
-use super::style::Paint;
 use crate::audit::finding::Severity;
-use crate::audit::rules::Rule;
 use crate::cluster::source::Source;
 use crate::fleet::audit::{exit_code, ReadTime, Report, Row};
 use crate::fleet::spool::Spool;
 use crate::fleet::Member;
 use crate::upgrade::check::CheckReport;
-
-/// The command whose output is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    Check,
-    Plan,
-    Status,
-}
-
-impl Command {
-    pub fn name(self) -> &'static str {
-        match self {
-            Command::Check => "check",
-            Command::Plan => "plan",
-            Command::Status => "status",
-        }
-    }
-}
-
-/// `--format` of `check`, `plan` and `status` (each offers its own subset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Json,
-    Jsonl,
-    Sarif,
-    Markdown,
-    Github,
-    Html,
-    Openmetrics,
-}
 
 /// The output flags as given.
 #[derive(Debug, Clone)]
@@ -59,27 +31,29 @@ pub struct Flags {
     pub command: Command,
     pub format: Format,
     pub quiet: bool,
-    /// `--fail-on` when the command may gate without it (`plan`, `status`); `check`'s always.
+    /// `--fail-on` when the command may gate without it (`plan`, `status`, `hooks`); `check`'s
+    /// and `gitops`'s always.
     pub fail_on: Option<Severity>,
     pub output: Option<PathBuf>,
-    /// Text: every finding with its evidence and sources (`check --verbose`).
+    /// Text: every finding with its evidence and sources (`--verbose`).
     pub verbose: bool,
     /// The cluster flags may name several clusters (`FleetArgs::is_fleet`).
     pub fleet: bool,
 }
 
-/// What a `check --format sarif` result points at: the files the user gave.
-#[derive(Debug, Clone, Default)]
-pub struct SarifInputs {
-    pub values: Vec<PathBuf>,
-    pub chart: Option<PathBuf>,
+impl Flags {
+    /// The flags of a command that prints one document in `format`.
+    pub fn document(command: Command, format: Format) -> Flags {
+        Flags { command, format, quiet: false, fail_on: None, output: None, verbose: false, fleet: false }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape {
-    /// One cluster, in the command's own format.
+    /// One cluster (or one document), in the command's own format.
     Single(Format),
-    /// `status --quiet --fail-on` on one cluster: the gated verdict line.
+    /// `--quiet` on one document (`hooks`, `gitops`) or `status --quiet --fail-on` on one
+    /// cluster: its verdict line.
     QuietGated,
     /// `--quiet`: one verdict line per cluster, streamed.
     Quiet,
@@ -98,30 +72,27 @@ pub struct Choice {
     shape: Shape,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum OutputError {
-    /// The flags ask for an output that does not exist; exit 2 before any cluster is read.
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Write(String),
-    /// The one cluster of a single-cluster run could not be read or audited: the run's failure.
-    #[error("{0}")]
-    Cluster(String),
-    #[error(transparent)]
-    Rules(#[from] crate::upgrade::UpgradeError),
-}
-
 fn usage(text: &str) -> OutputError {
     OutputError::Usage(text.to_string())
+}
+
+/// Whether the command reads clusters as `check`, `plan` and `status` do (one or a fleet).
+fn reads_clusters(command: Command) -> bool {
+    matches!(command, Command::Check | Command::Plan | Command::Status)
 }
 
 impl Choice {
     pub fn new(flags: Flags) -> Result<Choice, OutputError> {
         use Format::*;
-        let page = matches!(flags.format, Html | Openmetrics);
-        if flags.command == Command::Check && flags.output.is_some() && (!page || flags.quiet) {
+        if !flags.command.formats().contains(&flags.format) {
+            return Err(super::document::unoffered(flags.command, flags.format));
+        }
+        if flags.command == Command::Check && flags.output.is_some() && (!flags.format.is_page() || flags.quiet) {
             return Err(usage("-o/--output writes --format html or openmetrics; the other formats print to standard output"));
+        }
+        if !reads_clusters(flags.command) {
+            let shape = if flags.quiet { Shape::QuietGated } else { Shape::Single(flags.format) };
+            return Ok(Choice { flags, shape });
         }
         let shape =
             match (flags.quiet, flags.format, flags.fleet) {
@@ -135,20 +106,17 @@ impl Choice {
                         "--format sarif, markdown and github report one cluster; a fleet prints text, json or jsonl (or html, openmetrics)"
                     }
                     Command::Plan => "--format markdown and sarif plan one cluster; a fleet prints text, json or jsonl",
-                    Command::Status if format == Markdown => "--format markdown shows one cluster; a fleet prints text, json or jsonl",
-                    Command::Status => "status prints text, json, jsonl or markdown",
+                    _ if format == Markdown => "--format markdown shows one cluster; a fleet prints text, json or jsonl",
+                    _ => "status prints text, json, jsonl or markdown",
                 })),
                 (false, format, false) => Shape::Single(format),
             };
         let fleet_shape = matches!(shape, Shape::Quiet | Shape::JsonLines | Shape::FleetText);
-        if fleet_shape && flags.fail_on.is_some() {
-            match flags.command {
-                // A plan's rows are decided at its --fail-on, as check's are.
-                Command::Check | Command::Plan => {}
-                Command::Status => return Err(usage(
-                    "status --fail-on gates one cluster (text, json, markdown or --quiet); for a fleet (or --format jsonl) gate with check",
-                )),
-            }
+        if fleet_shape && flags.fail_on.is_some() && flags.command == Command::Status {
+            // A plan's rows are decided at its --fail-on, as check's are.
+            return Err(usage(
+                "status --fail-on gates one cluster (text, json, markdown or --quiet); for a fleet (or --format jsonl) gate with check",
+            ));
         }
         Ok(Choice { flags, shape })
     }
@@ -158,6 +126,25 @@ impl Choice {
     pub fn reads_as_fleet(&self) -> bool {
         !matches!(self.shape, Shape::Single(_) | Shape::QuietGated)
     }
+
+    pub fn flags(&self) -> &Flags {
+        &self.flags
+    }
+}
+
+/// Prints one command's report as `choice` says and returns the run's exit code: the
+/// document's decision's (0 when it decides nothing).
+pub fn print(doc: &dyn Document, choice: &Choice, ctx: &Context) -> Result<u8, OutputError> {
+    let format = choice.flags.format;
+    match choice.shape {
+        Shape::QuietGated => to_stdout(&format!("{}\n", doc.quiet_line(ctx).unwrap_or_default()))?,
+        _ => emit(choice.flags.output.as_deref(), &doc.render(format, ctx)?, doc.private())?,
+    }
+    if let Some(account) = doc.account(format, ctx) {
+        eprint!("{account}");
+    }
+    super::github::step_summary(|| doc.step_summary(ctx));
+    Ok(doc.decision(ctx).map_or(0, |d| d.exit_code()))
 }
 
 /// The name one cluster goes by on a page, in metrics and on `status`'s gated quiet line: its
@@ -184,38 +171,36 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
-/// A serde-named method (`argocd`) for a label.
-fn method_name(method: crate::engine::Method) -> String {
-    serde_json::to_value(method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+/// Writes `text` to `output` (atomically; readable by all, a page to serve or a file a
+/// collector reads, unless `private`: data only its owner should read) or standard output.
+pub fn emit(output: Option<&Path>, text: &str, private: bool) -> Result<(), OutputError> {
+    emit_bytes(output, text.as_bytes(), private)
 }
 
-/// Writes `text` to `output` (atomically, readable by all: a page to serve, a file a collector
-/// reads) or standard output.
-pub fn emit(output: Option<&Path>, text: &str) -> Result<(), OutputError> {
+/// [`emit`] for bytes (an archive, a roff page).
+pub fn emit_bytes(output: Option<&Path>, bytes: &[u8], private: bool) -> Result<(), OutputError> {
     match output {
         Some(path) => {
-            chart_source::atomic_write::write_atomically_readable(path, text.as_bytes()).map_err(|e| OutputError::Write(e.to_string()))?;
+            let written = if private {
+                chart_source::atomic_write::write_atomically(path, bytes)
+            } else {
+                chart_source::atomic_write::write_atomically_readable(path, bytes)
+            };
+            written.map_err(|e| OutputError::Write(e.to_string()))?;
             eprintln!("wrote {}", path.display());
             Ok(())
         }
-        None => to_stdout(text),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|_| out.flush())
+                .map_err(|e| OutputError::Write(format!("cannot write the report to standard output: {e}")))
+        }
     }
 }
 
 fn to_stdout(text: &str) -> Result<(), OutputError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| OutputError::Write(format!("cannot write the report to standard output: {e}")))
-}
-
-fn pretty(value: &impl serde::Serialize) -> Result<String, OutputError> {
-    serde_json::to_string_pretty(value).map(|t| t + "\n").map_err(|e| OutputError::Write(e.to_string()))
-}
-
-/// A JSON report with its `schemaVersion` first.
-fn json_report(report: SchemaReport, value: &impl serde::Serialize) -> Result<String, OutputError> {
-    pretty(&stamped(report, value).map_err(|e| OutputError::Write(e.to_string()))?)
+    emit(None, text, false)
 }
 
 /// One cluster's outcome, kept for a single cluster's report or a page.
@@ -229,8 +214,7 @@ struct Kept {
 pub struct Printer<'a> {
     choice: &'a Choice,
     members: &'a [Member],
-    paint: Paint,
-    sarif: SarifInputs,
+    ctx: Context,
     spool: Spool,
     kept: Vec<Option<Kept>>,
     /// The first failure to write the streamed output; later clusters are still audited.
@@ -238,12 +222,13 @@ pub struct Printer<'a> {
 }
 
 impl<'a> Printer<'a> {
-    pub fn new(choice: &'a Choice, members: &'a [Member], paint: Paint, sarif: SarifInputs) -> Printer<'a> {
+    /// `ctx` holds what the renderers read besides a report (colour, detail, the run's rules and
+    /// the files the user gave); the one cluster's name and read time are added here.
+    pub fn new(choice: &'a Choice, members: &'a [Member], ctx: Context) -> Printer<'a> {
         Printer {
             choice,
             members,
-            paint,
-            sarif,
+            ctx,
             spool: Spool::new(members.len()),
             kept: (0..members.len()).map(|_| None).collect(),
             write_error: None,
@@ -256,10 +241,26 @@ impl<'a> Printer<'a> {
 
     /// Takes the outcome of the cluster at `index` as it is audited.
     pub fn cluster(&mut self, index: usize, row: Row, report: Option<Report>, read: ReadTime) {
+        let paint = self.ctx.paint;
+        // One cluster printed as lines (`--quiet`, `--format jsonl`) keeps its report for the
+        // step summary, which is that cluster's, not a fleet's.
+        let one = !self.choice.flags.fleet && matches!(self.choice.shape, Shape::Quiet | Shape::JsonLines);
+        let report = match (one, report) {
+            (true, Some(report)) => {
+                if let Some(slot) = self.kept.get_mut(index) {
+                    *slot = Some(Kept { row: row.clone(), report: Some(report), read: read.clone() });
+                }
+                self.kept.get(index).and_then(|k| k.as_ref()).and_then(|k| k.report.clone())
+            }
+            (_, report) => report,
+        };
         let text = match self.choice.shape {
-            Shape::FleetText => Ok(section(&row, report.as_ref(), self.paint)),
+            Shape::FleetText => {
+                let next = self.ctx.next.as_ref().map(|n| n.for_cluster(Some(&self.members[index].source)));
+                Ok(section(&row, report.as_ref(), paint, next.as_deref()))
+            }
             Shape::JsonLines => json_line(self.command(), &self.members[index].source, &row, report.as_ref()).map_err(|e| e.to_string()),
-            Shape::Quiet => Ok(verdict_line(&row, self.paint)),
+            Shape::Quiet => Ok(verdict_line(&row, paint)),
             Shape::Single(_) | Shape::QuietGated | Shape::Page(_) => {
                 // A page holds every cluster's check report; the text of a fleet never does.
                 let report = match (self.choice.shape, report) {
@@ -288,32 +289,32 @@ impl<'a> Printer<'a> {
     }
 
     /// Prints what is left (the summary and the text reports, a single cluster's report, a
-    /// page) and returns the run's exit code. `rules` is asked for only by SARIF.
-    pub fn finish(
-        mut self,
-        rows: &[Row],
-        rules: impl FnOnce() -> Result<Vec<Rule>, crate::upgrade::UpgradeError>,
-    ) -> Result<u8, OutputError> {
+    /// page) and returns the run's exit code.
+    pub fn finish(mut self, rows: &[Row]) -> Result<u8, OutputError> {
         let command = self.command();
         let fail_on = self.choice.flags.fail_on.unwrap_or(Severity::Error);
+        // One cluster printed as lines: its own step summary, not a fleet's.
+        let mut one: Option<(Report, Context)> = None;
         match self.choice.shape {
-            Shape::Single(format) => return self.single(format, rules),
+            Shape::Single(format) => return self.single(format),
             Shape::QuietGated => {
-                let (member, kept) = self.single_kept()?;
-                let Some(Report::Status(status)) = &kept.report else { return Ok(kept.row.exit_code) };
-                let gated = super::status::Gated { status, fail_on: self.choice.flags.fail_on };
-                to_stdout(&format!("{}: {}\n", single_name(member), gated.line()))?;
+                let (member, kept, ctx) = self.single_kept()?;
+                let Some(report) = &kept.report else { return Ok(kept.row.exit_code) };
+                to_stdout(&format!("{}: {}\n", single_name(member), report.quiet_line(&ctx).unwrap_or_default()))?;
                 return Ok(kept.row.exit_code);
             }
             Shape::Page(format) => {
-                let kept: Vec<Kept> = std::mem::take(&mut self.kept).into_iter().flatten().collect();
-                emit(self.choice.flags.output.as_deref(), &page(format, &kept, fail_on))?;
+                let kept: Vec<(&Member, Kept)> =
+                    self.members.iter().zip(std::mem::take(&mut self.kept)).filter_map(|(m, k)| Some((m, k?))).collect();
+                emit(self.choice.flags.output.as_deref(), &page(format, &kept, fail_on, self.ctx.next.as_ref()), false)?;
             }
             Shape::Quiet | Shape::JsonLines | Shape::FleetText => {
+                one = self.single_kept().ok().and_then(|(_, kept, ctx)| Some((kept.report?, ctx)));
                 let written = match self.write_error.take() {
                     Some(e) => Err(e),
                     None => {
-                        let head = if self.choice.shape == Shape::FleetText { summary(command, rows, self.paint) } else { String::new() };
+                        let head =
+                            if self.choice.shape == Shape::FleetText { summary(command, rows, self.ctx.paint) } else { String::new() };
                         let mut out = std::io::stdout().lock();
                         out.write_all(head.as_bytes()).and_then(|_| self.spool.finish(&mut out)).map_err(|e| e.to_string())
                     }
@@ -321,13 +322,17 @@ impl<'a> Printer<'a> {
                 written.map_err(|e| OutputError::Write(format!("cannot write the fleet's report to standard output: {e}")))?;
             }
         }
-        if command != "status" {
-            super::github::step_summary(|| super::github::fleet_summary(command, rows));
+        if let Some((report, ctx)) = one {
+            super::github::step_summary(|| report.step_summary(&ctx));
+        } else if command != "status" {
+            super::github::step_summary(|| Some(super::fleet::step_summary(command, rows)));
         }
         Ok(exit_code(rows))
     }
 
-    fn single_kept(&mut self) -> Result<(&'a Member, Kept), OutputError> {
+    /// The one cluster's outcome (its report, or the run's failure), with the context that
+    /// names it.
+    fn single_kept(&mut self) -> Result<(&'a Member, Kept, Context), OutputError> {
         let kept = self.kept.first_mut().and_then(Option::take);
         let (Some(member), Some(kept)) = (self.members.first(), kept) else {
             return Err(OutputError::Cluster("no cluster was audited".into()));
@@ -335,76 +340,29 @@ impl<'a> Printer<'a> {
         if kept.report.is_none() {
             return Err(OutputError::Cluster(kept.row.failure.clone().unwrap_or_default()));
         }
-        Ok((member, kept))
+        let mut ctx = self.ctx.clone();
+        ctx.cluster = Some(single_name(member));
+        ctx.read_at = read_at(&kept.read);
+        if let Source::Snapshot { path } = &member.source {
+            ctx.given.snapshot = Some(path.clone());
+        }
+        ctx.source = Some(member.source.clone());
+        Ok((member, kept, ctx))
     }
 
-    /// One cluster in the command's own format.
-    fn single(
-        mut self,
-        format: Format,
-        rules: impl FnOnce() -> Result<Vec<Rule>, crate::upgrade::UpgradeError>,
-    ) -> Result<u8, OutputError> {
-        let (member, kept) = self.single_kept()?;
-        let flags = &self.choice.flags;
-        let output = flags.output.as_deref();
-        match kept.report {
-            Some(Report::Check(r)) => {
-                let fail_on = r.decision.fail_on;
-                let detail = if flags.verbose { super::findings::Detail::Verbose } else { super::findings::Detail::Short };
-                match format {
-                    Format::Text => to_stdout(&super::check::text_painted(&r, self.paint, detail))?,
-                    Format::Json | Format::Jsonl => to_stdout(&json_report(SchemaReport::Check, &r)?)?,
-                    Format::Sarif => {
-                        let root =
-                            std::env::current_dir().map_err(|e| OutputError::Write(format!("cannot read the current directory: {e}")))?;
-                        let snapshot = match &member.source {
-                            Source::Snapshot { path } => Some(path.clone()),
-                            Source::Live { .. } => None,
-                        };
-                        let files = super::sarif::locate::Files::new(root, snapshot, self.sarif.values.clone(), self.sarif.chart.clone());
-                        to_stdout(&pretty(&super::sarif::check_sarif(&r, &rules()?, &files))?)?
-                    }
-                    Format::Markdown => to_stdout(&super::check::markdown(&r))?,
-                    Format::Github => to_stdout(&super::github::check_commands(&r, fail_on))?,
-                    Format::Html => emit(output, &super::html::check_page(&single_name(member), &r, fail_on))?,
-                    Format::Openmetrics => emit(output, &check_metrics(&single_name(member), &r, fail_on, read_at(&kept.read)))?,
-                }
-                super::github::step_summary(|| super::github::check_summary(&r, fail_on));
-            }
-            Some(Report::Plan { plan, notes, inputs }) => {
-                match format {
-                    Format::Json | Format::Jsonl => {
-                        to_stdout(&json_report(SchemaReport::Plan, &super::plan::json(&plan, &notes, &inputs))?)?
-                    }
-                    Format::Markdown => to_stdout(&super::plan::markdown(&plan, &notes))?,
-                    Format::Sarif => {
-                        let findings: Vec<_> = plan.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
-                        to_stdout(&pretty(&super::sarif::sarif(&findings, &rules()?))?)?
-                    }
-                    _ => to_stdout(&super::plan::text(&plan, &notes))?,
-                }
-                super::github::step_summary(|| super::github::plan_summary(&plan));
-            }
-            Some(Report::Status(status)) => {
-                let text = match (format, flags.fail_on) {
-                    (Format::Json | Format::Jsonl, fail_on) => {
-                        json_report(SchemaReport::Status, &super::status::Gated { status: &status, fail_on })?
-                    }
-                    (Format::Markdown, None) => super::status::markdown(&status),
-                    (Format::Markdown, Some(level)) => super::status::markdown_gated(&status, level),
-                    (_, None) => super::status::text(&status),
-                    (_, Some(level)) => super::status::text_gated(&status, level),
-                };
-                to_stdout(&text)?;
-            }
-            None => return Err(OutputError::Cluster(kept.row.failure.clone().unwrap_or_default())),
-        }
+    /// One cluster in the command's own format, as its report prints.
+    fn single(mut self, format: Format) -> Result<u8, OutputError> {
+        let (_, kept, ctx) = self.single_kept()?;
+        let Some(report) = &kept.report else { return Err(OutputError::Cluster(kept.row.failure.clone().unwrap_or_default())) };
+        let output = if format.is_page() { self.choice.flags.output.as_deref() } else { None };
+        emit(output, &report.render(format, &ctx)?, report.private())?;
+        super::github::step_summary(|| report.step_summary(&ctx));
         Ok(kept.row.exit_code)
     }
 }
 
 /// `check --format html|openmetrics` over a fleet.
-fn page(format: Format, kept: &[Kept], fail_on: Severity) -> String {
+fn page(format: Format, kept: &[(&Member, Kept)], fail_on: Severity, next: Option<&super::document::NextCommand>) -> String {
     fn check(k: &Kept) -> Option<&CheckReport> {
         match &k.report {
             Some(Report::Check(r)) => Some(r),
@@ -414,18 +372,22 @@ fn page(format: Format, kept: &[Kept], fail_on: Severity) -> String {
     if format == Format::Html {
         let clusters: Vec<FleetCluster> = kept
             .iter()
-            .map(|k| FleetCluster {
+            .map(|(member, k)| FleetCluster {
                 cluster: &k.row.cluster,
                 verdict: k.row.verdict.as_str(),
                 report: check(k),
                 failure: k.row.failure.as_deref(),
+                next: next
+                    .filter(|_| k.row.verdict == crate::audit::verdict::Verdict::Blocked)
+                    .map(|n| n.for_cluster(Some(&member.source))),
             })
             .collect();
         return super::html::fleet_page(&clusters, fail_on);
     }
-    let methods: Vec<Option<String>> = kept.iter().map(|k| k.row.method.map(method_name)).collect();
+    let methods: Vec<Option<String>> = kept.iter().map(|(_, k)| k.row.method.map(openmetrics::method_name)).collect();
     let clusters: Vec<openmetrics::Cluster> = kept
         .iter()
+        .map(|(_, k)| k)
         .zip(&methods)
         .map(|(k, method)| openmetrics::Cluster {
             cluster: &k.row.cluster,
@@ -441,29 +403,12 @@ fn page(format: Format, kept: &[Kept], fail_on: Severity) -> String {
     openmetrics::render(&clusters, fail_on)
 }
 
-/// `check --format openmetrics` for one cluster.
-fn check_metrics(name: &str, r: &CheckReport, fail_on: Severity, read_at: Option<i64>) -> String {
-    let verdict = r.decision.verdict.as_str();
-    let method = method_name(r.method);
-    let cluster = openmetrics::Cluster {
-        cluster: name,
-        verdict,
-        exit_code: u8::from(verdict == "blocked"),
-        installed: Some(&r.from),
-        target: Some(&r.to),
-        method: Some(&method),
-        findings: Some(&r.findings),
-        read_at,
-    };
-    openmetrics::render(&[cluster], fail_on)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn flags(command: Command, format: Format) -> Flags {
-        Flags { command, format, quiet: false, fail_on: None, output: None, verbose: false, fleet: false }
+        Flags::document(command, format)
     }
 
     #[test]

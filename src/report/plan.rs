@@ -1,6 +1,24 @@
-//! `plan` as text and Markdown.
+//! `plan` as text and Markdown, and in every format `plan` offers for one cluster.
 
+use super::document::{json_report, pretty, unoffered, Context, OutputError};
+use super::format::{Command, Format};
+use super::json_schema::Report as SchemaReport;
 use crate::plan::Plan;
+use crate::upgrade::check::Inputs;
+
+/// The plan in `format`.
+pub fn render(p: &Plan, notes: &[String], inputs: &Inputs, format: Format, ctx: &Context) -> Result<String, OutputError> {
+    Ok(match format {
+        Format::Text => text(p, notes),
+        Format::Json | Format::Jsonl => json_report(SchemaReport::Plan, &json(p, notes, inputs))?,
+        Format::Markdown => markdown(p, notes),
+        Format::Sarif => {
+            let findings: Vec<_> = p.steps.iter().flat_map(|s| s.preconditions.iter().cloned()).collect();
+            pretty(&super::sarif::sarif(&findings, ctx.rules()))?
+        }
+        other => return Err(unoffered(Command::Plan, other)),
+    })
+}
 
 fn decision(p: &Plan) -> crate::audit::verdict::Decision {
     p.decision()
@@ -27,9 +45,12 @@ pub fn text(p: &Plan, notes: &[String]) -> String {
             out.push_str("  Before: nothing blocking\n");
         } else {
             out.push_str("  Before:\n");
-            for f in &s.preconditions {
-                out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
-                for line in super::findings::fix_shell(f) {
+            // One fix per rule, after the findings it settles.
+            for (_, members) in super::findings::by_rule(&s.preconditions) {
+                for f in &members {
+                    out.push_str(&format!("    [{}] {} {}: {}\n", f.severity.as_str(), f.id, f.subject, f.title));
+                }
+                for line in super::fix::shell_lines(&super::fix::merged(&members)) {
                     out.push_str(&format!("        {line}\n"));
                 }
             }

@@ -18,15 +18,7 @@ pub struct Parts {
     pub tests: bool,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum OutputError {
-    #[error("could not find template {0} in chart")]
-    NoTemplate(String),
-    #[error("refusing to write outside {dir}: {path}")]
-    Outside { dir: String, path: String },
-    #[error("cannot write {path}: {source}")]
-    Write { path: String, source: std::io::Error },
-}
+pub use super::document::OutputError;
 
 /// `--show-only`: documents whose `# Source:` path (without the chart name) matches a pattern;
 /// a pattern that matches none fails, as in Helm.
@@ -73,7 +65,7 @@ pub fn write_dir(rendered: &Rendered, dir: &Path, parts: Parts) -> Result<Vec<Pa
             return Err(OutputError::Outside { dir: dir.display().to_string(), path });
         }
         let target = dir.join(&path);
-        let io = |source: std::io::Error| OutputError::Write { path: target.display().to_string(), source };
+        let io = |source: std::io::Error| OutputError::Write(format!("cannot write {}: {source}", target.display()));
         std::fs::create_dir_all(target.parent().unwrap_or(dir)).map_err(io)?;
         let first = !written.contains(&target);
         let mut file = std::fs::OpenOptions::new().create(true).write(true).append(!first).truncate(first).open(&target).map_err(io)?;

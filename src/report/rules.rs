@@ -1,8 +1,45 @@
 //! The rule list (`rules`) and one rule explained (`explain ID`) as text.
 
+use super::document::{pretty, unoffered, Context, Document, OutputError};
+use super::format::{Command, Format};
 use crate::audit::finding::Severity;
 use crate::audit::kinds::kind;
-use crate::audit::rules::{Rule, Scope};
+use crate::audit::rules::{Rule, RuleSet, Scope};
+
+/// `rules`: the rule list.
+pub struct RuleList(pub RuleSet);
+
+impl Document for RuleList {
+    fn render(&self, format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(match format {
+            Format::Text => list(&self.0),
+            Format::Json => pretty(&*self.0)?,
+            Format::Markdown => markdown(&self.0),
+            other => return Err(unoffered(Command::Rules, other)),
+        })
+    }
+}
+
+/// `explain ID`: the rule's entries (one per scope), and the retired id it was asked by.
+pub struct Explained<'a> {
+    pub entries: Vec<&'a Rule>,
+    pub alias: Option<String>,
+}
+
+impl Document for Explained<'_> {
+    fn render(&self, _format: Format, _ctx: &Context) -> Result<String, OutputError> {
+        Ok(explain_all(&self.entries, self.alias.as_deref()))
+    }
+}
+
+/// A fix template as a person reads it: commands indented, restore commands under the words
+/// every output puts before them, `{placeholders}` as written.
+fn fix_template(fix: &str) -> String {
+    // Variables filled with whole command lines stay as their placeholder.
+    let vars = crate::audit::rules::COMMAND_VARS.iter().map(|v| (v.to_string(), format!("{{{v}}}"))).collect();
+    let lines = crate::audit::finding::with_restore_heads(&Rule::fix_lines(fix, &vars));
+    super::fix::text_lines(&lines).join("\n")
+}
 
 /// The commands that run rules of a scope.
 pub fn commands(scope: Scope) -> &'static [&'static str] {
@@ -151,7 +188,7 @@ pub fn explain(r: &Rule) -> String {
         r.kind,
         r.origin,
         r.why,
-        r.fix,
+        fix_template(&r.fix),
         r.source
     );
     for (name, v) in &r.variants {
@@ -163,7 +200,7 @@ pub fn explain(r: &Rule) -> String {
             parts.push(format!("title: {t}"));
         }
         if let Some(f) = &v.fix {
-            parts.push(format!("fix: {f}"));
+            parts.push(format!("fix: {}", fix_template(f)));
         }
         if let Some(s) = &v.source {
             parts.push(format!("source: {s}"));

@@ -7,6 +7,14 @@ use crate::audit::finding::{Finding, FixLine, Phase, Severity};
 use crate::plan::Plan;
 use crate::shell::quote;
 
+/// `runbook`'s report: the plan, its notes, and what it was made from (printed as Markdown
+/// here, as a page by `html_runbook`).
+pub struct Runbook {
+    pub plan: Plan,
+    pub notes: Vec<String>,
+    pub made: Made,
+}
+
 /// What a runbook was made from: the header names it, and its commands reach the same cluster.
 #[derive(Debug, Clone, Default)]
 pub struct Made {
@@ -90,13 +98,27 @@ fn pinned_text(text: &str, made: &Made) -> String {
     out
 }
 
-/// What the Backups block saves of every install, into `$BACKUP_DIR` (set in the same block).
-const BACKUPS: [&str; 4] = [
-    "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
-    "kubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/clustertrainingruntimes.yaml",
-    "kubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainingruntimes.yaml",
-    "kubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/crds.yaml",
-];
+/// What the Backups block saves, into `$BACKUP_DIR` (set in the same block): the objects of every
+/// Trainer CRD the cluster holds, then those CRDs (one the cluster lacks — an uninstall deleted
+/// it — has nothing to save, and naming it would stop the block).
+fn backups(crds: &[crate::plan::HeldCrd]) -> Vec<String> {
+    let mut out: Vec<String> = crds
+        .iter()
+        .map(|c| {
+            let plural = c.name.split('.').next().unwrap_or(&c.name);
+            let all = if c.namespaced { " -A" } else { "" };
+            format!("kubectl get {}{all} -o yaml > \"$BACKUP_DIR\"/{}.yaml", quote(&c.name), quote(plural))
+        })
+        .collect();
+    if !crds.is_empty() {
+        // TrainJobs first, then the namespaced runtimes before the cluster-scoped ones.
+        let mut names: Vec<&crate::plan::HeldCrd> = crds.iter().collect();
+        names.sort_by_key(|c| (crate::plan::crd_rank(&c.name).0 != 0, !c.namespaced, c.name.clone()));
+        let names: Vec<String> = names.iter().map(|c| quote(&c.name)).collect();
+        out.push(format!("kubectl get crd {} -o yaml > \"$BACKUP_DIR\"/crds.yaml", names.join(" ")));
+    }
+    out
+}
 
 /// `$BACKUP_DIR` in a block after the one that sets it: a shell where it is unset stops there
 /// instead of writing to `/`.
@@ -141,8 +163,8 @@ struct Seen {
 
 impl Seen {
     /// The Backups block's copies, before any fix.
-    fn backups() -> Seen {
-        let backups = BACKUPS
+    fn backups(crds: &[crate::plan::HeldCrd]) -> Seen {
+        let backups = backups(crds)
             .iter()
             .map(|c| (step_key(c).to_string(), format!("Backups, as `{}`", c.rsplit(" > ").next().unwrap_or_default().replace('"', ""))))
             .collect();
@@ -157,29 +179,40 @@ impl Seen {
     }
 }
 
-/// The fixes of `findings`, in order, under a numbered step: findings of one rule with the same
-/// fix are one entry naming every subject; a command an earlier entry or the Backups block ran
-/// (over the whole runbook) is not run again, and the entry says where it ran.
-fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
-    let mut entries: Vec<(&Finding, Vec<&str>)> = Vec::new();
+/// The fixes of `findings`, in order, under a numbered step: one entry per rule naming every
+/// subject, with its one fix; a command an earlier entry or the Backups block ran (over the whole
+/// runbook) is not run again, and the entry says where it ran. A fix's restore commands are not
+/// run here (that would undo the change before the upgrade): the entry says where they are, and
+/// they are returned for the section after the last step.
+fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) -> Vec<String> {
+    let mut restores = Vec::new();
+    let mut entries: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
     for f in findings {
-        match entries.iter_mut().find(|(e, _)| e.id == f.id && e.fix_lines == f.fix_lines) {
-            Some((_, subjects)) => subjects.push(&f.subject),
-            None => entries.push((f, vec![&f.subject])),
+        match entries.iter_mut().find(|(e, _)| e.id == f.id && e.severity == f.severity) {
+            Some((_, members)) => members.push(f),
+            None => entries.push((f, vec![f])),
         }
     }
-    for (f, subjects) in entries {
-        let subjects: Vec<String> = subjects.iter().map(|s| format!("`{s}`")).collect();
+    for (f, members) in entries {
+        let mut subjects: Vec<String> = members.iter().map(|m| format!("`{}`", m.subject)).collect();
+        subjects.dedup();
         out.push_str(&format!("   - **{}** {} — {}\n\n", f.id, subjects.join(", "), f.title));
         let by = format!("{} {}", f.id, subjects[0]);
-        let mut once = (*f).clone();
         let mut repeated: Vec<String> = Vec::new();
-        once.fix_lines = f
-            .fix_lines
-            .iter()
+        let mut restored = false;
+        let mut lines: Vec<FixLine> = super::fix::merged(&members)
+            .into_iter()
             .filter_map(|l| match l {
+                FixLine::Restore(c) => {
+                    restored = true;
+                    if !restores.contains(&c) {
+                        restores.push(c);
+                    }
+                    None
+                }
+                FixLine::Text(t) if t == crate::audit::finding::RESTORE_HEAD => None,
                 FixLine::Command(c) => {
-                    let c = into_backup_dir(c)?;
+                    let c = into_backup_dir(&c)?;
                     match seen.earlier(&c).cloned() {
                         Some(earlier) => {
                             if !repeated.contains(&earlier) {
@@ -193,15 +226,24 @@ fn settle(findings: &[&Finding], seen: &mut Seen, out: &mut String) {
                         }
                     }
                 }
-                text => Some(text.clone()),
+                text => Some(text),
             })
             .collect();
         for earlier in repeated {
-            once.fix_lines.push(FixLine::Text(format!("(Its command ran above, under {earlier}.)")));
+            lines.push(FixLine::Text(format!("(Its command ran above, under {earlier}.)")));
         }
-        super::findings::fix_markdown(&once, "     ", out);
+        if restored {
+            lines.push(FixLine::Text(format!(
+                "(What this changes for the upgrade is put back after the last step: see *{RESTORE_SECTION}*.)"
+            )));
+        }
+        super::fix::markdown(&lines, "     ", out);
     }
+    restores
 }
+
+/// The runbook's section that undoes what fixes changed for the upgrade only.
+const RESTORE_SECTION: &str = "After the last step: restore what was relaxed";
 
 pub fn markdown(p: &Plan, notes: &[String], made: &Made) -> String {
     pinned_text(&unpinned(p, notes, made), made)
@@ -254,7 +296,7 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     }
     out.push_str(&format!(
         "## Backups (before anything else)\n\nRun the blocks of this runbook in order and in one shell: every copy goes to `$BACKUP_DIR`, set here once (a new directory each time, so a second run never overwrites the first copies).\n\n```sh\nBACKUP_DIR=\"$PWD/trainer-backup-$(date -u +%Y%m%dT%H%M%SZ)\"\nmkdir -p \"$BACKUP_DIR\"\necho \"backups in $BACKUP_DIR\"\n{}",
-        BACKUPS.iter().map(|c| format!("{c}\n")).collect::<String>()
+        backups(&p.held_crds).iter().map(|c| format!("{c}\n")).collect::<String>()
     ));
     // Only a Helm release has values and history to save: `helm get values` of an install that
     // is not one fails ("Error: release: not found") and stops the block (rehearsed).
@@ -267,7 +309,9 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
     let mut n = 0;
     // A command another finding's fix already ran (one PSA relabel for both hook Jobs, one
     // backup of an object) is not run twice, in any step: the repeat says where it is.
-    let mut seen = Seen::backups();
+    let mut seen = Seen::backups(&p.held_crds);
+    // What the fixes change for the upgrade only, put back after the last step.
+    let mut restores: Vec<String> = Vec::new();
     out.push_str("\n## Steps\n");
     for s in &p.steps {
         out.push_str(&format!("\n### {} {} → {}\n\n", if s.direction == "downgrade" { "Downgrade" } else { "Upgrade" }, s.from, s.to));
@@ -278,7 +322,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         if !before.is_empty() {
             n += 1;
             out.push_str(&format!("{n}. Settle the findings for this step, in this order:\n\n"));
-            settle(&before, &mut seen, &mut out);
+            for r in settle(&before, &mut seen, &mut out) {
+                if !restores.contains(&r) {
+                    restores.push(r);
+                }
+            }
         }
         n += 1;
         out.push_str(&format!("{n}. Upgrade:\n\n"));
@@ -298,7 +346,11 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         if !after.is_empty() {
             n += 1;
             out.push_str(&format!("{n}. After the upgrade:\n\n"));
-            settle(&after, &mut seen, &mut out);
+            for r in settle(&after, &mut seen, &mut out) {
+                if !restores.contains(&r) {
+                    restores.push(r);
+                }
+            }
         }
         n += 1;
         out.push_str(&format!("{n}. Verify before going on:\n\n   ```sh\n"));
@@ -308,20 +360,12 @@ fn unpinned(p: &Plan, notes: &[String], made: &Made) -> String {
         out.push_str("   ```\n\n");
         out.push_str(&format!("   Rollback{}: {}\n", if s.rollback_dangerous { " (**dangerous**)" } else { "" }, s.rollback));
     }
-    // A fix that relaxed Pod Security on the release namespace is temporary: put back the value
-    // the cluster had (TA-HOOK-101's relabel), once, after the last step.
-    let relaxes = p.steps.iter().flat_map(|s| &s.preconditions).flat_map(|f| &f.commands).any(|c| {
-        c.starts_with(&format!("kubectl label ns {qns} {}=", crate::plan::PSA_ENFORCE))
-            || c.starts_with(&format!("kubectl label namespace {qns} {}=", crate::plan::PSA_ENFORCE))
-    });
-    if relaxes {
-        let restore = match &p.pod_security {
-            Some(level) => format!("kubectl label ns {qns} {}={} --overwrite", crate::plan::PSA_ENFORCE, quote(level)),
-            None => format!("kubectl label ns {qns} {}-", crate::plan::PSA_ENFORCE),
-        };
+    // What a fix changed for the upgrade only (a Pod Security label relaxed for the hooks) is put
+    // back once, after the last step, as the fix says.
+    if !restores.is_empty() {
         out.push_str(&format!(
-            "\n## After the last step: restore Pod Security\n\nThe namespace was relaxed for the upgrade's hooks; put back the value it had ({}):\n\n```sh\n{restore}\n```\n",
-            p.pod_security.as_deref().map(|l| format!("`{}={l}`", crate::plan::PSA_ENFORCE)).unwrap_or_else(|| "no enforce label".into())
+            "\n## {RESTORE_SECTION}\n\nThe fixes above changed these for the upgrade only; put them back:\n\n```sh\n{}```\n",
+            restores.iter().map(|r| format!("{r}\n")).collect::<String>()
         ));
     }
     let templated = p
@@ -354,7 +398,7 @@ mod tests {
             made.pin("kubectl get x -o yaml | kubectl apply -f - && helm list"),
             "kubectl --context 'prod east' get x -o yaml | kubectl --context 'prod east' apply -f - && helm --kube-context 'prod east' list"
         );
-        let guarded = crate::plan::keep_guarded("helm upgrade r c");
+        let guarded = crate::plan::keep_guarded("helm upgrade r c", &["trainjobs.trainer.kubeflow.org"]);
         let pinned = made.pin(&guarded);
         assert!(pinned.starts_with("unkept=$(kubectl --context 'prod east' get crd "), "{pinned}");
         assert!(pinned.ends_with("else helm --kube-context 'prod east' upgrade r c; fi"), "{pinned}");
@@ -384,7 +428,26 @@ mod tests {
             "trainer-audit migrate --snapshot \"${BACKUP_DIR:?}\"/s.yaml --chart /c -o \"${BACKUP_DIR:?}\"/m.yaml"
         );
         assert_eq!(into_backup_dir("kubectl get x > /abs/x.yaml").unwrap(), "kubectl get x > /abs/x.yaml");
-        let mut seen = Seen::backups();
+        let held = |name: &str, namespaced| crate::plan::HeldCrd { name: name.into(), namespaced };
+        let crds = [
+            held("trainjobs.trainer.kubeflow.org", true),
+            held("clustertrainingruntimes.trainer.kubeflow.org", false),
+            held("trainingruntimes.trainer.kubeflow.org", true),
+        ];
+        // The lines of every Trainer install's Backups block (as they were before they followed
+        // the CRDs the cluster holds).
+        assert_eq!(
+            backups(&crds),
+            [
+                "kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainjobs.yaml",
+                "kubectl get clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/clustertrainingruntimes.yaml",
+                "kubectl get trainingruntimes.trainer.kubeflow.org -A -o yaml > \"$BACKUP_DIR\"/trainingruntimes.yaml",
+                "kubectl get crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org clustertrainingruntimes.trainer.kubeflow.org -o yaml > \"$BACKUP_DIR\"/crds.yaml",
+            ]
+        );
+        assert_eq!(backups(&crds[..1]).len(), 2);
+        assert!(backups(&[]).is_empty(), "no CRD held: nothing to back up, nothing named");
+        let mut seen = Seen::backups(&crds);
         // A fix's copy of what the Backups block saved is that backup.
         let trainjobs = into_backup_dir("kubectl get trainjobs.trainer.kubeflow.org -A -o yaml > tj-backup.yaml").unwrap();
         assert_eq!(seen.earlier(&trainjobs).map(String::as_str), Some("Backups, as `$BACKUP_DIR/trainjobs.yaml`"));

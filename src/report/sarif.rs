@@ -37,6 +37,16 @@ pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rul
     let findings: Vec<&Finding> = findings.collect();
     let fired: BTreeMap<&str, &Finding> = findings.iter().map(|f| (f.id.as_str(), *f)).rev().collect();
     let rule_index: BTreeMap<&str, usize> = fired.keys().enumerate().map(|(i, id)| (*id, i)).collect();
+    // The rule's one fix as this run filled it in (the rule's text has `{placeholders}`), for
+    // every finding of it: its commands naming all subjects, its restore commands with them.
+    let help = |id: &str, source: &str| {
+        let members: Vec<&Finding> = findings.iter().copied().filter(|f| f.id == id).collect();
+        let lines = super::fix::merged(&members);
+        let text: Vec<&str> = lines.iter().map(crate::audit::finding::FixLine::text).collect();
+        let mut markdown = String::new();
+        super::fix::markdown(&lines, "", &mut markdown);
+        json!({"text": format!("{}\nSource: {source}", text.join("\n")), "markdown": format!("{markdown}Source: {source}")})
+    };
     let rules_json: Vec<serde_json::Value> = fired
         .iter()
         .map(|(id, f)| match rules.iter().find(|r| r.id == *id) {
@@ -44,8 +54,7 @@ pub fn descriptors<'a>(findings: impl Iterator<Item = &'a Finding>, rules: &[Rul
                 "id": r.id,
                 "shortDescription": {"text": r.title},
                 "fullDescription": {"text": r.why},
-                // The fix as the run filled it in (the rule's text has `{placeholders}`).
-                "help": {"text": format!("{}\nSource: {}", f.fix, f.source)},
+                "help": help(id, &f.source),
                 "defaultConfiguration": {"level": r.severity.sarif_level()},
             }),
             None => json!({
@@ -96,7 +105,7 @@ pub fn check_sarif(report: &crate::upgrade::check::CheckReport, rules: &[Rule], 
     run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": files.root_uri()}});
     run["invocations"] = json!([{
         "executionSuccessful": true,
-        "exitCode": if report.decision.verdict == crate::audit::verdict::Verdict::Blocked { 1 } else { 0 },
+        "exitCode": report.decision.exit_code(),
         "properties": {
             "verdict": report.decision.verdict,
             "summary": report.decision.line(),

@@ -1,9 +1,24 @@
 //! `status` as text, and as Markdown (the same text in a block under a heading, for a job summary
 //! or a pull request).
 
+use super::document::{json_report, unoffered, OutputError};
+use super::format::{Command, Format};
+use super::json_schema::Report as SchemaReport;
 use crate::audit::finding::Severity;
 use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::status::Status;
+
+/// The status in `format`, gated when `fail_on` is given.
+pub fn render(s: &Status, fail_on: Option<Severity>, format: Format) -> Result<String, OutputError> {
+    Ok(match (format, fail_on) {
+        (Format::Json | Format::Jsonl, fail_on) => json_report(SchemaReport::Status, &Gated { status: s, fail_on })?,
+        (Format::Markdown, None) => markdown(s),
+        (Format::Markdown, Some(level)) => markdown_gated(s, level),
+        (Format::Text, None) => text(s),
+        (Format::Text, Some(level)) => text_gated(s, level),
+        (other, _) => return Err(unoffered(Command::Status, other)),
+    })
+}
 
 /// What `status --fail-on` gates on ([`Counts::of_status`]).
 pub fn counts(s: &Status) -> Counts {
@@ -38,6 +53,7 @@ pub fn text(s: &Status) -> String {
             ),
         );
         line(&mut out, "", &format!("history: {}", r.history.join("; ")));
+        line(&mut out, "", &r.upgrade);
         line(&mut out, "", &format!("user values: {}", r.values));
     }
     for e in &s.release_errors {
@@ -139,6 +155,9 @@ fn neighbours(out: &mut String, s: &Status) {
             continue;
         }
         out.push_str(&format!("  {:<22} {}\n", n.component, n.version.as_deref().unwrap_or("version unknown")));
+        if let Some(why) = &n.version_unknown {
+            out.push_str(&format!("  {:<22}   why: {why}\n", ""));
+        }
         for e in &n.evidence {
             out.push_str(&format!("  {:<22}   evidence: {e}\n", ""));
         }

@@ -13,7 +13,6 @@ use crate::audit::finding::Severity;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     Good,
-    Neutral,
     Caution,
     Bad,
     /// Could not be found out at all.
@@ -73,7 +72,6 @@ impl Paint {
     pub fn tone(self, tone: Tone, text: &str) -> String {
         let style = match tone {
             Tone::Good => Style::new().fg_color(Some(AnsiColor::Green.into())),
-            Tone::Neutral => Style::new().fg_color(Some(AnsiColor::Cyan.into())),
             Tone::Caution => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
             Tone::Bad => Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
             Tone::Broken => Style::new().fg_color(Some(AnsiColor::Magenta.into())).bold(),

@@ -65,17 +65,7 @@ pub fn select_install(request: &Request, state: &ClusterState, releases: &[Relea
 pub fn install_version(install: &Install, releases: &[Release]) -> Option<InstalledVersion> {
     if install.helm_release {
         let r = releases.iter().find(|r| r.current.name == install.name && r.current.namespace == install.namespace)?;
-        let (revision, version) = r.upgrade_base();
-        let evidence = if revision == r.current.revision {
-            format!("Helm release {}/{} revision {} (chart kubeflow-trainer-{version})", r.current.namespace, r.current.name, revision)
-        } else {
-            // A pending release is rolled back first (TA-REL-001): the upgrade starts from there.
-            format!(
-                "Helm release {}/{} revision {} (chart kubeflow-trainer-{version}), which its {} revision {} (kubeflow-trainer-{}) is rolled back to first",
-                r.current.namespace, r.current.name, revision, r.current.status, r.current.revision, r.current.chart_version
-            )
-        };
-        return Some(InstalledVersion { version: version.to_string(), evidence });
+        return Some(crate::cluster::install::release_version(r));
     }
     install.version.as_ref().map(|v| InstalledVersion {
         version: v.clone(),

@@ -4,6 +4,7 @@
 //! per-run [`store::ChartStore`] (`check` is one hop; `plan` and `runbook` walk the route the
 //! upgrade gates require). The command line only turns flags into a [`Request`].
 
+pub mod absent;
 pub mod check;
 pub mod crds;
 pub mod inputs;
@@ -19,10 +20,10 @@ use serde_json::Value as Json;
 use crate::audit::finding::Finding;
 use crate::audit::finding::Severity;
 use crate::audit::input::{CheckInput, TargetRecord};
-use crate::audit::rules::{load, Rule};
+use crate::audit::rules::{Applicable, RuleSet, Scope};
 use crate::audit::run::run as run_rules;
 use crate::audit::verdict::{Counts, Decision};
-use crate::cluster::install::{installed_version, overall, Verdict};
+use crate::cluster::install::{installed_version, overall, InstallMethod};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
 use crate::engine::storage::HelmDriver;
@@ -79,8 +80,8 @@ pub struct Request {
     pub release: Option<String>,
     pub namespace: Option<String>,
     pub values: UserValues,
-    /// More rule files.
-    pub rules: Option<PathBuf>,
+    /// The rules of the run (built-in and `--rules`), loaded once and shared.
+    pub rules: RuleSet,
     pub registry: ClientOptions,
     /// Values a GitOps file hands to Helm: they replace the release's user-supplied values
     /// (the file is what the engine will apply), and the value flags go on top.
@@ -111,12 +112,14 @@ pub struct Upgrade {
     pub namespace: String,
     pub from: semver::Version,
     pub to: semver::Version,
-    pub install: Verdict,
+    pub install: InstallMethod,
     /// The values the user passed on this run (printed back in generated commands).
     pub flags: UserValues,
     /// The release's user-supplied values merged with the flags (what the upgrade applies).
     pub user_values: Map,
-    pub rules: Vec<Rule>,
+    /// Where they came from, in merge order (`CheckInput::value_sources`).
+    pub value_sources: Vec<(String, Json)>,
+    pub rules: RuleSet,
     pub notes: Vec<String>,
     /// The Kubernetes version the cluster moves to (`--to-kube`).
     pub to_kube: Option<KubeVersion>,
@@ -167,7 +170,7 @@ impl Upgrade {
     /// Prepared over a store shared with other upgrades of the same run (a fleet): each chart
     /// version is pulled once for all of them. `store` must be [`store_for`] this request.
     pub fn prepare_in(request: Request, state: ClusterState, store: Rc<ChartStore>) -> Result<Upgrade, UpgradeError> {
-        let rules = load(request.rules.as_deref()).map_err(|e| UpgradeError::Usage(e.0))?;
+        let rules = request.rules.clone();
         let (releases, errors) = state.releases();
         if let Some(e) = errors.first() {
             return Err(UpgradeError::Cluster(format!("cannot read the Helm release: {e}")));
@@ -175,6 +178,11 @@ impl Upgrade {
         // A GitOps reference may name a release the cluster does not hold yet; every other run
         // names the install it audits, and a name that holds none is refused.
         let checks_inputs = !request.from_target && !request.without_cluster;
+        if checks_inputs {
+            if let Some(why) = absent::nothing_installed(&state, &releases) {
+                return Err(UpgradeError::Usage(why));
+            }
+        }
         if !request.without_cluster {
             inputs::check_kube_version(&state)?;
         }
@@ -195,9 +203,20 @@ impl Upgrade {
         let release = trainer.first().copied();
         let controller_ns = state
             .of_kind("Deployment")
-            .find(|d| str_at(d, &["metadata", "name"]) == crate::cluster::catalog::CONTROLLER_DEPLOYMENT)
+            .find(|d| crate::cluster::neighbours::is_trainer_deployment(d))
             .map(|d| str_at(d, &["metadata", "namespace"]).to_string());
-        let release_name = request.release.clone().or(release.map(|r| r.current.name.clone())).unwrap_or_else(|| "kubeflow-trainer".into());
+        // The release the chart is rendered as: --release, else the Helm release's name, else for
+        // a chart Argo CD rendered (no Helm record) the release it rendered it as, which the chart
+        // writes into every object's `app.kubernetes.io/instance`: the target must be rendered
+        // under it, or every name a printed command takes from the render is another object's.
+        let rendered_as =
+            selected.as_ref().filter(|i| !i.helm_release && i.method == crate::engine::Method::ArgoCd).and_then(|i| i.rendered_as.clone());
+        let release_name = request
+            .release
+            .clone()
+            .or(release.map(|r| r.current.name.clone()))
+            .or(rendered_as)
+            .unwrap_or_else(|| "kubeflow-trainer".into());
         let namespace = request
             .namespace
             .clone()
@@ -234,6 +253,21 @@ impl Upgrade {
             Some(file) => json_to_map(file),
             None => release.map(|r| json_to_map(&r.base().config)).unwrap_or_default(),
         };
+        let mut value_sources: Vec<(String, Json)> = Vec::new();
+        match (&request.file_values, release) {
+            (Some(file), _) => value_sources.push(("the values the GitOps file hands to Helm".into(), file.clone())),
+            (None, Some(r)) => value_sources.push((
+                format!(
+                    "the release's stored values (`helm get values {} -n {}`)",
+                    crate::shell::quote(&r.current.name),
+                    crate::shell::quote(&r.current.namespace)
+                ),
+                r.base().config.clone(),
+            )),
+            (None, None) => {}
+        }
+        value_sources
+            .extend(request.values.sources().iter().map(|(label, m)| (label.clone(), crate::objects::to_serde(&Value::map(m.clone())))));
         helm_render::values::merge_maps(&mut user_values, request.values.merged());
         let kube_only = request.to_kube.is_some() && request.to.is_none() && request.chart.is_none();
         let to = match (&from, kube_only) {
@@ -270,7 +304,7 @@ impl Upgrade {
             (None, Some(v)) => v.evidence,
             (None, None) => "none installed: the target is reviewed as installed".to_string(),
         };
-        notes.push(format!("installed version {from} ({evidence})"));
+        notes.push(format!("installed version {from}: {evidence}"));
         notes.extend(crate::audit::citation::upgrade_notes(crate::audit::compat::get(), &from, &to));
         if let Some(target) = &request.to_kube {
             let current = state.kube_version().map_or_else(|| "an unknown version".to_string(), ToString::to_string);
@@ -290,6 +324,7 @@ impl Upgrade {
             install,
             flags,
             user_values,
+            value_sources,
             rules,
             notes,
             to_kube: request.to_kube.clone(),
@@ -297,6 +332,27 @@ impl Upgrade {
             request,
             store,
         })
+    }
+
+    /// How the plan's first Helm command reaches the release: `helm upgrade --install` over an
+    /// uninstalled one (Helm refuses a plain upgrade there), else `helm upgrade`.
+    fn helm_start(&self) -> crate::engine::commands::HelmStart {
+        use crate::engine::commands::HelmStart;
+        match self.release().filter(|_| self.install.method == crate::engine::Method::Helm) {
+            Some(r) if r.route().installs_afresh() => {
+                let base = r.base();
+                let has_values = base.config.as_object().is_some_and(|m| !m.is_empty());
+                HelmStart::Reinstall { values_from: has_values.then_some(base.revision) }
+            }
+            _ => HelmStart::Upgrade,
+        }
+    }
+
+    /// Whether Helm holds the installed version as installed: not a release uninstalled with its
+    /// history kept, which `helm upgrade --install` installs afresh (the verdict then says nothing
+    /// is "already at" the target).
+    pub fn installed_now(&self) -> bool {
+        self.release().is_none_or(|r| !r.route().installs_afresh())
     }
 
     pub fn release(&self) -> Option<&Release> {
@@ -383,6 +439,7 @@ impl Upgrade {
             target: &target,
             target_crds_on: target_crds_on.as_deref(),
             user_values: self.user_values_json(),
+            value_sources: self.value_sources.clone(),
             install: &self.install,
             repository: self.repository_text(),
             derived: Default::default(),
@@ -391,24 +448,18 @@ impl Upgrade {
             record: record.as_ref(),
             to_kube: self.to_kube.as_ref(),
         };
+        let cluster = !self.request.without_cluster;
         if let Some(reason) = missing {
-            let engine = input.engine();
+            let when = Applicable { scope: Scope::Upgrade, versions: Some((from, to)), engine: Some(input.engine()), cluster };
             let skipped = self
                 .rules
-                .iter()
+                .applicable(&when)
                 .filter(|r| crate::audit::kinds::checks_skipped::reads_installed_chart(&r.kind, self.request.gitops.is_some()))
-                .filter(|r| r.applies_to(from, to) && r.applies_to_engine(engine))
-                .filter(|r| !self.request.without_cluster || r.check.as_ref().is_some_and(|c| !c.reads_cluster()))
                 .map(|r| (r.id.clone(), r.title.clone()))
                 .collect();
             input.installed_missing = Some(crate::audit::input::InstalledMissing { reason, skipped });
         }
-        if self.request.without_cluster {
-            let chart_side: Vec<Rule> =
-                self.rules.iter().filter(|r| r.check.as_ref().is_some_and(|c| !c.reads_cluster())).cloned().collect();
-            return Ok(run_rules(&chart_side, &input));
-        }
-        let findings = run_rules(&self.rules, &input);
+        let findings = run_rules(&self.rules, &input, cluster);
         // The survey and conversions of every live object: large, and needed no more.
         crate::par::drop_later(input.derived);
         Ok(findings)
@@ -429,7 +480,7 @@ impl Upgrade {
     /// next revision number), with a note of its size and margin.
     fn target_record(&self, to: &semver::Version, render: &RenderFor, notes: &mut Vec<String>) -> Option<TargetRecord> {
         let release = self.release();
-        let revision = release.map_or(1, |r| r.history.iter().map(|h| h.0).max().unwrap_or(0) + 1);
+        let revision = release.map_or(1, |r| r.history.iter().map(|h| h.revision).max().unwrap_or(0) + 1);
         let apply_method = release.map(|r| r.current.apply_method.clone()).filter(|m| !m.is_empty()).unwrap_or_else(|| "ssa".into());
         let size = match self.store.record_size(&self.source(to, false), render, revision, &apply_method) {
             Ok(s) => s,
@@ -490,7 +541,7 @@ impl Upgrade {
             kubernetes.push_str(&format!(" → {target} (--to-kube)"));
         }
         Inputs {
-            installed: format!("{} ({})", self.from, self.evidence),
+            installed: format!("{}: {}", self.from, self.evidence),
             installed_chart: chart(&self.from, &self.request.from_chart),
             target_chart: chart(&self.to, &self.request.chart),
             kubernetes,
@@ -504,7 +555,7 @@ impl Upgrade {
         let findings = self.hop(&self.from, &self.to, &mut notes)?;
         let (from, to) = (self.from.to_string(), self.to.to_string());
         Ok(CheckReport {
-            decision: Decision::new(Counts::of(&findings), fail_on, Some(&from), Some(&to)),
+            decision: Decision::new(Counts::of(&findings), fail_on, self.installed_now().then_some(from.as_str()), Some(&to)),
             inputs: self.inputs(),
             release: self.release_name.clone(),
             namespace: self.namespace.clone(),
@@ -524,6 +575,23 @@ impl Upgrade {
         let registry_flags = self.registry_flags();
         let user_values = self.user_values_json();
         let value_flags = self.flags.shell_flags();
+        let mut held_crds: Vec<crate::plan::HeldCrd> = self
+            .state
+            .crds()
+            .filter(|c| str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP)
+            .map(|c| crate::plan::HeldCrd {
+                name: str_at(c, &["metadata", "name"]).to_string(),
+                namespaced: str_at(c, &["spec", "scope"]) == "Namespaced",
+            })
+            .collect();
+        held_crds.sort_by_key(|c| crate::plan::crd_rank(&c.name));
+        // A Flux HelmRelease's name and namespace, as helm-controller labels what it applies.
+        let owner = self.state.of_kind("Deployment").chain(self.state.crds()).find_map(|o| {
+            let label = |k: &str| str_at(o, &["metadata", "labels", k]).to_string();
+            let (name, ns) = (label("helm.toolkit.fluxcd.io/name"), label("helm.toolkit.fluxcd.io/namespace"));
+            let ours = str_at(o, &["metadata", "annotations", "meta.helm.sh/release-name"]) == self.release_name;
+            (ours && !name.is_empty() && !ns.is_empty()).then_some((ns, name))
+        });
         let ctx = StepContext {
             release: &self.release_name,
             namespace: &self.namespace,
@@ -532,13 +600,17 @@ impl Upgrade {
             registry_flags: &registry_flags,
             value_flags: &value_flags,
             user_values: &user_values,
+            start: self.helm_start(),
+            held_crds: &held_crds,
+            owner: owner.as_ref().map(|(ns, n)| (ns.as_str(), n.as_str())),
         };
         let mut notes = self.notes.clone();
         let mut steps = Vec::new();
         let mut current = self.from.clone();
         for (i, stop) in stops.iter().enumerate() {
             let findings = self.hop(&current, stop, &mut notes)?;
-            steps.push(step(&ctx, i + 1, &current, stop, findings));
+            let target = self.inventory(stop, false)?;
+            steps.push(step(&ctx, i + 1, &current, stop, &target, findings));
             current = stop.clone();
         }
         // Already at the target: nothing to plan, unless something blocks there (a release left
@@ -546,7 +618,8 @@ impl Upgrade {
         if stops.is_empty() {
             let findings = self.hop(&self.from, &self.to, &mut notes)?;
             if findings.iter().any(|f| f.severity == crate::audit::finding::Severity::Error) {
-                steps.push(step(&ctx, 1, &self.from, &self.to, findings));
+                let target = self.inventory(&self.to, false)?;
+                steps.push(step(&ctx, 1, &self.from, &self.to, &target, findings));
             }
         }
         if steps.len() > 1 {
@@ -569,6 +642,8 @@ impl Upgrade {
                 .and_then(Json::as_str)
                 .map(str::to_string),
             fail_on: None,
+            held_crds: held_crds.clone(),
+            reinstall: !self.installed_now(),
         };
         Ok((plan, notes))
     }

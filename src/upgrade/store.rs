@@ -13,7 +13,6 @@ use std::rc::Rc;
 
 use super::UpgradeError;
 use crate::inventory::Inventory;
-use chart_source::cache::Cache;
 use chart_source::oci::{ClientOptions, RegistryClient};
 use chart_source::pull::Puller;
 use chart_source::reference::{ChartRef, OciRef};
@@ -195,7 +194,8 @@ impl ChartStore {
                     )));
                 };
                 let client = self.client(repo)?;
-                let puller = Puller { client_options: self.options.clone(), cache: Cache::from_env(), offline: false, progress: false };
+                let puller =
+                    Puller { client_options: self.options.clone(), cache: crate::cache::chart_cache(), offline: false, progress: false };
                 let tag = self.versions()?.iter().find(|v| v.parsed == *version).map(|v| v.version.clone()).unwrap_or(version.to_string());
                 let pulled = self.runtime()?.block_on(puller.pull_using(Some(&client), repo, Some(&tag)))?;
                 Chart::from_archive_bytes(&pulled.bytes)
@@ -282,7 +282,7 @@ pub fn load_local(reference: &str) -> Result<Chart, UpgradeError> {
 pub fn load_reference(reference: &str, version: Option<&str>, options: &ClientOptions) -> Result<Chart, UpgradeError> {
     match ChartRef::parse(reference)? {
         ChartRef::Oci(oci) => {
-            let puller = Puller { client_options: options.clone(), cache: Cache::from_env(), offline: false, progress: false };
+            let puller = Puller { client_options: options.clone(), cache: crate::cache::chart_cache(), offline: false, progress: false };
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()

@@ -45,6 +45,8 @@ pub enum ValuesError {
 pub struct UserValues {
     flags: ValueFlags,
     merged: Map,
+    /// Each flag's own values, in merge order (`-f v.yaml`, `--set a=b`): where a key came from.
+    sources: Vec<(String, Map)>,
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -55,7 +57,12 @@ impl UserValues {
     /// Reads the files and parses the flags, as `helm` would (the same errors).
     pub fn read(given: &ValueFlags) -> Result<UserValues, ValuesError> {
         // Read with the paths as given (errors name them so); print them back absolute.
-        let merged = merge(given)?;
+        let (merged, mut sources) = merge(given)?;
+        for (label, _) in sources.iter_mut() {
+            if let Some(file) = label.strip_prefix("-f ") {
+                *label = format!("-f {}", absolute(Path::new(file)).display());
+            }
+        }
         let mut flags = given.clone();
         flags.files = flags.files.iter().map(|f| absolute(f)).collect();
         flags.set_file = flags
@@ -66,7 +73,12 @@ impl UserValues {
                 None => s.clone(),
             })
             .collect();
-        Ok(UserValues { flags, merged })
+        Ok(UserValues { flags, merged, sources })
+    }
+
+    /// Each flag with the values it sets, in merge order (a later one wins): `-f v.yaml` as given.
+    pub fn sources(&self) -> &[(String, Map)] {
+        &self.sources
     }
 
     /// What the flags merge to (the user's values only, not the chart's defaults).
@@ -107,9 +119,11 @@ impl UserValues {
     }
 }
 
-/// Helm's `MergeValues`.
-fn merge(flags: &ValueFlags) -> Result<Map, ValuesError> {
+/// Helm's `MergeValues`, and each flag's own values (labelled as given) for telling where a key
+/// came from.
+fn merge(flags: &ValueFlags) -> Result<(Map, Vec<(String, Map)>), ValuesError> {
     let mut base = Map::new();
+    let mut sources = Vec::new();
     for file in &flags.files {
         let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
         if size > MAX_VALUES_FILE_BYTES {
@@ -118,27 +132,38 @@ fn merge(flags: &ValueFlags) -> Result<Map, ValuesError> {
         let text = std::fs::read_to_string(file).map_err(|e| ValuesError::Read(file.clone(), e))?;
         let values = read_values_file(&text).map_err(|e| ValuesError::Parse(file.clone(), e.to_string()))?;
         merge_maps(&mut base, &values);
+        sources.push((format!("-f {}", file.display()), values));
     }
     let bad = |flag: &'static str, e: helm_render::strvals::SetError| ValuesError::Flag { flag, reason: e.to_string() };
+    let mut each = |flag: &'static str, s: &str, base: &mut Map, apply: &dyn Fn(&mut Map) -> Result<(), ValuesError>| {
+        apply(base)?;
+        let mut own = Map::new();
+        apply(&mut own)?;
+        sources.push((format!("{flag} {s}"), own));
+        Ok::<(), ValuesError>(())
+    };
     for s in &flags.set_json {
-        parse_into(s, &mut base, Mode::Json).map_err(|e| bad("--set-json", e))?;
+        each("--set-json", s, &mut base, &|m: &mut Map| parse_into(s, m, Mode::Json).map_err(|e| bad("--set-json", e)))?;
     }
     for s in &flags.set {
-        parse_into(s, &mut base, Mode::Typed).map_err(|e| bad("--set", e))?;
+        each("--set", s, &mut base, &|m: &mut Map| parse_into(s, m, Mode::Typed).map_err(|e| bad("--set", e)))?;
     }
     for s in &flags.set_string {
-        parse_into(s, &mut base, Mode::Strings).map_err(|e| bad("--set-string", e))?;
+        each("--set-string", s, &mut base, &|m: &mut Map| parse_into(s, m, Mode::Strings).map_err(|e| bad("--set-string", e)))?;
     }
     for s in &flags.set_file {
         let (key, path) = s.split_once('=').ok_or_else(|| bad("--set-file", helm_render::strvals::SetError::NoValue { key: s.clone() }))?;
         let content = std::fs::read_to_string(path).map_err(|e| ValuesError::SetFile(path.to_string(), e))?;
         let parts: Vec<&str> = key.split('.').collect();
-        set_path(&mut base, &parts, Value::string(content));
+        each("--set-file", s, &mut base, &|m: &mut Map| {
+            set_path(m, &parts, Value::string(content.clone()));
+            Ok(())
+        })?;
     }
     for s in &flags.set_literal {
-        parse_literal(s, &mut base).map_err(|e| bad("--set-literal", e))?;
+        each("--set-literal", s, &mut base, &|m: &mut Map| parse_literal(s, m).map_err(|e| bad("--set-literal", e)))?;
     }
-    Ok(base)
+    Ok((base, sources))
 }
 
 #[cfg(test)]

@@ -1,30 +1,22 @@
-//! The krew plugin manifest (`plugin/krew/trainer-audit.yaml`): filling its per-release
-//! placeholders (`${BASE_URL}`, `${SHA256_<OS>_<ARCH>}`) from release archives, and krew's
-//! manifest rules as sigs.k8s.io/krew v0.4.3 checks them (`internal/index/validation/validate.go`
-//! `ValidatePlugin`, `validatePlatform`, `validateFiles`, `validateSelector`;
-//! `internal/installation/semver/version.go` `Parse`), plus what makes the plugin ours: every
-//! platform's `bin` is `kubectl-trainer_audit`, the file kubectl runs for `kubectl trainer-audit`.
-
-use std::collections::BTreeMap;
+//! The krew plugin manifest (`plugin/krew/trainer-audit.yaml`, filled per release by
+//! `release/build.sh finish`): krew's manifest rules as sigs.k8s.io/krew v0.4.3 checks them
+//! (`internal/index/validation/validate.go` `ValidatePlugin`, `validatePlatform`, `validateFiles`,
+//! `validateSelector`; `internal/installation/semver/version.go` `Parse`), plus what makes the
+//! plugin ours: every platform's `bin` is the release archive's `trainer-audit`, which krew links
+//! onto PATH under the plugin's name as `kubectl-trainer_audit` (`internal/installation/install.go`
+//! `pluginNameToBin`), the file kubectl runs for `kubectl trainer-audit`.
 
 use serde_json::Value;
 
 /// The executable name kubectl finds for `kubectl trainer-audit`.
 pub const BIN: &str = "kubectl-trainer_audit";
 
-/// The manifest with `${BASE_URL}` and each `${SHA256_…}` replaced; a placeholder left over
-/// is an error.
-pub fn render(template: &str, base_url: &str, sha256: &BTreeMap<String, String>) -> Result<String, String> {
-    let mut text = template.replace("${BASE_URL}", base_url.trim_end_matches('/'));
-    for (platform, sum) in sha256 {
-        text = text.replace(&format!("${{SHA256_{}}}", platform.to_uppercase().replace('/', "_")), sum);
-    }
-    let body: String = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
-    if let Some(i) = body.find("${") {
-        let end = body[i..].find('}').map_or(body.len(), |e| i + e + 1);
-        return Err(format!("placeholder {} was not filled", &body[i..end]));
-    }
-    Ok(text)
+/// The file every release archive holds, and each platform's `bin`.
+pub const ARCHIVED: &str = "trainer-audit";
+
+/// The link krew makes for a plugin (Unix): `kubectl-` and the name with `-` as `_`.
+pub fn link_name(plugin: &str) -> String {
+    format!("kubectl-{}", plugin.replace('-', "_"))
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -130,9 +122,9 @@ fn platform(p: &Value) -> Result<(), String> {
     if exprs.is_some() && expr_keys.is_empty() {
         return Err("`matchExpressions` specified but empty".into());
     }
-    // Ours: kubectl finds `kubectl trainer-audit` as kubectl-trainer_audit.
-    if bin != BIN {
-        return Err(format!("`bin` is {bin:?}: kubectl runs `kubectl trainer-audit` as {BIN}"));
+    // Ours: the archive's binary, linked by krew where kubectl finds `kubectl trainer-audit`.
+    if bin != ARCHIVED {
+        return Err(format!("`bin` is {bin:?}: the release archives hold {ARCHIVED} (krew links it as {BIN})"));
     }
     Ok(())
 }
@@ -161,8 +153,8 @@ mod tests {
             "metadata": {"name": "trainer-audit"},
             "spec": {"version": "v0.1.0", "shortDescription": "x", "platforms": [{
                 "selector": {"matchLabels": {"os": "linux", "arch": "amd64"}},
-                "uri": "https://e.invalid/a.tar.gz", "sha256": "a".repeat(64), "bin": BIN,
-                "files": [{"from": BIN, "to": "."}]
+                "uri": "https://e.invalid/a.tar.gz", "sha256": "a".repeat(64), "bin": ARCHIVED,
+                "files": [{"from": ARCHIVED, "to": "."}]
             }]}
         })
     }
@@ -180,7 +172,7 @@ mod tests {
             ("not supported", Box::new(|m| m["spec"]["platforms"][0]["selector"] = json!({"matchLabels": {"distro": "x"}}))),
             ("nil selector", Box::new(|m| m["spec"]["platforms"][0].as_object_mut().unwrap().remove("selector").map(|_| ()).unwrap())),
             ("non-empty", Box::new(|m| m["spec"]["platforms"][0]["files"] = json!([]))),
-            ("kubectl-trainer_audit", Box::new(|m| m["spec"]["platforms"][0]["bin"] = json!("trainer-audit"))),
+            ("release archives hold trainer-audit", Box::new(|m| m["spec"]["platforms"][0]["bin"] = json!(BIN))),
         ];
         for (why, breaks) in broken {
             let mut m = good();
@@ -189,11 +181,6 @@ mod tests {
             assert!(err.contains(why), "{why}: {err}");
         }
         assert!(validate("CON", &good()).is_err());
-        assert_eq!(
-            render("u: ${BASE_URL}/a\ns: ${SHA256_LINUX_AMD64}\n", "https://x/", &BTreeMap::from([("linux/amd64".into(), "f".into())]))
-                .unwrap(),
-            "u: https://x/a\ns: f\n"
-        );
-        assert!(render("s: ${SHA256_DARWIN_ARM64}\n", "x", &BTreeMap::new()).unwrap_err().contains("SHA256_DARWIN_ARM64"));
+        assert_eq!(link_name("trainer-audit"), BIN);
     }
 }

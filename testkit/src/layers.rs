@@ -32,7 +32,7 @@ pub const PRODUCT: &str = "trainer-audit";
 /// module may use the modules of lower layers only; modules of one layer do not use each other.
 pub const LAYERS: &[&[&str]] = &[
     // The ground: no module of the crate below them.
-    &["invocation", "par", "shell"],
+    &["cache", "invocation", "par", "shell"],
     &["engine"],
     &["objects"],
     &["gitops", "inventory", "webhook"],
@@ -47,12 +47,10 @@ pub const LAYERS: &[&[&str]] = &[
 ];
 
 /// Loops between modules left to their crate's owners, as (crate, module whose submodules loop or
-/// "" for the crate's top-level modules, the modules of the loop): the template executor and its
-/// function table call each other; the validator's schema nodes hold CEL's compiled rules, which
-/// read the schema nodes, and its formats, metadata and ratcheting work over the same nodes.
-/// Printed and not failed on; any other loop fails.
-pub const KNOWN_LOOPS: &[(&str, &str, &[&str])] =
-    &[("gotmpl", "", &["exec", "funcs"]), ("kube-validate", "", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
+/// "" for the crate's top-level modules, the modules of the loop): the validator's schema nodes
+/// hold CEL's compiled rules, which read the schema nodes, and its formats, metadata and
+/// ratcheting work over the same nodes. Printed and not failed on; any other loop fails.
+pub const KNOWN_LOOPS: &[(&str, &str, &[&str])] = &[("kube-validate", "", &["cel", "format", "meta", "openapi", "ratchet", "structural"])];
 
 fn known(krate: &str, top: &str, group: &[String]) -> bool {
     KNOWN_LOOPS.iter().any(|(c, t, g)| *c == krate && *t == top && g.iter().copied().eq(group.iter().map(String::as_str)))
@@ -117,12 +115,9 @@ pub fn workspace(root: &Path) -> Result<Workspace, String> {
     crates.sort_by_key(|c| (floor(&c.name).unwrap_or(usize::MAX), c.name.clone()));
     let mut modules = BTreeMap::new();
     for c in &crates {
-        // xtask is a binary of project tasks, not a library with floors of its own.
-        if c.name != "xtask" {
-            let mut graph = scan(&c.src).map_err(|e| format!("reading {}: {e}", c.src.display()))?;
-            graph.dir = c.src.strip_prefix(root).unwrap_or(&c.src).to_string_lossy().replace('\\', "/");
-            modules.insert(c.name.clone(), graph);
-        }
+        let mut graph = scan(&c.src).map_err(|e| format!("reading {}: {e}", c.src.display()))?;
+        graph.dir = c.src.strip_prefix(root).unwrap_or(&c.src).to_string_lossy().replace('\\', "/");
+        modules.insert(c.name.clone(), graph);
     }
     Ok(Workspace { crates, modules })
 }

@@ -428,3 +428,105 @@ pub fn scenario_yaml(name: &str) -> Option<String> {
         list_yaml(scenario(name)?)
     ))
 }
+
+/// A large cluster of every shape the per-object checks tell apart, for the test that pins
+/// `check` and `status` reports over it (tests/large_cluster.rs): the `neighbours-2.1.0`
+/// scenario (Kueue with one LocalQueue, the Training Operator) plus `count` TrainJobs in
+/// `namespaces` namespaces cycling through valid ones, 2.1 fields `migrate` converts, retyped
+/// and unknown fields, names the CRD's rules refuse, Kueue queue labels with and without a
+/// LocalQueue, jobs managed elsewhere or finished, a missing runtime, runtime patches, invalid
+/// storage URIs; `count / 2` legacy jobs of every kind; and a ConfigMap quota that cannot hold
+/// the runtime snapshots in one namespace.
+pub fn varied_cluster(count: usize, namespaces: usize) -> Vec<Json> {
+    let mut objects = scenario("neighbours-2.1.0").unwrap_or_default();
+    objects.extend((0..namespaces).map(|i| {
+        let name = format!("team-{i:03}");
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}})
+    }));
+    objects.extend(varied_trainjobs(count, namespaces));
+    objects.extend(legacy_jobs(count / 2, namespaces));
+    objects.push(
+        json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "configmaps", "namespace": "team-002", "uid": "q-1"},
+        "spec": {"hard": {"count/configmaps": "12", "pods": "40"}},
+        "status": {"hard": {"count/configmaps": "12", "pods": "40"}, "used": {"count/configmaps": "3", "pods": "1"}}}),
+    );
+    objects
+}
+
+fn varied_trainjobs(count: usize, namespaces: usize) -> Vec<Json> {
+    (0..count)
+        .map(|i| {
+            let ns = format!("team-{:03}", i % namespaces.max(1));
+            let runtime = ["torch-distributed", "deepspeed-distributed", "torch-gang"][i % 3];
+            let mut job = json!({
+                "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                "kind": "TrainJob",
+                "metadata": {"name": format!("run-{i:05}"), "namespace": ns, "creationTimestamp": "2026-06-21T08:00:00Z", "uid": format!("uid-{i}"),
+                    "managedFields": [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "manager": "kubectl-client-side-apply", "operation": "Update",
+                        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:trainer": {}}}, "time": "2026-06-21T08:00:00Z"}]},
+                "spec": {
+                    "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": runtime},
+                    "trainer": {"numNodes": 1 + i % 4, "numProcPerNode": 4, "image": format!("ghcr.io/example/train:{}", i % 7),
+                        "args": ["--epochs", format!("{}", i % 5)], "resourcesPerNode": {"limits": {"nvidia.com/gpu": 4}}}
+                },
+                "status": {"conditions": [{"type": "Created", "status": "True", "reason": "Created", "message": "created", "lastTransitionTime": "2026-06-21T08:00:01Z"}],
+                    "jobsStatus": [{"name": "node", "active": 1, "ready": 1, "succeeded": 0, "failed": 0, "suspended": 0}]}
+            });
+            match i % 12 {
+                1 => {
+                    job["spec"]["trainer"]["numProcPerNode"] = json!("auto");
+                    job["spec"]["podTemplateOverrides"] = json!([{"targetJobs": [{"name": "node"}], "spec": {"nodeSelector": {"pool": "gpu"}}}]);
+                }
+                2 => job["spec"]["trainer"]["numProcPerNode"] = json!("gpu"),
+                3 => job["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": if i % 24 == 3 { "team-queue" } else { "missing-queue" }}),
+                4 => job["spec"]["managedBy"] = json!("kueue.x-k8s.io/multikueue"),
+                5 => job["status"]["conditions"] = json!([{"type": "Complete", "status": "True", "reason": "Done", "message": "done"}]),
+                6 => job["spec"]["runtimeRef"]["name"] = json!("no-such-runtime"),
+                7 => job["spec"]["extra"] = json!({"note": i}),
+                8 => job["metadata"]["name"] = json!(format!("Run.{i:05}")),
+                9 => job["spec"]["initializer"] = json!({"dataset": {"storageUri": if i % 24 == 9 { "not-a-uri" } else { "hf://datasets/org/set" }}}),
+                10 => job["spec"]["runtimePatches"] = json!([{"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                    {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]}]}}}}}]}}}}]),
+                11 => {
+                    job["spec"]["suspend"] = json!(true);
+                    job["spec"]["trainer"]["env"] = json!([{"name": "PET_NNODES", "value": "2"}]);
+                }
+                _ => {}
+            }
+            job
+        })
+        .collect()
+}
+
+/// A TrainJob of about 1 KB as a team would write one (initializers, env, resources, labels),
+/// varied by `i`: the objects of `cargo bench --bench validate` and `cargo xtask bench validate`.
+pub fn realistic_trainjob(i: usize) -> Json {
+    json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": format!("job-{i}"), "namespace": "default",
+            "labels": {"team": format!("team-{}", i % 17), "kueue.x-k8s.io/queue-name": "gpu"},
+            "annotations": {"owner": "ml-platform", "ticket": format!("ML-{i}")}},
+        "spec": {
+            "runtimeRef": {"name": "torch-distributed", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
+            "suspend": i.is_multiple_of(5),
+            "initializer": {
+                "dataset": {"storageUri": format!("hf://datasets/org/set-{}", i % 100),
+                    "env": [{"name": "HF_TOKEN", "value": "redacted"}]},
+                "model": {"storageUri": "hf://models/meta/llama"}
+            },
+            "trainer": {
+                "image": "ghcr.io/example/train:1.2.3",
+                "command": ["torchrun", "train.py"],
+                "args": ["--epochs", "3", "--lr", "0.0001", "--batch", format!("{}", 8 << (i % 4))],
+                "env": [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "RUN", "value": format!("{i}")}],
+                "numNodes": 1 + (i % 8),
+                "numProcPerNode": 8,
+                "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8, "memory": "512Gi", "cpu": "64"},
+                    "requests": {"nvidia.com/gpu": 8, "memory": "480Gi", "cpu": "60"}}
+            },
+            "labels": {"app": "train"},
+            "annotations": {"note": "bench"}
+        }
+    })
+}

@@ -94,4 +94,92 @@ pub fn removed_flag_stops_the_2_3_manager() {
     assert_eq!(code, 2, "{output}");
     assert!(output.contains(&predicted), "the Pod's manager did not print {predicted:?}:\n{output}");
     lab.note(&format!("OBSERVED TA-NB-006 {}: as its Pod, the 2.3.0 manager exited 2 with {predicted:?}", finding.subject));
+
+    feature_gates_and_pins_stop_the_managers(&lab);
+}
+
+/// The controller Configuration the 2.3.0 chart renders with `values` (its ConfigMap's
+/// `controller_manager_config.yaml`, from `helm template`), written to `file` in the run directory.
+fn rendered_config(lab: &Lab, values: &str, file: &str) -> String {
+    let ran = lab.shell_ok(&format!(
+        "helm template {RELEASE} {} --version 2.3.0 -n {NAMESPACE} --plain-http {values} --show-only templates/manager/configmap.yaml",
+        lab.repo()
+    ));
+    // Helm prints `Pulled: …` and `Digest: …` before the manifest when it pulls from a registry.
+    let manifest = ran.stdout.find("---").map(|at| &ran.stdout[at..]).unwrap_or(&ran.stdout);
+    let configmap: Json = serde_saphyr::from_str(manifest).unwrap_or_else(|e| panic!("the rendered ConfigMap: {e}\n{ran}"));
+    let config = configmap["data"]["controller_manager_config.yaml"].as_str().unwrap_or_else(|| panic!("no Configuration rendered: {ran}"));
+    assert!(config.contains("kind: Configuration"), "{config}");
+    std::fs::write(lab.run_dir().join(file), config).unwrap();
+    file.to_string()
+}
+
+/// TA-CFG-001 with the real managers, on this Helm 2.2.1 install going to 2.3.0: `check` with a
+/// gate the 2.3.0 manager does not know, and with the image pinned to 2.1.0, 2.2.1 and 2.0.0
+/// (`image.tag`), against each manager started with the Configuration the 2.3.0 chart renders
+/// with those values (what its Pod runs after the upgrade): the gate and the 2.1.0 and 2.0.0
+/// pins stop the manager at start-up with the text the finding names; 2.2.1 loads the
+/// Configuration and goes on (it then needs the in-cluster environment only a Pod has).
+pub fn feature_gates_and_pins_stop_the_managers(lab: &Lab) {
+    let check_with = |set: &str| -> Vec<printed::Finding> {
+        let repo = lab.repo();
+        let ran = lab.audit(&["check", "--to", "2.3.0", "--repo", &repo, "--plain-http", "--set", set, "--format", "json"]);
+        let report: Json = serde_json::from_str(&ran.stdout).unwrap_or_else(|e| panic!("check JSON: {e}\n{ran}"));
+        report["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["id"] == "TA-CFG-001")
+            .map(|f| printed::Finding {
+                id: "TA-CFG-001".into(),
+                severity: f["severity"].as_str().unwrap_or_default().into(),
+                subject: f["subject"].as_str().unwrap_or_default().into(),
+                message: f["message"].as_str().unwrap_or_default().into(),
+            })
+            .collect()
+    };
+    // (values set, the binary the Pod would run, the text that must stop it, or None: it starts).
+    let cases: [(&str, &str, Option<&str>); 4] = [
+        ("manager.config.featureGates.MadeUp=true", MANAGER_2_3_0, Some("unrecognized feature gate: MadeUp")),
+        ("image.tag=v2.1.0", "trainer-controller-manager-v2.1.0", Some("strict decoding error: unknown field \"statusServer\"")),
+        ("image.tag=v2.0.0", "trainer-controller-manager-v2.0.0", Some("flag provided but not defined: -config")),
+        ("image.tag=v2.2.1", "trainer-controller-manager-v2.2.1", None),
+    ];
+    for (i, (set, binary, stops)) in cases.iter().enumerate() {
+        let found = check_with(set);
+        assert_eq!(found.len(), 1, "check --set {set}: TA-CFG-001 findings {found:?}");
+        let f = &found[0];
+        match stops {
+            Some(text) => assert!(f.severity == "error" && f.message.contains(text), "check --set {set} must predict {text:?}: {f:?}"),
+            None => assert_eq!(f.severity, "warning", "check --set {set}: the pinned controller accepts the configuration: {f:?}"),
+        }
+        let config = rendered_config(lab, &format!("--set {set}"), &format!("cfg-{i}.yaml"));
+        let ran = lab.shell(&format!("timeout 60 {binary} --config={config}"));
+        let said = ran
+            .stderr
+            .lines()
+            .chain(ran.stdout.lines())
+            .filter(|l| l.contains("error") || l.contains("flag provided"))
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("\n");
+        lab.note(&format!("--set {set}: {binary} --config: exit {:?}: {said}", ran.code));
+        match stops {
+            Some(text) => {
+                assert!(matches!(ran.code, Some(1) | Some(2)), "{binary} was to stop at start-up:\n{ran}");
+                // The managers log JSON: the quotes of the error text are escaped there.
+                let printed = format!("{}{}", ran.stdout, ran.stderr).replace("\\\"", "\"");
+                assert!(printed.contains(text), "{binary} did not print {text:?}:\n{ran}");
+                lab.note(&format!("OBSERVED TA-CFG-001 values {set}: {binary} printed {text:?} and exited {:?}", ran.code));
+            }
+            None => {
+                let log = format!("{}{}", ran.stdout, ran.stderr);
+                assert!(
+                    log.contains("Creating manager") && !log.contains("strict decoding"),
+                    "{binary} was to load the Configuration:\n{ran}"
+                );
+                lab.note(&format!("OBSERVED TA-CFG-001 (older) values {set}: {binary} loaded the 2.3.0 chart's Configuration"));
+            }
+        }
+    }
 }

@@ -82,6 +82,10 @@ pub struct Lab {
     webhooks: Webhooks,
     /// The first version the scenario pushes: the one it installs.
     from: String,
+    /// The Helm release and the namespace Trainer is installed as (`kubeflow-trainer` in
+    /// `kubeflow-system` unless the scenario says otherwise: [`Lab::start_as`]).
+    pub release: &'static str,
+    pub namespace: &'static str,
 }
 
 impl Lab {
@@ -90,6 +94,14 @@ impl Lab {
     /// Admission webhooks are on and the controllers run as their Pods (issue 22).
     pub fn start(scenario: &'static str, versions: &[&str]) -> Option<Lab> {
         Self::start_with(scenario, versions, Webhooks::On)
+    }
+
+    /// [`Self::start`] for Trainer installed as release `release` in `namespace`.
+    pub fn start_as(scenario: &'static str, versions: &[&str], release: &'static str, namespace: &'static str) -> Option<Lab> {
+        let mut lab = Self::start(scenario, versions)?;
+        lab.release = release;
+        lab.namespace = namespace;
+        Some(lab)
     }
 
     /// [`Self::start`] with admission webhooks as asked: with [`Webhooks::On`] the stand-in runs
@@ -116,6 +128,8 @@ impl Lab {
             started: Instant::now(),
             webhooks,
             from: versions.first().map(|v| v.to_string()).unwrap_or_default(),
+            release: RELEASE,
+            namespace: NAMESPACE,
         };
         lab.note(&format!("control plane up in {:.1} s", lab.cp.startup.as_secs_f64()));
         for version in versions {
@@ -300,13 +314,18 @@ impl Lab {
         let manager = |v: &str| format!("trainer-controller-manager-v{v}");
         let mut aliases: std::collections::BTreeMap<String, String> = RELABELLED.iter().map(|v| (manager(v), manager("2.3.0"))).collect();
         aliases.insert("trainer-controller-manager-latest".into(), manager(&self.from));
-        self.standin = Some(StandIn::start_aliased(&self.cp, NAMESPACE, aliases).unwrap());
+        self.standin = Some(StandIn::start_aliased(&self.cp, self.namespace, aliases).unwrap());
     }
 
     /// What the running stand-in's controller Pods logged so far, Pod by Pod.
     pub fn controller_logs(&self) -> String {
         let logs = self.standin.as_ref().map(|s| s.controller_logs()).unwrap_or_default();
         logs.iter().map(|(pod, log)| format!("--- {pod}\n{log}")).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The running stand-in's live record list (None when none runs).
+    pub fn standin_shared_records(&self) -> Option<std::sync::Arc<std::sync::Mutex<Vec<Record>>>> {
+        self.standin.as_ref().map(|s| s.shared_records())
     }
 
     /// What the running stand-in recorded so far (empty when none runs).
@@ -340,11 +359,12 @@ impl Lab {
         self.note(&format!("reset: a fresh control plane in {:.1} s", self.cp.startup.as_secs_f64()));
     }
 
-    /// `helm list` for the release namespace: (status, chart) of the release.
+    /// `helm list` for the release namespace: (status, chart) of the release (Helm 4 lists every
+    /// status by default, an uninstalled one kept in history too).
     pub fn release(&self) -> (String, String) {
-        let ran = self.shell_ok(&format!("helm list -n {NAMESPACE} -o json"));
+        let ran = self.shell_ok(&format!("helm list -n {} -o json", self.namespace));
         let list: Json = serde_json::from_str(&ran.stdout).unwrap();
-        let release = list.as_array().and_then(|l| l.iter().find(|r| r["name"] == RELEASE)).cloned().unwrap_or(Json::Null);
+        let release = list.as_array().and_then(|l| l.iter().find(|r| r["name"] == self.release)).cloned().unwrap_or(Json::Null);
         (release["status"].as_str().unwrap_or("absent").to_string(), release["chart"].as_str().unwrap_or("").to_string())
     }
 }

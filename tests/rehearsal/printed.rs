@@ -15,6 +15,21 @@ pub struct Finding {
     pub message: String,
 }
 
+/// The findings of a `check --format json` report.
+pub fn findings(report: &Json) -> Vec<Finding> {
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| Finding {
+            id: f["id"].as_str().unwrap_or_default().into(),
+            severity: f["severity"].as_str().unwrap_or_default().into(),
+            subject: f["subject"].as_str().unwrap_or_default().into(),
+            message: f["message"].as_str().unwrap_or_default().into(),
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct Check {
     pub ran: Ran,
@@ -62,17 +77,8 @@ pub fn check_with(lab: &Lab, kubeconfig: &std::path::Path, to: &str) -> Check {
     let ran = lab.audit_as(kubeconfig, &args);
     assert!(matches!(ran.code, Some(0) | Some(1)), "[{}] check failed to run:\n{ran}", lab.scenario);
     let report: Json = serde_json::from_str(&ran.stdout).unwrap_or_else(|e| panic!("check JSON: {e}\n{ran}"));
-    let findings = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| Finding {
-            id: f["id"].as_str().unwrap_or_default().into(),
-            severity: f["severity"].as_str().unwrap_or_default().into(),
-            subject: f["subject"].as_str().unwrap_or_default().into(),
-            message: f["message"].as_str().unwrap_or_default().into(),
-        })
-        .collect();
+    assert!(report["findings"].is_array(), "[{}] check JSON without findings:\n{ran}", lab.scenario);
+    let findings = findings(&report);
     let check = Check { ran, report, findings };
     lab.note(&format!("check --to {to}: exit {:?}; {}", check.ran.code, check.summary().join(", ")));
     check
@@ -114,32 +120,17 @@ pub fn runbook(lab: &Lab, to: &str) -> (String, Vec<String>) {
     (ran.stdout, blocks)
 }
 
-/// Fenced ```` ```sh ```` blocks of Markdown, each with the fence's indentation removed.
-pub fn sh_blocks(markdown: &str) -> Vec<String> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(usize, Vec<String>)> = None;
-    for line in markdown.lines() {
-        let indent = line.len() - line.trim_start().len();
-        match &mut current {
-            None if line.trim() == "```sh" => current = Some((indent, Vec::new())),
-            None => {}
-            Some((_, lines)) if line.trim() == "```" => {
-                blocks.push(lines.join("\n"));
-                current = None;
-            }
-            Some((fence, lines)) => {
-                let cut = indent.min(*fence);
-                lines.push(line[cut..].to_string());
-            }
-        }
-    }
-    assert!(current.is_none(), "an unclosed sh block in:\n{markdown}");
-    blocks
-}
+/// Fenced ```` ```sh ```` blocks of Markdown (the explorer's, one definition for both harnesses).
+pub use testkit::explore::printed::sh_blocks;
 
 /// Every block run in order, one `bash -euo pipefail` per block; stops at the first failing
 /// block (the runbook failed there) and returns what ran.
 pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
+    run_blocks_marked(lab, blocks, &|_, _| {})
+}
+
+/// [`run_blocks`], calling `starting(i, block)` before block `i` runs (a timeline's marks).
+pub fn run_blocks_marked(lab: &Lab, blocks: &[String], starting: &dyn Fn(usize, &str)) -> Vec<Ran> {
     let mut ran = Vec::new();
     // A person runs the blocks in one shell: `$BACKUP_DIR`, set by the Backups block, is
     // carried from block to block.
@@ -149,6 +140,7 @@ pub fn run_blocks(lab: &Lab, blocks: &[String]) -> Vec<Ran> {
         let script = format!(
             "if [ -f {state} ]; then . {state}; fi\n{block}\nif [ -n \"${{BACKUP_DIR:-}}\" ]; then declare -p BACKUP_DIR > {state}; fi\n"
         );
+        starting(i, block);
         let r = lab.shell(&script);
         lab.note(&format!("runbook block {}/{}: exit {:?} in {:.1} s", i + 1, blocks.len(), r.code, r.seconds));
         let failed = !r.ok();

@@ -53,6 +53,7 @@ fn rehearse_helm_2_0_0_to_2_3_0() {
         // numProcPerNode is still "auto" (TA-SCH-001): it never becomes Ready and Helm waits out
         // its --timeout 10m; the attempt stops once the manager has said why.
         stop_when: Some(|lab| lab.controller_logs().contains("json: cannot unmarshal string into Go struct field")),
+        install_as: None,
     });
 }
 
@@ -71,6 +72,7 @@ fn rehearse_helm_2_2_0_to_2_3_0() {
             users::mark_in_use(lab, "torch-distributed");
         },
         stop_when: None,
+        install_as: None,
     });
 }
 

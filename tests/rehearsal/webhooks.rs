@@ -347,4 +347,72 @@ pub fn real_manager_serves_the_2_3_webhooks() {
             ))
             .collect::<Vec<_>>()
     ));
+
+    gang_scheduler_crd_missing(&lab);
+    crds_too_large_for_client_side_apply(&lab);
+}
+
+/// TA-NB-002 with the real 2.3.0 manager: a runtime asking for coscheduling on a cluster without
+/// scheduler-plugins' PodGroup CRD. `check` reports the error on it; the manager skipped the
+/// plugin's watches at start without a word (the message it means to log goes to an unset
+/// logger), and a TrainJob on the runtime gets no JobSet: the manager's build of its PodGroup is
+/// refused by its REST mapper.
+fn gang_scheduler_crd_missing(lab: &Lab) {
+    let mut runtime = lab.get_json("clustertrainingruntime torch-distributed");
+    let metadata = serde_json::json!({"name": "team-gang"});
+    runtime["metadata"] = metadata;
+    runtime["spec"]["podGroupPolicy"] = serde_json::json!({"coscheduling": {"scheduleTimeoutSeconds": 60}});
+    runtime.as_object_mut().unwrap().remove("status");
+    lab.shell_ok(&format!("kubectl apply -f - <<'EOF'\n{runtime}\nEOF"));
+    let check = printed::check(lab, "2.3.1");
+    let gang: Vec<&printed::Finding> = check.errors().into_iter().filter(|f| f.id == "TA-NB-002").collect();
+    assert!(gang.iter().any(|f| f.subject.contains("team-gang")), "check reports no TA-NB-002 error on team-gang: {:?}", check.summary());
+    // The plugin means to log "PodGroup CRDs must be installed in advance" when it skips its
+    // watches, but its logger is never set (coscheduling.go `New`): nothing is logged.
+    let logs = lab.controller_logs();
+    assert!(
+        !logs.contains("PodGroup CRDs must be installed in advance"),
+        "the 2.3.0 manager now says it skips coscheduling: update TA-NB-002's why"
+    );
+    users::apply(lab, &running::runnable_trainjob("gang", "team-gang", 2, "echo gang"));
+    let refused = running::poll(90, || {
+        let events = lab.shell(&format!(
+            "kubectl get events -n {TEAM} --field-selector involvedObject.name=gang -o custom-columns=MESSAGE:.message --no-headers"
+        ));
+        events.stdout.lines().find(|l| l.contains("no matches for kind \"PodGroup\"")).map(String::from)
+    });
+    let jobset = lab.shell(&format!("kubectl get jobset gang -n {TEAM} -o name"));
+    lab.note(&format!("TrainJob {TEAM}/gang on team-gang: Event {refused:?}; JobSet: {}", if jobset.ok() { "made" } else { "none" }));
+    let refused = refused.unwrap_or_else(|| {
+        panic!("no Event names the missing PodGroup kind:\n{}", lab.shell(&format!("kubectl get events -n {TEAM}")).stdout)
+    });
+    assert!(!jobset.ok(), "a JobSet was made for a TrainJob whose PodGroup cannot be: {jobset}");
+    lab.note(&format!("OBSERVED TA-NB-002 ClusterTrainingRuntime/team-gang: the manager skipped coscheduling at start and refused the TrainJob: {refused}"));
+    lab.shell_ok(&format!(
+        "kubectl delete trainjob gang -n {TEAM} --wait=false && kubectl delete clustertrainingruntime team-gang --wait=false"
+    ));
+}
+
+/// TA-HOOK-104's failure, the API server's: the 2.3 runtime CRDs applied client-side (as Argo
+/// CD applies by default, `kubectl apply` keeping the whole object in its last-applied
+/// annotation) are refused for the annotation's size; `hooks --engine argocd` predicts it.
+fn crds_too_large_for_client_side_apply(lab: &Lab) {
+    let chart = lab.corpus.join("charts/kubeflow-trainer-2.3.0.tgz");
+    let review = lab.audit_offline(&["hooks", &chart.display().to_string(), "--engine", "argocd", "--format", "json"]);
+    assert!(review.stdout.contains("TA-HOOK-104"), "hooks --engine argocd does not report TA-HOOK-104:\n{review}");
+    // The CRD as the chart renders it (the live one, with what the server added taken off).
+    let mut crd = lab.get_json("crd clustertrainingruntimes.trainer.kubeflow.org");
+    crd.as_object_mut().unwrap().remove("status");
+    crd["metadata"] = serde_json::json!({"name": "clustertrainingruntimes.trainer.kubeflow.org"});
+    std::fs::write(lab.run_dir().join("runtime-crd.json"), crd.to_string()).unwrap();
+    let applied = lab.shell("kubectl apply -f runtime-crd.json");
+    let expected = "metadata.annotations: Too long: may not be more than 262144 bytes";
+    assert!(
+        !applied.ok() && applied.stderr.contains(expected),
+        "client-side apply of the 2.3 runtime CRD was to be refused with {expected:?}:\n{applied}"
+    );
+    lab.note(&format!(
+        "OBSERVED TA-HOOK-104: kubectl apply (client-side) of the 2.3 ClusterTrainingRuntime CRD: {}",
+        applied.stderr.trim()
+    ));
 }

@@ -13,7 +13,10 @@ use std::process::{Command, Output, Stdio};
 use flate2::{write::GzEncoder, Compression};
 
 /// Runs `trainer-audit` with `HOME` and the cache inside `home`, so no test sees the machine's
-/// credentials or another test's cache.
+/// credentials or another test's cache. Git stops below this repository
+/// (`GIT_CEILING_DIRECTORIES`): the fixture trees under tests/ are trees, not a repository, so
+/// what `gitops` prints does not depend on whether the project is a git checkout (a tree in a
+/// repository of its own, as tests make them in temporary directories, is still one).
 pub fn run(home: &Path, args: &[&str]) -> Output {
     run_with_stdin(home, args, None)
 }
@@ -25,6 +28,7 @@ pub fn run_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("TRAINER_AUDIT_CACHE_DIR", home.join("cache"))
+        .env("GIT_CEILING_DIRECTORIES", env!("CARGO_MANIFEST_DIR"))
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -104,10 +108,7 @@ pub fn tiny_chart(name: &str, version: &str) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
-/// Helm's config blob: Chart.yaml metadata as JSON.
-pub fn chart_config(name: &str, version: &str) -> Vec<u8> {
-    format!(r#"{{"apiVersion":"v2","appVersion":"{version}","name":"{name}","version":"{version}"}}"#).into_bytes()
-}
+pub use testkit::registry::chart_config;
 
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
@@ -173,4 +174,44 @@ pub fn corpus() -> PathBuf {
 /// True in CI, where a missing tool must fail the test instead of skipping it.
 pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// True when the file is an ELF executable with no interpreter and no shared-library needs:
+/// what a `FROM scratch`-like base can run. Hand-read because it is a dozen header fields and no
+/// ELF crate is a dependency of this workspace.
+pub fn static_elf(bytes: &[u8]) -> Result<(), String> {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or("truncated");
+    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).ok_or("truncated");
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize).ok_or("truncated");
+    if bytes.get(..6) != Some(b"\x7fELF\x02\x01") {
+        return Err("not a little-endian 64-bit ELF file".into());
+    }
+    let (phoff, phentsize, phnum) = (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?);
+    for i in 0..phnum {
+        let header = phoff + i * phentsize;
+        match u32_at(header)? {
+            3 => return Err("it has a PT_INTERP (dynamic loader) segment".into()),
+            2 => {
+                let (offset, size) = (u64_at(header + 8)?, u64_at(header + 32)?);
+                for entry in (offset..offset + size).step_by(16) {
+                    match u64_at(entry)? {
+                        0 => break,
+                        1 => return Err("its dynamic section has DT_NEEDED (shared library) entries".into()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The ELF header's machine: "x86_64" (62), "aarch64" (183), or the number.
+pub fn elf_machine(bytes: &[u8]) -> String {
+    match bytes.get(0x12..0x14).map(|b| u16::from_le_bytes([b[0], b[1]])) {
+        Some(62) => "x86_64".into(),
+        Some(183) => "aarch64".into(),
+        other => format!("{other:?}"),
+    }
 }

@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use crate::measure::{build_release, corpus, load_average, measure, median, peak_rss_kib, repo_root, tempfile_dir, time, Measured};
 use crate::setup;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -18,38 +19,18 @@ pub fn run(args: &[String]) -> Result<()> {
     let runs = match rest {
         [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
         [] => 21,
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|validate|fleet|start [--runs N]"),
     };
     match target {
         "fleet" => crate::bench_fleet::fleet(runs),
+        "validate" => crate::bench_validate::validate(runs),
         "pull" => pull(runs),
         "render" => render(runs),
         "diff" => diff(runs),
         "cluster" => cluster(runs),
         "start" => start(runs),
-        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|fleet|start [--runs N]"),
+        _ => bail!("usage: cargo xtask bench pull|render|diff|cluster|validate|fleet|start [--runs N]"),
     }
-}
-
-pub(crate) fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
-}
-
-pub(crate) fn corpus() -> Result<PathBuf> {
-    let dir = std::env::var_os("TRAINER_AUDIT_CORPUS").map(PathBuf::from).unwrap_or_else(|| repo_root().join("../shared/corpus"));
-    if !dir.join("charts").is_dir() {
-        bail!("no corpus at {} (set TRAINER_AUDIT_CORPUS)", dir.display());
-    }
-    Ok(dir)
-}
-
-pub(crate) fn build_release() -> Result<PathBuf> {
-    let status =
-        Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "--bin", "trainer-audit"]).current_dir(repo_root()).status()?;
-    if !status.success() {
-        bail!("release build failed");
-    }
-    Ok(repo_root().join("target/release/trainer-audit"))
 }
 
 struct CorpusRegistry {
@@ -73,32 +54,6 @@ fn start_registry(corpus: &Path) -> Result<CorpusRegistry> {
         bail!("corpus-registry start failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(CorpusRegistry { tool, port })
-}
-
-fn time(mut cmd: Command) -> Result<Duration> {
-    let start = Instant::now();
-    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-    let elapsed = start.elapsed();
-    if !out.status.success() {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(elapsed)
-}
-
-/// Like [`time`], but findings (exit 1) are a normal outcome; only exit 2 fails.
-pub(crate) fn time_any_exit(mut cmd: Command) -> Result<Duration> {
-    let start = Instant::now();
-    let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-    let elapsed = start.elapsed();
-    if out.status.code() == Some(2) {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(elapsed)
-}
-
-pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn pull(runs: usize) -> Result<()> {
@@ -351,94 +306,11 @@ fn cluster_one(binary: &Path, dir: &Path, fixture: Fixture, runs: usize) -> Resu
     Ok(())
 }
 
-/// The 1-minute load average, as text ("?" where /proc/loadavg is missing).
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|t| t.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
-}
-
-/// One whole-process run, or the medians of several: wall time, and CPU time (user + system)
-/// and peak RSS from GNU time when the machine has it.
-struct Measured {
-    wall: Duration,
-    cpu: Option<Duration>,
-    rss_kib: Option<u64>,
-}
-
-impl Measured {
-    fn median(samples: Vec<Measured>) -> Measured {
-        fn mid<T: Ord + Copy>(mut v: Vec<T>) -> Option<T> {
-            v.sort();
-            v.get(v.len() / 2).copied()
-        }
-        Measured {
-            wall: mid(samples.iter().map(|s| s.wall).collect()).unwrap_or_default(),
-            cpu: mid(samples.iter().filter_map(|s| s.cpu).collect()),
-            rss_kib: mid(samples.iter().filter_map(|s| s.rss_kib).collect()),
-        }
-    }
-
-    fn row(&self) -> String {
-        let cpu = self.cpu.map(|c| format!("{:.2} s", c.as_secs_f64())).unwrap_or_else(|| "n/a".into());
-        let rss = self.rss_kib.map(|k| format!("{:.0} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
-        format!("{:>6.2} s  {cpu:>8}  {rss:>8}", self.wall.as_secs_f64())
-    }
-}
-
-/// Runs `cmd` once (output discarded); an exit code outside `ok` fails the benchmark.
-fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
-    let gnu_time = Path::new("/usr/bin/time");
-    let report = std::env::temp_dir().join(format!("trainer-audit-bench-time-{}", std::process::id()));
-    let mut run = if gnu_time.exists() {
-        let mut c = Command::new(gnu_time);
-        c.arg("-o").arg(&report).args(["-f", "%U %S %M"]).arg(cmd.get_program()).args(cmd.get_args());
-        c.envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
-        c
-    } else {
-        cmd
-    };
-    let start = Instant::now();
-    let out = run.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-    let wall = start.elapsed();
-    if !out.status.code().is_some_and(|c| ok.contains(&c)) {
-        bail!("{run:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    }
-    let fields: Vec<f64> = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|t| t.lines().last().map(|l| l.split_whitespace().filter_map(|f| f.parse().ok()).collect()))
-        .unwrap_or_default();
-    let _ = std::fs::remove_file(&report);
-    match fields[..] {
-        [user, system, rss] => Ok(Measured { wall, cpu: Some(Duration::from_secs_f64(user + system)), rss_kib: Some(rss as u64) }),
-        _ => Ok(Measured { wall, cpu: None, rss_kib: None }),
-    }
-}
-
-pub(crate) fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("trainer-audit-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
 /// Enough JSON reading for one string field of our own pull report.
 fn json_field(text: &str, field: &str) -> Option<String> {
     let start = text.find(&format!("\"{field}\": \""))? + field.len() + 5;
     let end = text[start..].find('"')? + start;
     Some(text[start..end].to_string())
-}
-
-/// Peak RSS (KiB) of a command, via GNU time when the machine has it.
-pub(crate) fn peak_rss_kib(cmd: Command) -> Option<u64> {
-    if !Path::new("/usr/bin/time").exists() {
-        return None;
-    }
-    let program = cmd.get_program().to_os_string();
-    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
-    let envs: Vec<_> = cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_os_string(), v.to_os_string()))).collect();
-    let out = Command::new("/usr/bin/time").arg("-f").arg("%M").arg(program).args(args).envs(envs).stdout(Stdio::null()).output().ok()?;
-    String::from_utf8_lossy(&out.stderr).lines().last()?.trim().parse().ok()
 }
 
 /// `bench render`: the corpus 2.3.0 chart with runtimes-all.yaml, in-process and whole-process,

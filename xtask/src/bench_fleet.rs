@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::bench::{build_release, corpus, median, peak_rss_kib, repo_root, tempfile_dir, time_any_exit};
+use crate::measure::{build_release, corpus, median, peak_rss_kib, repo_root, tempfile_dir, time_any_exit};
 
 const CLUSTERS: usize = 50;
 const TRAINJOBS: usize = 1_000;

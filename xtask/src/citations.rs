@@ -6,15 +6,19 @@
 //! a rerun reads the cache and needs no network) and its cited lines must contain the citation's
 //! `quote` (whitespace runs compared as one space). Prints `N of M citations verified`, then each
 //! citation it cannot check and why (a docs site, an issue, a branch, a version the proxy does not
-//! serve); a missing file, a line past its end, a missing or absent quote fails. `--show` prints
-//! the cited lines of every citation instead (to write or review quotes).
+//! serve); a missing file, a line past its end, a missing or absent quote fails, and so does a
+//! quote that is only a name (`trainer_audit::audit::quotes::only_a_name`). A claim of absence
+//! (`absent:`, keyed like `quotes:`) is checked the other way round: the cited lines, file, or
+//! every file under a cited directory (a chart at its tag) must not contain its text, in any
+//! letter case. `--show` prints the cited lines of every citation instead (to write or review
+//! quotes).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
-use trainer_audit::audit::{compat, rules};
+use trainer_audit::audit::{compat, quotes, rules};
 
 /// One citation as found in a source text.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +34,8 @@ struct Source {
     origin: String,
     text: String,
     quotes: BTreeMap<String, String>,
+    /// Texts a cited file (or directory) must not contain: claims of absence.
+    absent: quotes::Absent,
     /// A quote every file citation of this source must contain when `quotes` has none for it.
     implied: Option<String>,
 }
@@ -193,37 +199,57 @@ fn gather() -> Result<Vec<Source>> {
         let parsed = rules::parse_rules(name, text).map_err(|e| anyhow::anyhow!("{e}"))?;
         for r in parsed {
             let at = |what: &str| format!("{} {} {what}", r.origin, r.id);
-            out.push(Source { origin: at("source"), text: r.source.clone(), quotes: r.quotes.clone(), implied: None });
+            out.push(Source {
+                origin: at("source"),
+                text: r.source.clone(),
+                quotes: r.quotes.clone(),
+                absent: r.absent.clone(),
+                implied: None,
+            });
             for (variant, v) in &r.variants {
                 if let Some(s) = &v.source {
                     out.push(Source {
                         origin: at(&format!("variant {variant}")),
                         text: s.clone(),
                         quotes: v.quotes.clone(),
+                        absent: v.absent.clone(),
                         implied: None,
                     });
                 }
             }
             for (i, e) in r.expect.iter().enumerate() {
-                out.push(Source { origin: at(&format!("expect[{i}]")), text: e.source.clone(), quotes: e.quotes.clone(), implied: None });
+                out.push(Source {
+                    origin: at(&format!("expect[{i}]")),
+                    text: e.source.clone(),
+                    quotes: e.quotes.clone(),
+                    absent: e.absent.clone(),
+                    implied: None,
+                });
             }
         }
     }
     let c = compat::embedded().map_err(|e| anyhow::anyhow!("{e}"))?;
     let file = compat::FILE;
-    let mut add = |table: &str, i: usize, text: &str, quotes: &BTreeMap<String, String>| {
-        out.push(Source { origin: format!("{file} {table}[{i}]"), text: text.to_string(), quotes: quotes.clone(), implied: None });
+    let mut add = |table: &str, i: usize, text: &str, quotes: &BTreeMap<String, String>, absent: &quotes::Absent| {
+        out.push(Source {
+            origin: format!("{file} {table}[{i}]"),
+            text: text.to_string(),
+            quotes: quotes.clone(),
+            absent: absent.clone(),
+            implied: None,
+        });
     };
-    c.trainer.iter().enumerate().for_each(|(i, r)| add("trainer", i, &r.source, &r.quotes));
-    c.jobset_features.iter().enumerate().for_each(|(i, r)| add("jobset_features", i, &r.source, &r.quotes));
-    c.kueue.iter().enumerate().for_each(|(i, r)| add("kueue", i, &r.source, &r.quotes));
-    c.helm.iter().enumerate().for_each(|(i, r)| add("helm", i, &r.source, &r.quotes));
-    c.kubernetes_tested.iter().enumerate().for_each(|(i, r)| add("kubernetes_tested", i, &r.source, &r.quotes));
+    c.trainer.iter().enumerate().for_each(|(i, r)| add("trainer", i, &r.source, &r.quotes, &r.absent));
+    c.jobset_features.iter().enumerate().for_each(|(i, r)| add("jobset_features", i, &r.source, &r.quotes, &r.absent));
+    c.kueue.iter().enumerate().for_each(|(i, r)| add("kueue", i, &r.source, &r.quotes, &r.absent));
+    c.helm.iter().enumerate().for_each(|(i, r)| add("helm", i, &r.source, &r.quotes, &r.absent));
+    c.kubernetes_tested.iter().enumerate().for_each(|(i, r)| add("kubernetes_tested", i, &r.source, &r.quotes, &Default::default()));
     for r in &c.removed_apis {
         out.push(Source {
             origin: format!("{} {} {}", compat::KUBE_APIS_FILE, r.api, r.kind),
             text: r.source.clone(),
             quotes: r.quotes.clone(),
+            absent: Default::default(),
             implied: None,
         });
     }
@@ -232,6 +258,7 @@ fn gather() -> Result<Vec<Source>> {
             origin: format!("{} {}", compat::KUEUE_BUILDS_FILE, b.kueue),
             text: b.source.clone(),
             quotes: b.quotes.clone(),
+            absent: quotes::Absent::new(),
             implied: Some(format!("github.com/kubeflow/trainer/v2 {}", b.trainer)),
         });
     }
@@ -297,6 +324,57 @@ fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// One file citation to check: where it is, its module and path there, and what its lines must
+/// (`quote`) and must not (`absent`) contain.
+struct Check {
+    origin: String,
+    cited: String,
+    module: String,
+    version: String,
+    inner: String,
+    lines: Option<(usize, usize)>,
+    quote: Option<String>,
+    absent: Option<Vec<String>>,
+}
+
+/// The files under `dir` whose relative path or content holds `text` in any letter case
+/// (whitespace runs compared as one space). An empty directory proves nothing, so it is an error. The Go module zip holds
+/// what the tag holds except nested modules and `vendor/`, which no citation here names.
+fn holders(dir: &std::path::Path, text: &str) -> Result<Vec<String>> {
+    let wanted = squash(text).to_lowercase();
+    let mut found = Vec::new();
+    let mut files = 0usize;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            files += 1;
+            let relative = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+            let content = std::fs::read(&path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+            if relative.to_lowercase().contains(&wanted) || squash(&content).to_lowercase().contains(&wanted) {
+                found.push(relative);
+            }
+        }
+    }
+    if files == 0 {
+        bail!("the directory holds no file: an absence there proves nothing");
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The texts of a claim of absence that `cited` holds after all, in any letter case
+/// (`schedulerName` absent is not shown by `SchedulerName` absent) and with whitespace runs
+/// compared as one space.
+fn held_in<'a>(cited: &str, texts: &'a [String]) -> Vec<&'a String> {
+    let lower = squash(cited).to_lowercase();
+    texts.iter().filter(|a| lower.contains(&squash(a).to_lowercase())).collect()
+}
+
 /// `cargo xtask citations [--show]`.
 pub fn run(args: &[String]) -> Result<()> {
     let show = match args {
@@ -313,23 +391,43 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut wanted = BTreeSet::new();
     for s in &sources {
         let cited = citations(&s.text);
-        for key in s.quotes.keys() {
+        for (what, key) in s.quotes.keys().map(|k| ("quote", k)).chain(s.absent.keys().map(|k| ("absent", k))) {
             let named =
                 cited.iter().filter(|c| matches!(c, Cited::File { key: k, url, .. } if k == key || url.as_deref() == Some(key))).count();
             if named != 1 {
-                problems.push(format!("{}: quote key {key:?} names {named} file citations (exactly one expected)", s.origin));
+                problems.push(format!("{}: {what} key {key:?} names {named} file citations (exactly one expected)", s.origin));
             }
         }
         for c in cited {
             match c {
                 Cited::Other { text, reason } => unchecked.push(format!("{}: {text}: {reason}", s.origin)),
                 Cited::File { repo, reference, path, lines, key, url } => {
-                    let quote =
-                        s.quotes.get(&key).or_else(|| url.as_ref().and_then(|u| s.quotes.get(u))).cloned().or_else(|| s.implied.clone());
+                    let absent: Option<Vec<String>> = s
+                        .absent
+                        .get(&key)
+                        .or_else(|| url.as_ref().and_then(|u| s.absent.get(u)))
+                        .map(|t| t.iter().map(String::from).collect());
+                    // A claim of absence alone needs no quote; without either, the implied one.
+                    let quote = s.quotes.get(&key).or_else(|| url.as_ref().and_then(|u| s.quotes.get(u))).cloned().or_else(|| {
+                        if absent.is_some() {
+                            None
+                        } else {
+                            s.implied.clone()
+                        }
+                    });
                     match module_for(&repo, &reference, &path) {
                         Ok((module, version, inner)) => {
                             wanted.insert((module.clone(), version.clone()));
-                            checks.push((s.origin.clone(), format!("{repo}@{reference} {key}"), module, version, inner, lines, quote));
+                            checks.push(Check {
+                                origin: s.origin.clone(),
+                                cited: format!("{repo}@{reference} {key}"),
+                                module,
+                                version,
+                                inner,
+                                lines,
+                                quote,
+                                absent,
+                            });
                         }
                         Err(reason) => unchecked.push(format!("{}: {repo}@{reference} {key}: {reason}", s.origin)),
                     }
@@ -338,8 +436,9 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     let dirs = download(&wanted)?;
-    let (mut verified, mut moved) = (0usize, 0usize);
-    for (origin, cited, module, version, inner, lines, quote) in &checks {
+    let (mut verified, mut moved, mut absences) = (0usize, 0usize, 0usize);
+    for check in &checks {
+        let Check { origin, cited, module, version, inner, lines, quote, absent } = check;
         let dir = match &dirs[&(module.clone(), version.clone())] {
             Ok(dir) => dir,
             Err(e) if not_served(e) => {
@@ -354,14 +453,45 @@ pub fn run(args: &[String]) -> Result<()> {
         };
         let file = dir.join(inner);
         if file.is_dir() {
-            // A directory citation (`tree/`): its quote names an entry in it.
+            // A directory citation (`tree/`): its quote names an entry in it; a claim of absence
+            // holds for every file under it, names and contents.
             let entries: Vec<String> =
                 std::fs::read_dir(&file)?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            let mut ok = true;
             match quote {
-                Some(q) if entries.iter().any(|e| e == q) => verified += 1,
-                Some(q) => problems.push(format!("{origin}: {cited}: the directory has no entry {q:?}")),
-                None => problems.push(format!("{origin}: {cited}: no quote (for a directory: the name of a file in it)")),
+                Some(q) if entries.iter().any(|e| e == q) => {}
+                Some(q) => {
+                    problems.push(format!("{origin}: {cited}: the directory has no entry {q:?}"));
+                    ok = false;
+                }
+                None if absent.is_some() => {}
+                None => {
+                    problems.push(format!("{origin}: {cited}: no quote (for a directory: the name of a file in it)"));
+                    ok = false;
+                }
             }
+            if let Some(texts) = absent {
+                let mut held = false;
+                for a in texts {
+                    match holders(&file, a) {
+                        Ok(found) if found.is_empty() => {}
+                        Ok(found) => {
+                            problems.push(format!("{origin}: {cited}: claimed absent, but {a:?} is in {}", found.join(", ")));
+                            held = true;
+                        }
+                        Err(e) => {
+                            problems.push(format!("{origin}: {cited}: {e}"));
+                            held = true;
+                        }
+                    }
+                }
+                if held {
+                    ok = false;
+                } else {
+                    absences += 1;
+                }
+            }
+            verified += usize::from(ok);
             continue;
         }
         let top = inner.split('/').next().unwrap_or("");
@@ -393,17 +523,41 @@ pub fn run(args: &[String]) -> Result<()> {
                 println!("   | {l}");
             }
         }
+        let mut ok = true;
         match quote {
-            Some(q) if squash(&cited_text).contains(&squash(q)) => verified += 1,
-            Some(q) => problems.push(format!("{origin}: {cited}: the cited lines do not contain the quote {q:?}")),
-            None => problems.push(format!(
-                "{origin}: {cited}: no quote (add `quotes: {{{}: …}}` with a short text the lines contain)",
-                cited.split(' ').nth(1).unwrap_or("")
-            )),
+            Some(q) if !squash(&cited_text).contains(&squash(q)) => {
+                problems.push(format!("{origin}: {cited}: the cited lines do not contain the quote {q:?}"));
+                ok = false;
+            }
+            Some(q) => {
+                if let Some(why) = quotes::only_a_name(q) {
+                    problems
+                        .push(format!("{origin}: {cited}: the quote {q:?} is only a name ({why}): quote the line that supports the claim"));
+                    ok = false;
+                }
+            }
+            None if absent.is_some() => {}
+            None => {
+                problems.push(format!(
+                    "{origin}: {cited}: no quote (add `quotes: {{{}: …}}` with a short text the lines contain)",
+                    cited.split(' ').nth(1).unwrap_or("")
+                ));
+                ok = false;
+            }
         }
+        if let Some(texts) = absent {
+            let held = held_in(&cited_text, texts);
+            if held.is_empty() {
+                absences += 1;
+            } else {
+                problems.push(format!("{origin}: {cited}: claimed absent, but the cited lines contain {held:?}"));
+                ok = false;
+            }
+        }
+        verified += usize::from(ok);
     }
     let total = checks.len() + unchecked.len() - moved;
-    println!("{verified} of {total} citations verified ({:.1} s)", started.elapsed().as_secs_f64());
+    println!("{verified} of {total} citations verified ({absences} of them claims of absence) ({:.1} s)", started.elapsed().as_secs_f64());
     if !unchecked.is_empty() {
         println!("not checkable ({}):", unchecked.len());
         for u in &unchecked {
@@ -418,4 +572,48 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("{} citations failed", problems.len());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_of_absence_fails_on_any_case_or_spacing_of_its_text() {
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n";
+        let texts = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(held_in(secret, &texts(&["tls.crt", "stringData"])).is_empty());
+        // `metadata:` holds `data:`: the checker says so rather than proving a wrong absence.
+        assert_eq!(held_in(secret, &texts(&["data:"])), [&"data:".to_string()]);
+        assert_eq!(held_in("spec:\n  SchedulerName: x", &texts(&["schedulerName"])).len(), 1);
+        assert_eq!(held_in("a\n   b", &texts(&["a b"])).len(), 1);
+    }
+
+    #[test]
+    fn a_directory_holds_a_text_in_a_file_name_or_content_and_an_empty_one_proves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("templates/crd")).unwrap();
+        std::fs::write(dir.path().join("Chart.yaml"), "apiVersion: v2\nname: c\n").unwrap();
+        std::fs::write(dir.path().join("templates/crd/optimizationjobs.yaml"), "kind: CustomResourceDefinition\n").unwrap();
+        assert!(holders(dir.path(), "kubeVersion").unwrap().is_empty());
+        assert_eq!(holders(dir.path(), "OptimizationJobs").unwrap(), ["templates/crd/optimizationjobs.yaml"]);
+        assert_eq!(holders(dir.path(), "kind:  customresourcedefinition").unwrap(), ["templates/crd/optimizationjobs.yaml"]);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(holders(empty.path(), "anything").is_err());
+    }
+
+    #[test]
+    fn citations_in_asides_are_words_and_urls_are_keys() {
+        let cited = citations(
+            "https://github.com/kubeflow/trainer/tree/v2.3.0/charts/kubeflow-trainer (no kubeVersion: absent, https://github.com/helm/helm/blob/v4.2.3/x.go); helm/helm@v4.2.3 pkg/action/upgrade.go",
+        );
+        let keys: Vec<String> = cited
+            .iter()
+            .filter_map(|c| match c {
+                Cited::File { key, .. } => Some(key.clone()),
+                Cited::Other { .. } => None,
+            })
+            .collect();
+        assert_eq!(keys, ["charts/kubeflow-trainer", "pkg/action/upgrade.go"]);
+    }
 }

@@ -453,6 +453,12 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             let cp = testkit::controlplane::ControlPlane::start().map_err(|e| anyhow::anyhow!("starting kube-apiserver {version}: {e}"))?;
             let report = observe(&cp, version, &all)?;
+            // TA-SCH-004 and TA-K8S-001 where they apply: Helm installs 2.1.0, check --to 2.3.0
+            // runs live, then the upgrade itself.
+            let observed = super::kube_minimum_check::observe(&cp, &root(), version, minor >= 32)?;
+            println!("kube-apiserver {version}, Helm 2.1.0 → 2.3.0:");
+            observed.lines.iter().for_each(|l| println!("  {l}"));
+            wrong.extend(observed.wrong);
             drop(cp);
             let c = celdiff::compare(&report, &files);
             println!("kube-apiserver {version}: {}", c.summary());

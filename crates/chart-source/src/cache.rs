@@ -1,14 +1,12 @@
 //! The content-addressed chart cache: blobs (manifests, configs, chart layers) stored by digest
 //! and re-verified on every read, plus a small index from `registry/repository:tag` to manifest
-//! digest so that repeat and `--offline` pulls need no network. Lives in
-//! `$TRAINER_AUDIT_CACHE_DIR`, else `$XDG_CACHE_HOME/trainer-audit`, else `~/.cache/trainer-audit`.
+//! digest so that repeat and `--offline` pulls need no network. Where it lives is the caller's
+//! choice ([`Cache::new`]).
 
 use std::path::{Path, PathBuf};
 
 use super::oci::sha256_digest;
 use super::reference::{validate_digest, OciRef};
-
-pub const CACHE_DIR_ENV: &str = "TRAINER_AUDIT_CACHE_DIR";
 
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -18,15 +16,6 @@ pub struct Cache {
 impl Cache {
     pub fn new(root: impl Into<PathBuf>) -> Cache {
         Cache { root: root.into() }
-    }
-
-    /// The default location, or None when there is no home to put it in.
-    pub fn from_env() -> Option<Cache> {
-        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        env(CACHE_DIR_ENV)
-            .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("trainer-audit")))
-            .or_else(|| env("HOME").map(|h| h.join(".cache/trainer-audit")))
-            .map(Cache::new)
     }
 
     pub fn root(&self) -> &Path {

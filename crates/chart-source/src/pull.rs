@@ -24,12 +24,13 @@ pub enum PullError {
     PinnedDigestMismatch { reference: String, expected: String, actual: String },
     #[error("--offline: {what} is not in the cache at {cache}; pull it once without --offline")]
     NotCached { what: String, cache: String },
-    #[error("--offline needs a cache directory: set TRAINER_AUDIT_CACHE_DIR or HOME")]
+    /// An offline pull without a cache ([`Puller::cache`] is None).
+    #[error("--offline needs a cache directory")]
     NoCache,
     #[error("{reference} is not a Helm chart: {reason}")]
     BadConfig { reference: String, reason: String },
-    #[error("cannot write {path}: {reason}")]
-    Write { path: String, reason: String },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
 }
 
 /// A pulled chart archive and where it came from.
@@ -242,6 +243,30 @@ fn warn_cache(cache: &Cache, result: std::io::Result<()>) {
 /// Saves `<name>-<version>.tgz` in `dir` (created if needed) atomically; returns its path.
 pub fn save_chart(dir: &Path, chart: &PulledChart) -> Result<PathBuf, PullError> {
     let path = dir.join(format!("{}-{}.tgz", chart.name, chart.version));
-    create_and_write(&path, &chart.bytes).map_err(|e| PullError::Write { path: path.display().to_string(), reason: e.to_string() })?;
+    create_and_write(&path, &chart.bytes).map_err(|source| PullError::Write { path: path.display().to_string(), source })?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chart_that_cannot_be_saved_names_the_path_and_keeps_the_io_error() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let chart = PulledChart {
+            name: "tiny".into(),
+            version: "1.0.0".into(),
+            reference: String::new(),
+            manifest_digest: String::new(),
+            layer_digest: String::new(),
+            cached: false,
+            bytes: b"x".to_vec(),
+        };
+        // The directory to save into is a file.
+        let err = save_chart(file.path(), &chart).unwrap_err();
+        assert!(matches!(err, PullError::Write { .. }), "{err:?}");
+        assert!(err.to_string().starts_with(&format!("cannot write {}: ", file.path().join("tiny-1.0.0.tgz").display())), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
+    }
 }

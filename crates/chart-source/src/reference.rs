@@ -5,11 +5,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The repository trainer-audit talks about when the user names none.
-pub const DEFAULT_REPOSITORY: &str = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer";
-/// Environment variable that replaces [`DEFAULT_REPOSITORY`].
-pub const REPOSITORY_ENV: &str = "TRAINER_AUDIT_REPO";
-
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ReferenceError {
     #[error("chart reference '{input}' is not valid: {reason}")]

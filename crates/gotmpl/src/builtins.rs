@@ -2,14 +2,13 @@
 //! `not`, comparisons), registered as ordinary typed functions. `and`, `or` and `call` are
 //! evaluated by the executor itself; they are listed here so the parser knows them.
 
-use super::exec::Context;
 use super::fmt::{sprint, sprintf, sprintln};
-use super::funcs::{FnError, FnResult, FuncMap, Param};
+use super::funcs::{Context, FnError, FnResult, FuncMap, Param};
 use super::value::{ListKind, MapKind, Value};
 
 pub fn add_builtins(map: &mut FuncMap) {
     use Param::*;
-    fn unreachable_fn(_: &mut Context<'_, '_>, _: Vec<Value>) -> FnResult {
+    fn unreachable_fn(_: &mut dyn Context, _: Vec<Value>) -> FnResult {
         Err(FnError::new("evaluated by the executor"))
     }
     map.add("and", &[Reflect], Some(Reflect), unreachable_fn);

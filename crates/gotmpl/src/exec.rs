@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use super::error::GoError;
 use super::fmt::{go_quote, sprint_value};
-use super::funcs::{FnError, FuncMap, Function, Param};
+use super::funcs::{Context, FnError, FuncMap, Function, Param, TextError};
 use super::node::{Arg, Branch, Command, Node, NodeRef, Pipe};
 use super::parse::{parse, ParseError, Tree};
 use super::value::{ListKind, MapKind, Value};
@@ -82,7 +82,7 @@ thread_local! {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
     /// `what` (a key derivation or generation) would pass `MAX_EXPENSIVE_UNITS`.
-    #[error("{what}: this render asked for more key derivation or generation than trainer-audit allows (a runaway template?)")]
+    #[error("{what}: this render asked for more key derivation or generation than one render allows (a runaway template?)")]
     ExpensiveWork { what: &'static str },
     /// The render's output passed its byte budget.
     #[error("the render produced more than {limit} bytes (a runaway template?)")]
@@ -190,23 +190,13 @@ pub struct Env<'a> {
     pub root_name: &'a str,
 }
 
-/// What functions see of the running engine: a host's template functions (Helm's `include` and
-/// `tpl`) are built on these primitives and word their own errors.
-pub struct Context<'a, 'b> {
-    pub env: &'a Env<'b>,
+/// The running engine as a function sees it ([`Context`]).
+struct Running<'a, 'b> {
+    env: &'a Env<'b>,
 }
 
-/// Why [`Context::execute_text`] failed: the text did not parse, or its execution failed.
-#[derive(Debug)]
-pub enum TextError {
-    Parse(ParseError),
-    Exec(GoError),
-}
-
-impl Context<'_, '_> {
-    /// Executes the named template (Go's `ExecuteTemplate`) while counting how deep executions
-    /// of that name are nested; `None` when the count would pass `Limits::max_include_depth`.
-    pub fn execute_named_bounded(&mut self, name: &str, data: Value) -> Option<Result<String, GoError>> {
+impl Context for Running<'_, '_> {
+    fn execute_named_bounded(&mut self, name: &str, data: Value) -> Option<Result<String, GoError>> {
         let budget = self.env.budget;
         {
             let mut included = budget.included.borrow_mut();
@@ -223,9 +213,7 @@ impl Context<'_, '_> {
         Some(result)
     }
 
-    /// Parses `text` under the root template's name in a layer over the current templates (its
-    /// `define`s see and shadow them, and vanish afterwards) and executes it with `data`.
-    pub fn execute_text(&mut self, text: &str, data: Value) -> Result<String, TextError> {
+    fn execute_text(&mut self, text: &str, data: Value) -> Result<String, TextError> {
         let mut layer = Scope::child(self.env.scope);
         let root = self.env.root_name;
         let tree = layer.parse(root, text, self.env.funcs).map_err(TextError::Parse)?;
@@ -730,7 +718,7 @@ impl<'e, 't> State<'e, 't> {
             return Err(self.error(&format!("{} is not a defined function", go_quote(name))));
         };
         let argv = self.eval_args(dot, name, function, args, fin)?;
-        let mut ctx = Context { env: self.env };
+        let mut ctx = Running { env: self.env };
         match (function.imp)(&mut ctx, argv).and_then(charge_result) {
             Ok(v) => Ok((v, false)),
             Err(e) => {
@@ -844,7 +832,7 @@ impl<'e, 't> State<'e, 't> {
             return Err(self.error(&format!("{} is not a defined function", go_quote(name))));
         };
         let argv = self.eval_args(dot, name, function, args, None)?;
-        let mut ctx = Context { env: self.env };
+        let mut ctx = Running { env: self.env };
         match (function.imp)(&mut ctx, argv).and_then(charge_result) {
             Ok(v) => Ok((v, false)),
             Err(e) => {

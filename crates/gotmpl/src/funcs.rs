@@ -5,8 +5,28 @@
 use std::collections::HashMap;
 
 use super::error::GoError;
-use super::exec::Context;
+use super::parse::ParseError;
 use super::value::Value;
+
+/// What functions see of the running engine: a host's template functions (Helm's `include` and
+/// `tpl`) are built on these primitives and word their own errors. The executor implements it,
+/// so the function map does not depend on the executor.
+pub trait Context {
+    /// Executes the named template (Go's `ExecuteTemplate`) while counting how deep executions
+    /// of that name are nested; `None` when the count would pass `Limits::max_include_depth`.
+    fn execute_named_bounded(&mut self, name: &str, data: Value) -> Option<Result<String, GoError>>;
+
+    /// Parses `text` under the root template's name in a layer over the current templates (its
+    /// `define`s see and shadow them, and vanish afterwards) and executes it with `data`.
+    fn execute_text(&mut self, text: &str, data: Value) -> Result<String, TextError>;
+}
+
+/// Why [`Context::execute_text`] failed: the text did not parse, or its execution failed.
+#[derive(Debug)]
+pub enum TextError {
+    Parse(ParseError),
+    Exec(GoError),
+}
 
 /// A parameter's Go type, as far as argument checking cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +95,7 @@ impl From<&str> for FnError {
 }
 
 pub type FnResult = Result<Value, FnError>;
-pub type NativeFn = fn(&mut Context<'_, '_>, Vec<Value>) -> FnResult;
+pub type NativeFn = fn(&mut dyn Context, Vec<Value>) -> FnResult;
 
 #[derive(Clone)]
 pub struct Function {

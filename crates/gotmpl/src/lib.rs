@@ -13,8 +13,8 @@ pub mod parse;
 pub mod value;
 
 pub use error::GoError;
-pub use exec::{Budget, Context, Env, Limits, Scope, TextError};
-pub use funcs::{FnError, FuncMap, Param};
+pub use exec::{Budget, Env, Limits, Scope};
+pub use funcs::{Context, FnError, FuncMap, Param, TextError};
 pub use parse::ParseError;
 pub use value::{ListKind, Map, MapKind, Object, Value};
 

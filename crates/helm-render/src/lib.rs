@@ -1,5 +1,8 @@
-//! Helm on top of `gotmpl`: the template function library (Sprig and Helm's own), YAML and JSON
-//! exactly as Helm reads and writes them, and the engine that renders a chart's templates.
+//! `helm template` without Helm, on top of `gotmpl`: charts loaded as Helm loads them (`chart`),
+//! values coalesced as Helm coalesces them (`values`, `value_ops`, `strvals`, `values_schema`), the
+//! template function library (Sprig and Helm's own, `funcs`), YAML and JSON exactly as Helm reads
+//! and writes them (`yaml`, `json`), Helm's version constraints (`version`), and the engine that
+//! renders a chart's templates and assembles the output (`engine`, `render`, `manifest`).
 
 pub mod chart;
 pub mod context;

@@ -179,7 +179,7 @@ fn version_issues(v: &Validator, kube: &KubeVersion, preexisting: &BTreeSet<Stri
         }
     });
     if total > STATIC_CRD_LIMIT {
-        expensive.sort_by(|a, b| b.0.cmp(&a.0));
+        expensive.sort_by_key(|e| std::cmp::Reverse(e.0));
         for (_, path, rule) in expensive.iter().take(4) {
             let m = "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema".to_string();
             out.push(issue(IssueKind::Cost, path, rule, m, None, exact));

@@ -10,6 +10,7 @@ pub mod crd_write;
 pub mod fielderr;
 pub mod format;
 pub mod listtype;
+pub mod memo;
 pub mod meta;
 pub mod openapi;
 pub mod prune;
@@ -42,7 +43,7 @@ pub enum ValidateError {
 
 /// What one write of one object would do.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Verdict {
+pub struct WriteOutcome {
     pub accepted: bool,
     pub errors: Vec<FieldError>,
     /// Errors an update keeps as warnings because the value did not change (ratcheting).
@@ -52,7 +53,7 @@ pub struct Verdict {
     pub unevaluated: Vec<cel::Unevaluated>,
 }
 
-impl Verdict {
+impl WriteOutcome {
     /// The `message` kube-apiserver puts in the 422 Status for these errors.
     pub fn status_message(&self, kind_group: &str, name: &str) -> String {
         let parts: Vec<String> = self.errors.iter().map(ToString::to_string).collect();
@@ -69,7 +70,7 @@ impl Verdict {
 pub struct Outlook {
     /// Errors a write of the object as it is (create, restore from backup, `kubectl replace`
     /// without the old object) would raise.
-    pub as_new: Verdict,
+    pub as_new: WriteOutcome,
     /// Errors that remain on an update changing nothing but metadata (labels, finalizers):
     /// these reject *every* update, e.g. the controller's own.
     pub on_any_update: Vec<FieldError>,
@@ -89,6 +90,9 @@ pub struct Validator {
     /// Every transition rule of the schema is `self == oldSelf`: then a metadata-only update of
     /// an object that validates as new raises nothing either (see [`Validator::outlook`]).
     transitions_reflexive: bool,
+    /// Validation reads `metadata` only as ObjectMeta validation and root rules on its name do
+    /// (see [`memo`]): outlooks can be shared between objects that differ only there.
+    memo_blind: bool,
     ctx: ::cel::Context<'static, 'static>,
 }
 
@@ -127,7 +131,9 @@ impl Validator {
         let mut transitions_reflexive = true;
         walk_rules(&schema, "", &mut |_, r| transitions_reflexive &= !r.uses_old_self || r.reflexive);
         let status_subresource = chosen.pointer("/subresources/status").is_some() || spec.pointer("/subresources/status").is_some();
+        let memo_blind = Validator::compute_memo_blind(&schema);
         Ok(Validator {
+            memo_blind,
             group: group.to_string(),
             kind: kind.to_string(),
             version: vname,
@@ -153,14 +159,14 @@ impl Validator {
     }
 
     /// Validates a create (`old` = None) or an update of the main resource.
-    pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Verdict {
+    pub fn validate(&self, obj: &Value, old: Option<&Value>) -> WriteOutcome {
         self.validate_owned(obj.clone(), old.cloned())
     }
 
     /// [`Validator::validate`] on objects the caller no longer needs (defaulting and pruning
     /// work on them in place).
-    pub fn validate_owned(&self, mut new: Value, mut old: Option<Value>) -> Verdict {
-        let mut verdict = Verdict::default();
+    pub fn validate_owned(&self, mut new: Value, mut old: Option<Value>) -> WriteOutcome {
+        let mut verdict = WriteOutcome::default();
         if self.status_subresource {
             // PrepareForCreate / PrepareForUpdate: the main resource cannot write status.
             if let Value::Object(m) = &mut new {
@@ -257,7 +263,7 @@ impl Validator {
         self.outlook_of(stored, true)
     }
 
-    fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
+    pub(crate) fn outlook_of(&self, stored: &Value, no_status: bool) -> Outlook {
         let copy = |v: &Value| if no_status { without_status(v) } else { v.clone() };
         let as_new = self.validate_owned(copy(stored), None);
         if self.transitions_reflexive && as_new.errors.is_empty() && as_new.unevaluated.is_empty() {
@@ -267,7 +273,7 @@ impl Validator {
         if let Some(Value::Object(meta)) = touched.get_mut("metadata") {
             let ann = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
             if let Value::Object(a) = ann {
-                a.insert("trainer-audit.kubeflow.org/probe".into(), Value::String("update".into()));
+                a.insert(memo::PROBE_ANNOTATION.into(), Value::String("update".into()));
             }
         }
         let update = self.validate_owned(touched, Some(copy(stored)));

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::structural::{Additional, Schema};
 
 /// ObjectMeta's JSON fields: anything else under a resource's `metadata` is dropped on decode.
-const OBJECT_META_FIELDS: &[&str] = &[
+pub(crate) const OBJECT_META_FIELDS: &[&str] = &[
     "name",
     "generateName",
     "namespace",

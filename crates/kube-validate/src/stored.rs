@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cel::Unevaluated;
-use super::{FieldError, Validator, Verdict};
+use super::memo::Memo;
+use super::{FieldError, Validator, WriteOutcome};
 use kube_version::KubeVersion;
 
 /// Objects below which a share of a survey is not worth handing to another thread.
@@ -155,20 +156,32 @@ impl CrdSet {
 
     /// Validates a write of `obj` (a create when `stored` is None, else an update of `stored`),
     /// with both at the CRD's storage version. None when no CRD of the set defines its kind.
-    pub fn validate(&self, obj: &Value, stored: Option<&Value>) -> Option<Verdict> {
+    pub fn validate(&self, obj: &Value, stored: Option<&Value>) -> Option<WriteOutcome> {
+        self.validate_with(obj, stored, &mut Memo::new())
+    }
+
+    /// [`CrdSet::validate`], answered from `memo` when a write of the same shape was validated
+    /// (see [`crate::memo`]).
+    pub fn validate_with(&self, obj: &Value, stored: Option<&Value>, memo: &mut Memo) -> Option<WriteOutcome> {
         let (_, v) = self.for_object(obj)?;
         let obj = at_version(v, obj);
         let stored = stored.map(|s| at_version(v, s));
-        Some(v.validate(&obj, stored.as_deref()))
+        Some(memo.validate(v, &obj, stored.as_deref()))
     }
 
     /// One stored object's outlook; None when no CRD of the set defines its kind.
     pub fn assess(&self, obj: &Value) -> Option<Assessment> {
+        self.assess_with(obj, &mut Memo::new())
+    }
+
+    /// [`CrdSet::assess`], answered from `memo` when an object of the same shape was assessed
+    /// (see [`crate::memo`]: the same assessment but for the object's name and namespace).
+    pub fn assess_with(&self, obj: &Value, memo: &mut Memo) -> Option<Assessment> {
         let (crd, v) = self.for_object(obj)?;
         // Writes of the main resource keep the stored status as it is, and cluster reads keep
         // only a summary of it (the cluster reader normalises objects so): judge the object without it.
         let obj = at_version(v, obj);
-        let outlook = v.outlook_without_status(&obj);
+        let outlook = memo.outlook(v, &obj, true);
         let meta = |k: &str| obj.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or("").to_string();
         let name = meta("name");
         let standing = if !outlook.on_any_update.is_empty() {
@@ -183,7 +196,7 @@ impl CrdSet {
         let kind_group = format!("{}.{}", v.kind, v.group);
         let message = match standing {
             Standing::Rejected => {
-                Verdict { errors: outlook.on_any_update.clone(), ..Verdict::default() }.status_message(&kind_group, &name)
+                WriteOutcome { errors: outlook.on_any_update.clone(), ..WriteOutcome::default() }.status_message(&kind_group, &name)
             }
             Standing::Ratcheted if !outlook.as_new.errors.is_empty() => outlook.as_new.status_message(&kind_group, &name),
             _ => String::new(),
@@ -251,8 +264,9 @@ impl CrdSet {
     fn survey_part(&self, objects: &[&Value], keep: bool) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
         let mut kinds: BTreeMap<String, KindTally> = BTreeMap::new();
         let mut notable = Vec::new();
+        let mut memo = Memo::new();
         for obj in objects {
-            let Some(a) = self.assess(obj) else { continue };
+            let Some(a) = self.assess_with(obj, &mut memo) else { continue };
             let t = kinds.entry(a.kind.clone()).or_default();
             t.objects += 1;
             match a.standing {

@@ -18,7 +18,7 @@ fn widget(spec: Value) -> Value {
     json!({"apiVersion":"audit.example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":spec})
 }
 
-fn texts(v: &Verdict) -> Vec<String> {
+fn texts(v: &WriteOutcome) -> Vec<String> {
     let mut t: Vec<String> = v.errors.iter().map(ToString::to_string).collect();
     t.sort();
     t

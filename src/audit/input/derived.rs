@@ -2,7 +2,8 @@
 //! Kubernetes version and shared by the kinds that read them — `schema` (where each stored
 //! object stands under the target CRDs), `schema-crd` (what the cluster's API server says of the
 //! CRDs' own rules) and `migrate` (the conversions `trainer-audit migrate` writes, validated
-//! against the same CRDs). Computed on first use: a check whose rules never ask pays nothing.
+//! against the same CRDs); and the one pass over the live TrainJobs (`trainjobs`). Computed on
+//! first use: a check whose rules never ask pays nothing.
 
 use std::cell::OnceCell;
 
@@ -11,12 +12,22 @@ use crate::migrate::{self, Migration, Options, Source};
 use kube_validate::stored::{CrdSet, Survey, ASSUMED_KUBE};
 use kube_version::KubeVersion;
 
-/// What a check derives from the target CRDs, once.
+/// What a check derives from the target CRDs and the live objects, once.
 #[derive(Default)]
 pub struct Derived {
     crds: OnceCell<CrdSet>,
     survey: OnceCell<Survey>,
     migration: OnceCell<Migration>,
+    migrated: OnceCell<Migrated>,
+    pub(super) trainjobs: OnceCell<super::trainjobs::TrainJobFacts>,
+}
+
+/// Subjects (`Kind/ns/name`) of the live objects `migrate` converts and writes back, and of
+/// those it refuses, with the reason.
+#[derive(Debug, Default)]
+pub struct Migrated {
+    pub converted: std::collections::HashSet<String>,
+    pub refused: Vec<(String, String)>,
 }
 
 impl CheckInput<'_> {
@@ -46,5 +57,27 @@ impl CheckInput<'_> {
         self.derived
             .migration
             .get_or_init(|| migrate::migrate(&self.state.objects, &Options::new(false, Source::Cluster), self.target_crds()))
+    }
+
+    /// The subjects of [`CheckInput::migration`]'s conversions, for the kinds that name them
+    /// (each `schema` rule asked anew, building 25,000 names per rule).
+    pub fn migrated(&self) -> &Migrated {
+        self.derived.migrated.get_or_init(|| {
+            let mut out = Migrated::default();
+            for c in &self.migration().conversions {
+                let subject = if c.id.namespace.is_empty() {
+                    format!("{}/{}", c.id.kind, c.id.name)
+                } else {
+                    format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
+                };
+                if c.refused() {
+                    let why = c.notes.iter().filter(|n| n.level == migrate::Level::Refused).map(|n| n.text.as_str()).collect::<Vec<_>>();
+                    out.refused.push((subject, why.join("; ")));
+                } else if c.write || !c.before_crds.is_empty() {
+                    out.converted.insert(subject);
+                }
+            }
+            out
+        })
     }
 }

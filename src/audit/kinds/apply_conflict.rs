@@ -65,8 +65,10 @@ impl Check for Params {
         if input.engine() != crate::engine::Engine::Helm {
             return Vec::new();
         }
-        let install = input.release.is_none();
-        if !install && input.release.is_some_and(|r| r.base().apply_method != "ssa") {
+        // A missing release, or a fresh install over an uninstalled one (`--install`): Helm's
+        // install applies the chart's crds/ too.
+        let install = input.release.is_none_or(|r| r.route().installs_afresh());
+        if !install && input.release.is_some_and(|r| !r.upgrade_server_side()) {
             return Vec::new();
         }
         let mut targets: Vec<&Object> =

@@ -49,9 +49,10 @@ impl Check for Params {
             return Vec::new();
         }
         let Some(release) = input.release else { return Vec::new() };
-        // The revision the upgrade starts from (a pending release's rollback target).
+        // The revision the upgrade starts from (a pending release's rollback target). A fresh
+        // install over an uninstalled release finds the Secrets deleted with it.
         let base = release.base();
-        if base.apply_method != "ssa" {
+        if !release.upgrade_server_side() || release.route().installs_afresh() {
             return Vec::new();
         }
         let stored = base.objects();

@@ -1,70 +1,124 @@
 //! `configmap-quota`: from 2.3 the controller keeps one `<trainjob>-runtime-snapshot` ConfigMap
 //! per TrainJob it reconciles, in the TrainJob's namespace, and a snapshot that cannot be created
-//! fails the TrainJob's reconcile. It skips a TrainJob managed by an external controller
-//! (`spec.managedBy` other than its own) and builds no objects for a finished one (Complete or
-//! Failed): kubeflow/trainer@v2.3.0 pkg/controller/trainjob_controller.go#L89-L107. Upgrading
-//! from before 2.3 adds one ConfigMap per TrainJob that gets a snapshot; a namespace whose
-//! `count/configmaps` quota (ResourceQuotas are kept as their ConfigMap limits, `cluster::trim`)
-//! cannot hold them gets a hit.
+//! fails the TrainJob's reconcile. Which TrainJobs get one is `cluster::legacy::no_runtime_snapshot`:
+//! all but those managed by another controller, `Complete` ones and those that failed on their
+//! deadline — a TrainJob `Failed` for any other reason is reconciled again, and snapshotted.
+//! Upgrading from before 2.3 adds those ConfigMaps; a namespace whose ConfigMap quota
+//! (`count/configmaps` or `configmaps`, unscoped: a scoped quota counts only Pods,
+//! `cluster::quota`) cannot hold them gets a hit.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde_json::Value as Json;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::cluster::legacy::trainjob_finished;
-use crate::cluster::trim::{count, CONFIGMAP_QUOTA_KEYS};
+use crate::cluster::legacy::no_runtime_snapshot;
+use crate::cluster::quota::{Quota, NANO_PER_UNIT};
+use crate::cluster::trim::CONFIGMAP_QUOTA_KEYS;
 use crate::objects::str_at;
-
-/// The `spec.managedBy` of TrainJobs the built-in controller reconciles (its default).
-const OWN_CONTROLLER: &str = "trainer.kubeflow.org/trainjob-controller";
-
-/// Whether the 2.3 controller creates a runtime snapshot for this TrainJob.
-fn gets_snapshot(tj: &serde_json::Value) -> bool {
-    let managed_by = tj.pointer("/spec/managedBy").and_then(serde_json::Value::as_str).unwrap_or(OWN_CONTROLLER);
-    managed_by == OWN_CONTROLLER && !trainjob_finished(tj)
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
+/// The TrainJobs of one namespace that get a snapshot, and how many of them are Failed.
+#[derive(Default)]
+struct Snapshotted<'a> {
+    names: Vec<&'a str>,
+    failed: usize,
+    /// TrainJobs left out, by why.
+    left_out: BTreeMap<&'static str, usize>,
+}
+
+fn failed(tj: &Json) -> bool {
+    tj.pointer("/status/conditions")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| str_at(c, &["type"]) == "Failed" && str_at(c, &["status"]) == "True")
+}
+
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let mut per_ns: BTreeMap<&str, usize> = BTreeMap::new();
-        for tj in input.state.trainjobs().filter(|tj| gets_snapshot(tj)) {
-            *per_ns.entry(str_at(tj, &["metadata", "namespace"])).or_default() += 1;
-        }
-        let mut hits = Vec::new();
-        for quota in input.state.of_kind("ResourceQuota") {
-            let ns = str_at(quota, &["metadata", "namespace"]);
-            let Some(&jobs) = per_ns.get(ns) else { continue };
-            for key in CONFIGMAP_QUOTA_KEYS {
-                let Some(hard) = quota.pointer(&format!("/spec/hard/{}", key.replace('/', "~1"))).and_then(count) else { continue };
-                let used = quota.pointer(&format!("/status/used/{}", key.replace('/', "~1"))).and_then(count).unwrap_or(0);
-                let needed = used.saturating_add(jobs as u64);
-                if needed > hard {
-                    let name = str_at(quota, &["metadata", "name"]);
-                    hits.push(
-                        Hit::new(
-                            format!("ResourceQuota/{ns}/{name}"),
-                            format!(
-                                "{ns} has {} that {} a snapshot (neither finished nor managed by another controller) and {used} of {hard} ConfigMaps used ({key}): the {} the target creates {} {needed}",
-                                super::counted(jobs, "TrainJob"),
-                                super::agree(jobs, "gets", "get"),
-                                super::counted(jobs, "runtime-snapshot ConfigMap"),
-                                super::agree(jobs, "needs", "need")
-                            ),
-                        )
-                        .var("quota", name)
-                        .var("namespace", ns)
-                        .var("needed", needed.to_string())
-                        // A merge patch of this quota's own key: the fix runs unattended.
-                        .var("patch", serde_json::json!({"spec": {"hard": {*key: needed.to_string()}}}).to_string())
-                        .evidence(format!("ResourceQuota {ns}/{name}: {key} hard {hard}, used {used}")),
-                    );
+        let mut per_ns: BTreeMap<&str, Snapshotted> = BTreeMap::new();
+        for tj in input.state.trainjobs() {
+            let entry = per_ns.entry(str_at(tj, &["metadata", "namespace"])).or_default();
+            match no_runtime_snapshot(tj) {
+                Some(why) => *entry.left_out.entry(why).or_default() += 1,
+                None => {
+                    entry.names.push(str_at(tj, &["metadata", "name"]));
+                    entry.failed += usize::from(failed(tj));
                 }
+            }
+        }
+        let writes = super::namespace_quota::release_namespaces(input);
+        let mut made: BTreeMap<&str, Vec<super::namespace_quota::Creation>> = BTreeMap::new();
+        let mut hits = Vec::new();
+        for object in input.state.of_kind("ResourceQuota") {
+            let quota = Quota::read(object);
+            let Some(jobs) = per_ns.get(quota.namespace).filter(|s| !s.names.is_empty()) else { continue };
+            if !quota.matches_object() {
+                continue;
+            }
+            let n = jobs.names.len();
+            for key in CONFIGMAP_QUOTA_KEYS {
+                let Some(&hard) = quota.hard.get(*key) else { continue };
+                let (hard, used) = (hard / NANO_PER_UNIT, quota.used.get(*key).copied().unwrap_or(0) / NANO_PER_UNIT);
+                if used.saturating_add(n as i128) <= hard {
+                    continue;
+                }
+                // The release's own new ConfigMaps in this namespace need room too (TA-NS-001
+                // leaves a key the snapshots overflow alone to this rule): the patch covers both.
+                let release: Vec<&super::namespace_quota::Creation> = if writes.contains(quota.namespace) {
+                    made.entry(quota.namespace).or_insert_with(|| super::namespace_quota::creations(input, quota.namespace));
+                    made[quota.namespace].iter().filter(|c| !c.snapshot && c.charged(key) > 0).collect()
+                } else {
+                    Vec::new()
+                };
+                let more: i128 = release.iter().map(|c| c.charged(key) / NANO_PER_UNIT).sum();
+                let needed = used.saturating_add(n as i128).saturating_add(more);
+                let (ns, name) = (quota.namespace, quota.name);
+                let failed = match jobs.failed {
+                    0 => String::new(),
+                    f => format!(
+                        " ({f} of them Failed: the 2.3 controller reconciles a Failed TrainJob again, and snapshots it, unless it failed on its deadline)"
+                    ),
+                };
+                let sample: Vec<&str> = jobs.names.iter().take(5).copied().collect();
+                let mut hit = Hit::new(
+                    format!("ResourceQuota/{ns}/{name}"),
+                    format!(
+                        "{ns} has {} that {} a runtime snapshot{failed} and {used} of {hard} ConfigMaps used ({key}): the {} the target creates {} {needed}",
+                        super::counted(n, "TrainJob"),
+                        super::agree(n, "gets", "get"),
+                        super::counted(n, "runtime-snapshot ConfigMap"),
+                        super::agree(n, "needs", "need")
+                    ),
+                )
+                .var("quota", name)
+                .var("namespace", ns)
+                .var("key", *key)
+                .var("needed", needed.to_string())
+                // A merge patch of this quota's own key: the fix runs unattended.
+                .var("patch", serde_json::json!({"spec": {"hard": {*key: needed.to_string()}}}).to_string())
+                .evidence(format!("ResourceQuota {ns}/{name}: {key} hard {hard}, used {used}{}", if quota.synced { "" } else { " (no status yet: usage taken as 0)" }))
+                .evidence(format!(
+                    "snapshotted: {}{}",
+                    sample.join(", "),
+                    if n > sample.len() { format!(" and {} more", n - sample.len()) } else { String::new() }
+                ));
+                if !release.is_empty() {
+                    hit = hit.evidence(format!(
+                        "the upgrade also creates {more} in {ns} (TA-NS-001): {}",
+                        release.iter().map(|c| c.what.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                for (why, count) in &jobs.left_out {
+                    hit = hit.evidence(format!("no snapshot ({why}): {}", super::counted(*count, "TrainJob")));
+                }
+                hits.push(if jobs.failed > 0 { hit.variant("failed") } else { hit });
             }
         }
         hits
@@ -73,16 +127,31 @@ impl Check for Params {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::cluster::legacy::no_runtime_snapshot;
     use serde_json::json;
 
+    /// Every condition shape a TrainJob can have against what the 2.3 controller does
+    /// (trainjob_controller.go L89-L107, L246-L252).
     #[test]
-    fn only_trainjobs_the_controller_reconciles_get_a_snapshot() {
-        assert!(gets_snapshot(&json!({"spec": {}})));
-        assert!(gets_snapshot(&json!({"spec": {"managedBy": OWN_CONTROLLER}})));
-        assert!(!gets_snapshot(&json!({"spec": {"managedBy": "kueue.x-k8s.io/multikueue"}})));
-        let done = |t: &str, s: &str| json!({"spec": {}, "status": {"conditions": [{"type": t, "status": s}]}});
-        assert!(!gets_snapshot(&done("Complete", "True")) && !gets_snapshot(&done("Failed", "True")));
-        assert!(gets_snapshot(&done("Complete", "False")) && gets_snapshot(&done("Suspended", "True")));
+    fn the_2_3_controller_snapshots_all_but_complete_deadline_failed_and_external_trainjobs() {
+        let with = |conditions: serde_json::Value| json!({"spec": {}, "status": {"conditions": conditions}});
+        let cases = [
+            (json!({"spec": {}}), None),
+            (json!({"spec": {"managedBy": "trainer.kubeflow.org/trainjob-controller"}}), None),
+            (json!({"spec": {"managedBy": "kueue.x-k8s.io/multikueue"}}), Some("managed by another controller")),
+            (with(json!([{"type": "Complete", "status": "True"}])), Some("Complete")),
+            (with(json!([{"type": "Complete", "status": "False"}])), None),
+            (
+                with(json!([{"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}])),
+                Some("Failed on its deadline (DeadlineExceeded)"),
+            ),
+            (with(json!([{"type": "Failed", "status": "True", "reason": "JobsFailed"}])), None),
+            (with(json!([{"type": "Failed", "status": "True"}])), None),
+            (with(json!([{"type": "Failed", "status": "False", "reason": "DeadlineExceeded"}])), None),
+            (with(json!([{"type": "Suspended", "status": "True"}])), None),
+        ];
+        for (tj, want) in cases {
+            assert_eq!(no_runtime_snapshot(&tj), want, "{tj}");
+        }
     }
 }

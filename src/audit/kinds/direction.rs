@@ -97,10 +97,23 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     let crds: Vec<&str> = deleted.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
     let mut message = format!("{from} → {to} is a downgrade");
     let mut hit = Hit::new(subject, String::new()).evidence(format!("installed {from}, target {to}; compared: {basis} against {to}'s"));
-    if crds.is_empty() {
+    let kept_crds: Vec<&str> = kept.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
+    if crds.is_empty() && !kept_crds.is_empty() {
+        // The CRDs the target drops keep: Helm leaves them, at the installed schema.
+        let one = kept_crds.len() == 1;
         message.push_str(&format!(
-            ": Helm deletes no CRD on the way ({to} renders every CRD the {from} release holds, or the live ones keep)"
+            ": {to} does not render {} {} that the {from} release holds, but the live {} {KEEP}: keep, so Helm leaves {} in place at {from}'s schema ({to}'s own copy is never applied by an upgrade)",
+            if one { "the CRD" } else { "the CRDs" },
+            kept_crds.join(", "),
+            if one { "one carries" } else { "ones carry" },
+            if one { "it" } else { "them" }
         ));
+        hit = hit.var("kept", kept_crds.join(", ")).variant("crds-kept");
+    } else if crds.is_empty() {
+        message.push_str(&format!(
+            ": {to} renders every CRD the {from} release holds, so Helm deletes none and applies {to}'s in place of {from}'s"
+        ));
+        hit = hit.variant("crds-rendered");
     } else {
         let in_crds_dir: Vec<&str> = input
             .target

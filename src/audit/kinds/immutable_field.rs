@@ -1,5 +1,10 @@
 //! `immutable-field`: the target renders a workload selector different from the live one;
-//! `spec.selector` is immutable, so the upgrade fails.
+//! `spec.selector` is immutable, so the upgrade fails. Variant `adopted` when the target's
+//! selector matches the labels of the live Pods (the live pod template's, which the current
+//! ReplicaSet carries): once the Deployment is deleted with its ReplicaSets orphaned, the one
+//! Helm re-creates adopts the old ReplicaSet and rolls it over (kube-controller-manager's
+//! ControllerRefManager claims an orphan its selector matches). Variant `orphaned` otherwise: no
+//! Deployment would ever claim the old ReplicaSet again.
 
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -26,6 +31,8 @@ impl Check for Params {
                 })
             };
             if norm(want) != norm(have) {
+                let pods = live.pointer("/spec/template/metadata/labels");
+                let variant = if want.is_some_and(|selector| selects(selector, pods)) { "adopted" } else { "orphaned" };
                 hits.push(
                     Hit {
                         subject: o.identity.to_string(),
@@ -36,9 +43,14 @@ impl Check for Params {
                             compact(have),
                             compact(want)
                         ),
-                        evidence: vec![format!("live: {}", compact(have)), format!("target: {}", compact(want))],
+                        evidence: vec![
+                            format!("live: {}", compact(have)),
+                            format!("target: {}", compact(want)),
+                            format!("live Pods' labels: {}", compact(pods)),
+                        ],
                         ..Hit::default()
                     }
+                    .variant(variant)
                     .var("object", o.identity.to_string())
                     .var("kind", o.identity.kind.to_ascii_lowercase())
                     .var("name", o.identity.name.clone())
@@ -50,6 +62,50 @@ impl Check for Params {
     }
 }
 
+/// Whether a label selector (`matchLabels`, `matchExpressions`) selects an object with these
+/// labels, as the API machinery's `LabelSelectorAsSelector` does; an empty selector selects
+/// everything (a Deployment's may not be empty).
+pub fn selects(selector: &Json, labels: Option<&Json>) -> bool {
+    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Json::as_str);
+    let by_labels = selector.get("matchLabels").and_then(Json::as_object).into_iter().flatten().all(|(k, v)| label(k) == v.as_str());
+    let by_expressions = selector.get("matchExpressions").and_then(Json::as_array).into_iter().flatten().all(|e| {
+        let key = e.get("key").and_then(Json::as_str).unwrap_or("");
+        let values: Vec<&str> = e.get("values").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str).collect();
+        match e.get("operator").and_then(Json::as_str) {
+            Some("In") => label(key).is_some_and(|v| values.contains(&v)),
+            Some("NotIn") => label(key).is_none_or(|v| !values.contains(&v)),
+            Some("Exists") => label(key).is_some(),
+            Some("DoesNotExist") => label(key).is_none(),
+            _ => false,
+        }
+    });
+    by_labels && by_expressions
+}
+
 fn compact(v: Option<&Json>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "<none>".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selects;
+    use serde_json::json;
+
+    #[test]
+    fn a_selector_selects_the_labels_it_is_a_subset_of() {
+        let pods = json!({"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/component": "manager", "team": "ml"});
+        // 2.1 with manager.labels → 2.2+: the four default labels, a subset of the old Pods'.
+        assert!(selects(
+            &json!({"matchLabels": {"app.kubernetes.io/name": "kubeflow-trainer", "app.kubernetes.io/component": "manager"}}),
+            Some(&pods)
+        ));
+        // kustomize → Helm, or a selectorLabels added: a label the old Pods lack.
+        assert!(!selects(&json!({"matchLabels": {"app.kubernetes.io/name": "kubeflow-trainer", "tier": "control"}}), Some(&pods)));
+        assert!(!selects(&json!({"matchLabels": {"app.kubernetes.io/name": "trainer"}}), Some(&pods)));
+        let expr = |op: &str, values: &[&str]| json!({"matchExpressions": [{"key": "team", "operator": op, "values": values}]});
+        assert!(selects(&expr("In", &["ml", "x"]), Some(&pods)) && !selects(&expr("In", &["x"]), Some(&pods)));
+        assert!(selects(&expr("NotIn", &["x"]), Some(&pods)) && !selects(&expr("NotIn", &["ml"]), Some(&pods)));
+        assert!(selects(&expr("Exists", &[]), Some(&pods)) && !selects(&expr("DoesNotExist", &[]), Some(&pods)));
+        assert!(!selects(&json!({"matchLabels": {"a": "b"}}), None));
+    }
 }

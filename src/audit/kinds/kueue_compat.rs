@@ -6,7 +6,10 @@
 //! the field prunes what Kueue writes. A hit when the target Trainer breaks with this Kueue;
 //! variant `stale-crd` when the TrainJob CRD the cluster keeps after the upgrade (the live one,
 //! when the target does not template it) lacks the field; variant `untested` (info) when no
-//! public source says the pair works, or the Kueue release is not in the generated table.
+//! public source says the pair works, or the Kueue release is not in the generated table;
+//! variant `unknown-version` (an error) when Kueue is there but its version cannot be told
+//! (an image pinned by digest only or tagged `latest`, no version label, no Deployment
+//! recognised) and was not declared with `--neighbour kueue=VERSION`: the verdict depends on it.
 
 use serde::Deserialize;
 
@@ -90,6 +93,13 @@ fn hit(kueue: &Neighbour, v: &semver::Version, found: Option<(&KueueBuild, &Kueu
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let kueue = neighbours::find(input.state, neighbours::KUEUE);
+        if let Some(why) = kueue.version_unknown.as_deref() {
+            let mut h = Hit::new("Kueue", format!("the version of Kueue cannot be told: {why}"))
+                .var("flag", neighbours::declare_flag(neighbours::KUEUE))
+                .variant("unknown-version");
+            h.evidence.extend(kueue.evidence.iter().cloned());
+            return vec![h];
+        }
         let Some(v) = kueue.semver() else { return Vec::new() };
         // Before 0.14 Kueue has no TrainJob integration.
         if v < semver::Version::new(0, 14, 0) {
@@ -114,7 +124,7 @@ impl Check for Params {
                 "Kueue {v} writes {writes}, which the TrainJob CRD the cluster keeps after the upgrade (from the {copy}) does not declare: {}",
                 row.effect.trim()
             );
-            return vec![hit(&kueue, &v, found, input, message).variant("stale-crd")];
+            return vec![hit(&kueue, &v, found, input, message).var("crd_from", copy).variant("stale-crd")];
         }
         if row.works.as_ref().is_some_and(|w| !w.matches(to)) {
             let message = format!("no public source says Kueue {v} (built against Trainer {}) works with Trainer {to}", build.trainer);

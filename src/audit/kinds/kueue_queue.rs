@@ -3,16 +3,15 @@
 //! that name (Kueue leaves the job suspended, its Workload inadmissible). One hit per namespace
 //! and queue, counting the TrainJobs. LocalQueues are kept as names only (`cluster::trim`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
 use super::{Check, Hit};
+use crate::audit::input::trainjobs::QUEUE_LABEL;
 use crate::audit::input::CheckInput;
 use crate::cluster::neighbours;
 use crate::objects::str_at;
-
-pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,13 +19,7 @@ pub struct Params {}
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let mut queued: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
-        for tj in input.state.trainjobs() {
-            let queue = str_at(tj, &["metadata", "labels", QUEUE_LABEL]);
-            if !queue.is_empty() {
-                queued.entry((str_at(tj, &["metadata", "namespace"]), queue)).or_default().push(str_at(tj, &["metadata", "name"]));
-            }
-        }
+        let queued = &input.trainjob_facts().queued;
         if queued.is_empty() {
             return Vec::new();
         }
@@ -35,13 +28,13 @@ impl Check for Params {
             input.state.of_kind("LocalQueue").map(|q| (str_at(q, &["metadata", "namespace"]), str_at(q, &["metadata", "name"]))).collect();
         let mut hits = Vec::new();
         for ((ns, queue), jobs) in queued {
-            let sample = jobs.iter().take(3).copied().collect::<Vec<_>>().join(", ");
-            let more = if jobs.len() > 3 { format!(" and {} more", jobs.len() - 3) } else { String::new() };
+            let (ns, queue) = (ns.as_str(), queue.as_str());
+            let all = jobs.join(", ");
             let base = |message: String| {
                 Hit::new(format!("LocalQueue/{ns}/{queue}"), message)
                     .var("queue", queue)
                     .var("namespace", ns)
-                    .evidence(format!("{} in {ns} labelled {QUEUE_LABEL}={queue}: {sample}{more}", super::counted(jobs.len(), "TrainJob")))
+                    .evidence(format!("{} in {ns} labelled {QUEUE_LABEL}={queue}: {all}", super::counted(jobs.len(), "TrainJob")))
             };
             if !kueue.present {
                 hits.push(base(format!(

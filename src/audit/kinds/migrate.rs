@@ -92,13 +92,10 @@ impl Check for Params {
         };
         let mut hit = Hit::new(subjects.join(", "), format!("{} {what}", super::counted(objects.len(), "object")))
             .var("commands", commands.join("\n"));
-        for c in objects.iter().take(5) {
+        for c in objects.iter() {
             let notes: Vec<String> =
                 c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
             hit = hit.evidence(format!("{}: {}", subject(c), notes.join(", ")));
-        }
-        if objects.len() > 5 {
-            hit = hit.evidence(format!("and {} more", objects.len() - 5));
         }
         let refused = m.conversions.iter().filter(|c| c.refused()).count();
         if refused > 0 {

@@ -40,16 +40,19 @@ mod kueue_compat;
 mod kueue_queue;
 mod label_bypass;
 mod migrate;
+mod namespace_quota;
 mod ownership;
 mod read_incomplete;
 mod release_size;
-mod release_stuck;
+mod release_start;
 mod removed_flag;
 mod replace_runtime_fields;
+mod running_version;
 mod runtime_drift;
 mod runtime_handoff;
 mod schema;
 mod schema_crd;
+mod shared_crds;
 mod stale_crd;
 mod support;
 mod upgrade_gate;
@@ -198,7 +201,7 @@ pub const KINDS: &[KindSpec] = &[
         "direction",
         direction,
         "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
-        variants: ["same", "prerelease"],
+        variants: ["same", "prerelease", "crds-kept", "crds-rendered"],
         reviews: false,
         typed
     ),
@@ -231,11 +234,38 @@ pub const KINDS: &[KindSpec] = &[
         checks_skipped,
         "the installed chart could not be read, so the checks that compare it with the target did not run"
     ),
-    kind!("release-stuck", release_stuck, "the Helm release is pending or failed"),
+    kind!(
+        "release-start",
+        release_start,
+        "helm upgrade does not start from the release's last revision: it refuses (pending, no deployed revision) or starts from another",
+        variants: ["reinstall", "finish-uninstall", "from-deployed"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "running-version",
+        running_version,
+        "the controller Deployment runs another version than the release records, or its rollout has not finished",
+        variants: ["rollout", "unknown"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "shared-crds",
+        shared_crds,
+        "another Trainer install shares the cluster-scoped CRDs: what this upgrade's CRD change does to its controller"
+    ),
     kind!("release-size", release_size, "the target's Helm release record does not fit the Secret or ConfigMap Helm stores it in"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
-    kind!("immutable-field", immutable_field, "the target changes a field the API server will not update"),
+    kind!(
+        "immutable-field",
+        immutable_field,
+        "the target changes a field the API server will not update",
+        variants: ["adopted", "orphaned"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "schema",
         schema,
@@ -255,8 +285,22 @@ pub const KINDS: &[KindSpec] = &[
         reviews: true,
         typed
     ),
-    kind!("finalizer", finalizer, "objects carry a finalizer (stuck when also deleting)"),
-    kind!("runtime-handoff", runtime_handoff, "runtimes the release owns that the target no longer renders (Helm deletes them)"),
+    kind!(
+        "finalizer",
+        finalizer,
+        "objects carry a finalizer (stuck when also deleting; lost when deleting into a controller that removes it); below the release that removes it, only those the upgrade deletes",
+        variants: ["terminating", "kept"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "runtime-handoff",
+        runtime_handoff,
+        "runtimes the release owns that the target no longer renders (Helm deletes them), and whether the target re-creates them",
+        variants: ["not-recreated"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "runtime-drift",
         runtime_drift,
@@ -266,7 +310,7 @@ pub const KINDS: &[KindSpec] = &[
         "kueue-compat",
         kueue_compat,
         "the installed Kueue writes a TrainJob field the target Trainer (or the CRD it keeps) lacks",
-        variants: ["stale-crd", "untested"],
+        variants: ["stale-crd", "untested", "unknown-version"],
         reviews: false,
         typed
     ),
@@ -286,7 +330,22 @@ pub const KINDS: &[KindSpec] = &[
         reviews: false,
         typed
     ),
-    kind!("configmap-quota", configmap_quota, "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob"),
+    kind!(
+        "configmap-quota",
+        configmap_quota,
+        "namespaces whose ConfigMap quota cannot hold one runtime snapshot per TrainJob the 2.3 controller reconciles (variant: some are Failed)",
+        variants: ["failed"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "namespace-quota",
+        namespace_quota,
+        "what the upgrade creates in each namespace it writes into (new release objects, hook Jobs and their Pods, rollout Pods) against its ResourceQuotas and LimitRanges",
+        variants: ["unset-resources", "limit-range"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "gang-scheduler",
         gang_scheduler,
@@ -329,8 +388,8 @@ pub const KINDS: &[KindSpec] = &[
     kind!(
         "values-unknown-key",
         values_unknown_key,
-        "user values the target chart does not know (Helm ignores them), and keys it renamed",
-        variants: ["renamed"],
+        "user values the target chart or the subchart they fall under does not know (Helm ignores them), the nearest key it has, and keys it renamed",
+        variants: ["renamed", "nearest"],
         reviews: false,
         typed
     ),
@@ -339,7 +398,14 @@ pub const KINDS: &[KindSpec] = &[
         values_removed_key,
         "user values the installed chart's templates read that the target dropped without a successor"
     ),
-    kind!("feature-gates", feature_gates, "feature gates or an older controller image the target's strict config decoding rejects"),
+    kind!(
+        "feature-gates",
+        feature_gates,
+        "feature gates the target controller refuses, or an older controller image pinned (refusing the chart's configuration, or variant older)",
+        variants: ["older"],
+        reviews: false,
+        typed
+    ),
     kind!(
         "crd-size",
         crd_size,

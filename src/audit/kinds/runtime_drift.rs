@@ -72,10 +72,6 @@ fn hit(target: &Runtime, before: &Runtime, recreated: bool, undone: Vec<String>)
     } else {
         "the installer hook force-applies the target's copy over them"
     };
-    let mut shown: Vec<String> = undone.iter().take(SHOWN).cloned().collect();
-    if undone.len() > SHOWN {
-        shown.push(format!("and {} more", undone.len() - SHOWN));
-    }
     let mut h = Hit::new(
         format!("{}/{}", target.kind, target.name),
         format!(
@@ -84,12 +80,12 @@ fn hit(target: &Runtime, before: &Runtime, recreated: bool, undone: Vec<String>)
             if undone.len() == 1 { "" } else { "s" },
             target.kind,
             target.name,
-            fields.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ")
+            super::support::listed(&fields, SHOWN, ", ")
         ),
     )
     .var("kind", target.kind.to_ascii_lowercase())
     .var("name", target.name.clone());
-    h.evidence = shown;
+    h.evidence = undone;
     h.evidence.push(format!("installed as {}; the target delivers it by {}", before.delivery.describe(), target.delivery.describe()));
     h
 }
@@ -177,5 +173,34 @@ mod tests {
     fn long_values_are_cut() {
         assert_eq!(show(None), "<unset>");
         assert!(show(Some(&json!("x".repeat(100)))).ends_with('…'));
+    }
+}
+
+#[cfg(test)]
+mod every_edit {
+    use super::*;
+
+    #[test]
+    fn the_message_says_how_many_it_leaves_out_and_the_evidence_lists_every_edit() {
+        let runtime = |delivery| Runtime {
+            kind: "ClusterTrainingRuntime".into(),
+            namespace: String::new(),
+            name: "deepspeed-distributed".into(),
+            delivery,
+            images: vec![],
+            body: Json::Null,
+        };
+        let before = runtime(Delivery::ReleaseObject { source: "templates/x.yaml".into() });
+        let target = runtime(Delivery::ConfigMap { config_map: "c".into(), key: "k".into(), source: "s".into(), applied_by: vec![] });
+        let undone: Vec<String> = (0..18).map(|i| format!("spec.f{i}: live 1, installed 2, target 3")).collect();
+        let h = hit(&target, &before, true, undone);
+        assert!(
+            h.message.starts_with("18 local edits to ClusterTrainingRuntime/deepspeed-distributed the upgrade undoes: spec.f0,"),
+            "{}",
+            h.message
+        );
+        assert!(h.message.contains("spec.f7 and 10 more (the evidence lists every one);"), "{}", h.message);
+        assert_eq!(h.evidence.iter().filter(|e| e.starts_with("spec.f")).count(), 18, "{:?}", h.evidence);
+        assert!(!h.evidence.iter().any(|e| e.contains(" more")), "{:?}", h.evidence);
     }
 }

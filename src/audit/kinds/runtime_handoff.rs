@@ -36,10 +36,18 @@ impl Check for Params {
             if target_release.contains(&(kind.as_str(), name.as_str())) {
                 continue;
             }
-            let live = input.live(&kind, &ns, &name);
-            if live.is_some_and(|o| str_at(o, &["metadata", "annotations", "helm.sh/resource-policy"]).contains("keep")) {
+            // Gone already (an earlier upgrade that failed after its deletes, an interrupted
+            // uninstall): Helm's delete finds nothing, and there is nothing to keep.
+            let Some(live) = input.live(&kind, &ns, &name) else { continue };
+            if str_at(live, &["metadata", "annotations", "helm.sh/resource-policy"]).contains("keep") {
                 continue;
             }
+            // Already being deleted: Helm's delete changes nothing, and what becomes of it is the
+            // finalizer's story (TA-RT-002), not this upgrade's.
+            if live.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null()) {
+                continue;
+            }
+            let live = Some(live);
             let after = input.target.runtimes.iter().find(|r| r.kind == kind && r.name == name).map(|r| r.delivery.describe());
             let users = trainjobs_using(input, &kind, &name);
             let finalizers: Vec<&str> = live
@@ -71,6 +79,9 @@ impl Check for Params {
             );
             if in_use {
                 hit.severity = Some(Severity::Error);
+            }
+            if after.is_none() {
+                hit = hit.variant("not-recreated");
             }
             hits.push(
                 hit.evidence(format!("in the current release manifest; target delivery: {}", after.as_deref().unwrap_or("none")))

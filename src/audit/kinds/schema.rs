@@ -12,13 +12,12 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::support::examples;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use kube_validate::stored::{Assessment, Standing};
 use kube_validate::FieldError;
 
-/// The most objects a hit names in its evidence and fix commands.
+/// The most objects a fix shows patch commands for (the evidence names every object).
 const SHOWN: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -55,7 +54,8 @@ struct Group<'a> {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let survey = input.survey();
-        let (converted, refused) = migrated(input);
+        let migrated = input.migrated();
+        let (converted, refused) = (&migrated.converted, &migrated.refused);
         let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
         for a in survey.notable.iter().filter(|a| self.kinds.is_empty() || self.kinds.contains(&a.kind)) {
             match self.outcome {
@@ -116,11 +116,8 @@ impl Check for Params {
                     ),
                 };
                 let mut hit = Hit::new(format!("{kind} {path}"), message);
-                for (a, detail) in g.objects.iter().take(SHOWN) {
+                for (a, detail) in &g.objects {
                     hit = hit.evidence(format!("{}: {detail}", a.subject()));
-                }
-                if n > SHOWN {
-                    hit = hit.evidence(format!("and {} more: {}", n - SHOWN, examples(&names[SHOWN..])));
                 }
                 if let Some((a, _)) = g.objects.iter().find(|(a, _)| !a.message.is_empty()) {
                     if matches!(self.outcome, Outcome::Rejected | Outcome::Ratcheted) {
@@ -131,10 +128,14 @@ impl Check for Params {
                 // A decision, not a command: the value is the user's to choose, so the patches
                 // are shown for filling in, never run by the runbook (issue 20 §2b).
                 let remove = self.outcome == Outcome::Pruned;
-                let patches: Vec<String> =
+                let mut patches: Vec<String> =
                     g.objects.iter().zip(&g.fields).take(SHOWN).map(|((a, _), field)| format!("- `{}`", patch_command(a, field, remove))).collect();
+                if g.objects.len() > SHOWN {
+                    patches.push(format!("- and {} more alike: the evidence names every object", g.objects.len() - SHOWN));
+                }
                 hit = hit.var("kind", kind.as_str()).var("path", path.as_str()).var("crd", g.objects[0].0.crd.as_str()).var("patches", patches.join("\n"));
-                for (subject, why) in refused.iter().filter(|(s, _)| names.contains(s)).take(SHOWN) {
+                let named: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+                for (subject, why) in refused.iter().filter(|(s, _)| named.contains(s.as_str())) {
                     hit = hit.evidence(format!("trainer-audit migrate refuses {subject}: {why}"));
                 }
                 if names.iter().any(|s| converted.contains(s)) {
@@ -208,26 +209,6 @@ fn pointer(field: &str) -> String {
         }
     }
     out
-}
-
-/// Subjects (`Kind/ns/name`) of the live objects `migrate` converts and writes back, and of
-/// those it refuses, with the reason.
-fn migrated(input: &CheckInput) -> (Vec<String>, Vec<(String, String)>) {
-    let (mut converted, mut refused) = (Vec::new(), Vec::new());
-    for c in &input.migration().conversions {
-        let subject = if c.id.namespace.is_empty() {
-            format!("{}/{}", c.id.kind, c.id.name)
-        } else {
-            format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
-        };
-        if c.refused() {
-            let why = c.notes.iter().filter(|n| n.level == crate::migrate::Level::Refused).map(|n| n.text.as_str()).collect::<Vec<_>>();
-            refused.push((subject, why.join("; ")));
-        } else if c.write || !c.before_crds.is_empty() {
-            converted.push(subject);
-        }
-    }
-    (converted, refused)
 }
 
 #[cfg(test)]

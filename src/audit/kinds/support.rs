@@ -1,5 +1,5 @@
 //! Small readers several kinds share: object names as findings print them, TrainJobs using a
-//! runtime, script lines matching a pattern, example lists, and a hook as a hit's subject.
+//! runtime, script lines matching a pattern, lists a message names, and a hook as a hit's subject.
 
 use serde_json::Value as Json;
 
@@ -16,12 +16,9 @@ pub fn name_of(o: &Json) -> String {
     }
 }
 
+/// TrainJobs naming the runtime `kind`/`name` in any namespace (from the one pass over them).
 pub fn trainjobs_using(input: &CheckInput, kind: &str, name: &str) -> usize {
-    input
-        .state
-        .trainjobs()
-        .filter(|t| str_at(t, &["spec", "runtimeRef", "name"]) == name && str_at(t, &["spec", "runtimeRef", "kind"]) == kind)
-        .count()
+    input.trainjob_facts().using(kind, name, None)
 }
 
 /// Lines of a script matching `pattern`, trimmed, comments left out.
@@ -29,13 +26,15 @@ pub fn lines_matching(script: &str, pattern: &regex::Regex) -> Vec<String> {
     script.lines().map(str::trim).filter(|l| !l.starts_with('#') && pattern.is_match(l)).map(str::to_string).collect()
 }
 
-/// At most five names, then how many more.
-pub fn examples(names: &[String]) -> String {
-    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-    if names.len() > shown.len() {
-        format!("{} and {} more", shown.join(", "), names.len() - shown.len())
+/// A list a message names: at most `shown` items, then how many more and where they all are (a
+/// finding's evidence carries every item; machine formats print it whole). Messages are what a
+/// person reads first; nothing is left out without saying so.
+pub fn listed(items: &[impl AsRef<str>], shown: usize, separator: &str) -> String {
+    let named: Vec<&str> = items.iter().take(shown).map(AsRef::as_ref).collect();
+    if items.len() > named.len() {
+        format!("{} and {} more (the evidence lists every one)", named.join(separator), items.len() - named.len())
     } else {
-        shown.join(", ")
+        named.join(separator)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::values_unknown_key::unknown_keys;
+use super::values_unknown_key::{unknown_keys, where_and_how};
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 
@@ -53,23 +53,22 @@ impl Check for Params {
                     let objects = if objects.is_empty() { String::new() } else { format!(" (renders {})", objects.join(", ")) };
                     format!("{}:{}{objects} `{}`", l.file, l.line, l.text)
                 };
-                let mut shown: Vec<String> = lines.iter().take(SHOWN).map(|l| at(l)).collect();
-                if lines.len() > SHOWN {
-                    shown.push(format!("and {} more", super::counted(lines.len() - SHOWN, "line")));
-                }
+                let shown: Vec<String> = lines.iter().map(|l| at(l)).collect();
                 let mut files: Vec<&str> = lines.iter().map(|x| x.file.as_str()).collect();
                 files.dedup();
+                let (from, how) = where_and_how(input, &r.path, &format!("Then remove {}", r.path));
                 let mut hit = Hit::new(
                     format!("values {}", r.path),
                     format!(
-                        "the release sets {r}, which the installed {} chart reads in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
+                        "{r}, set by {from}, is read by the installed {} chart in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
                         input.from,
-                        shown.join("; "),
+                        super::support::listed(&shown, SHOWN, "; "),
                         input.to
                     ),
                 )
-                .evidence(format!("user value {}", r.path))
+                .evidence(format!("user value {} (from {from})", r.path))
                 .var("path", r.path.clone())
+                .var("how", how)
                 .var("controlled", files.join(", "));
                 for l in &lines {
                     hit = hit.evidence(format!("installed {} chart {}", input.from, at(l)));

@@ -1,7 +1,12 @@
 //! `values-unknown-key`: user values the target chart does not have (Helm ignores them
-//! silently, so settings the release relies on stop applying). A key the target renamed is
-//! named with its successor (the printed upgrade carries it); a key the installed chart's
-//! templates read and that has no successor is left to `values-removed-key`, an error.
+//! silently, so settings the release relies on stop applying), at every depth: a key under a
+//! subchart's name or alias is checked against that subchart's `values.yaml`, schema and
+//! templates (`inventory::values_scope`), so `jobset: {enabled: false}` is caught (the key is
+//! `jobset.install`). Each finding says where the key came from (a `-f` file, a `--set`, the
+//! release's stored values), names the nearest real key (variant `nearest`), and fixes it where
+//! it lives. A key the target renamed is named with its successor (the printed upgrade carries
+//! it); a key the installed chart's templates read and that has no successor is left to
+//! `values-removed-key`, an error.
 
 use std::collections::BTreeMap;
 
@@ -27,22 +32,14 @@ pub struct Unknown<'a> {
     pub installed_uses: Vec<&'a ValueUse>,
 }
 
-/// The user's values the target chart neither declares in `values.yaml` nor reads in a
-/// template, folded to the roots of the subtrees it lacks.
+/// The user's values the target chart (and the subchart each falls under) neither declares nor
+/// reads, folded to the roots of the subtrees it lacks.
 pub fn unknown_keys<'a>(input: &'a CheckInput) -> Vec<Unknown<'a>> {
     let mut user = BTreeMap::new();
     crate::inventory::flatten_values(&input.user_values, "", &mut user);
-    let defaults = &input.target.values;
-    let subcharts: Vec<&String> = input.target.chart.subcharts.keys().collect();
-    let known = |path: &str| {
-        let top = path.split('.').next().unwrap_or(path);
-        top == "global"
-            || subcharts.iter().any(|s| s.as_str() == top)
-            || defaults.keys().any(|d| d == path || path.starts_with(&format!("{d}.")) || d.starts_with(&format!("{path}.")))
-            || input.target.value_uses.iter().any(|u| u.reads(path))
-    };
-    let unknown: Vec<String> = user.keys().filter(|p| !known(p)).cloned().collect();
-    let roots = crate::inventory::paths::collapse(&unknown.iter().cloned().collect(), &defaults.keys().cloned().collect());
+    let scope = &input.target.values_scope;
+    let unknown: Vec<String> = user.keys().filter(|p| !scope.knows(p)).cloned().collect();
+    let roots = crate::inventory::paths::collapse(&unknown.iter().cloned().collect(), &scope.paths());
     roots
         .into_iter()
         .map(|root| {
@@ -56,6 +53,35 @@ pub fn unknown_keys<'a>(input: &'a CheckInput) -> Vec<Unknown<'a>> {
             Unknown { root, renamed, installed_uses }
         })
         .collect()
+}
+
+/// Where the key was set and how to fix it there: a values file or flag of this run is edited;
+/// the release's stored values are reused by the printed upgrade, so they are saved, corrected
+/// and passed back with `--reset-values`.
+pub(super) fn where_and_how(input: &CheckInput, path: &str, change: &str) -> (String, String) {
+    match input.value_source(path) {
+        Some(label) if label.starts_with("-f ") => {
+            let file = &label[3..];
+            (format!("your values file {file}"), format!("{change} in {file}."))
+        }
+        Some(label) if label.starts_with("--set") => {
+            (format!("your {label}"), format!("{change} in that {} flag.", label.split(' ').next().unwrap_or("--set")))
+        }
+        Some(label) if label.starts_with("the release's stored values") => {
+            let (r, ns) = (crate::shell::quote(&input.release_name), crate::shell::quote(&input.namespace));
+            (
+                label.to_string(),
+                format!(
+                    "{change} in the release's stored values, which the printed upgrade reuses (--reset-then-reuse-values): save them with `helm get values {r} -n {ns} -o yaml > values.yaml`, correct the file, and upgrade with --reset-values -f values.yaml instead."
+                ),
+            )
+        }
+        Some(label) if label.starts_with("the values the GitOps file") => {
+            (label.to_string(), format!("{change} in the values the GitOps file hands to Helm, at the line this finding names."))
+        }
+        Some(label) => (label.to_string(), format!("{change} in {label}.")),
+        None => ("the values".to_string(), format!("{change}.")),
+    }
 }
 
 impl Check for Params {
@@ -74,8 +100,14 @@ impl Check for Params {
                         Hit::new(
                             format!("values {}", r.path),
                             format!(
-                                "the release sets {r}; the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
-                                n.from, n.to, n.controls, n.since.0, n.since.1, n.since.2
+                                "{r}, set by {}: the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                                where_and_how(input, &r.path, "").0,
+                                n.from,
+                                n.to,
+                                n.controls,
+                                n.since.0,
+                                n.since.1,
+                                n.since.2
                             ),
                         )
                         .evidence(format!("user value {}", r.path))
@@ -91,17 +123,38 @@ impl Check for Params {
                             Some(_) => format!("; the installed {} chart does not read it either", input.from),
                             None => String::new(),
                         };
-                        Some(
-                            Hit::new(
-                                format!("values {}", r.path),
-                                format!(
-                                    "the release sets {r}, which the {} chart does not have: Helm ignores it silently{installed}",
-                                    input.to
-                                ),
-                            )
-                            .evidence(format!("user value {}", r.path))
-                            .var("path", r.path.clone()),
-                        )
+                        let scope = &input.target.values_scope;
+                        let sub = match scope.subchart_of(&r.path) {
+                            Some((key, chart)) if r.path.contains('.') => {
+                                let rest = r.path.split_once('.').map(|(_, p)| p).unwrap_or_default();
+                                format!(" (keys under {key} are the {chart} subchart's values, and it has no {rest})")
+                            }
+                            _ => String::new(),
+                        };
+                        // One key set: it and its nearest; several under one root: the root.
+                        let key = match r.leaves.as_slice() {
+                            [leaf] => leaf.clone(),
+                            _ => r.path.clone(),
+                        };
+                        let near = crate::inventory::values_scope::nearest(&key, &scope.paths());
+                        let change = match &near {
+                            Some(n) => format!("Move {key} to {n}"),
+                            None => format!("Remove {}", r.path),
+                        };
+                        let (from, how) = where_and_how(input, &r.path, &change);
+                        let message = format!(
+                            "{r}, set by {from}, is not a key the {} chart has{sub}: Helm ignores it silently{installed}{}",
+                            input.to,
+                            near.as_ref().map(|n| format!("; the nearest key it has is {n}")).unwrap_or_default()
+                        );
+                        let hit = Hit::new(format!("values {}", r.path), message)
+                            .evidence(format!("user value {} (from {from})", r.path))
+                            .var("path", r.path.clone())
+                            .var("how", how);
+                        Some(match near {
+                            Some(n) => hit.var("nearest", n).variant("nearest"),
+                            None => hit,
+                        })
                     }
                 }
             })

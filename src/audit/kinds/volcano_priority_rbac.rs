@@ -49,12 +49,7 @@ impl Check for Params {
             }
             let classes = webhook::priority_lookups(body);
             let Some(class) = classes.first() else { continue };
-            let using = input
-                .state
-                .trainjobs()
-                .filter(|t| str_at(t, &["spec", "runtimeRef", "name"]) == name && str_at(t, &["spec", "runtimeRef", "kind"]) == kind)
-                .filter(|t| kind == "ClusterTrainingRuntime" || str_at(t, &["metadata", "namespace"]) == ns)
-                .count();
+            let using = input.trainjob_facts().using(&kind, &name, (kind != "ClusterTrainingRuntime").then_some(ns));
             let jobs = match using {
                 0 => String::new(),
                 1 => "; 1 TrainJob uses it (its next update is refused too)".to_string(),

@@ -11,8 +11,7 @@ use serde::Deserialize;
 use super::support::name_of;
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use crate::objects::str_at;
-use crate::webhook::{self, Operation, Refusal, Runtimes};
+use crate::webhook::{self, Operation, Refusal};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,28 +28,17 @@ fn hit(o: &serde_json::Value, refusals: &[Refusal]) -> Hit {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        let is_target = |o: &serde_json::Value| {
-            input.target.runtimes.iter().any(|r| {
-                r.kind == str_at(o, &["kind"])
-                    && r.name == str_at(o, &["metadata", "name"])
-                    && r.namespace == str_at(o, &["metadata", "namespace"])
-            })
-        };
-        let mut known: Vec<&serde_json::Value> = input.target.runtimes.iter().map(|r| &r.body).collect();
-        known.extend(input.state.runtimes().filter(|o| !is_target(o)));
-        let runtimes = Runtimes(known);
         let mut hits = Vec::new();
-        for o in input.state.runtimes().filter(|o| !is_target(o)) {
+        for o in input.state.runtimes().filter(|o| !input.is_target_runtime(o)) {
             let refusals = webhook::runtime(o, Operation::Create);
             if !refusals.is_empty() {
                 hits.push(hit(o, &refusals));
             }
         }
-        for tj in input.state.trainjobs() {
-            let refusals = webhook::trainjob(tj, &runtimes);
-            if !refusals.is_empty() {
-                hits.push(hit(tj, &refusals));
-            }
+        // The TrainJobs' refusals come from the one pass over them (`input::trainjobs`).
+        let trainjobs: Vec<&serde_json::Value> = input.state.trainjobs().collect();
+        for (index, refusals) in &input.trainjob_facts().refused {
+            hits.push(hit(trainjobs[*index], refusals));
         }
         hits
     }

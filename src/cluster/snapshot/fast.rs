@@ -18,6 +18,7 @@ use serde_json::{Map, Value as Json};
 use serde_saphyr::granit_parser::{Event, Options, Parser, ScalarStyle, StrInput};
 
 use super::{Doc, Items};
+use crate::cluster::trim::{Shape, CONDITIONS, MANAGERS};
 
 /// Nesting (collections inside a document) past which the reader leaves the document to
 /// serde-saphyr, whose own limit (`max_depth`, 200 for snapshots) decides. Kubernetes objects
@@ -74,7 +75,7 @@ pub(super) fn read_items(text: &str, budget: &serde_saphyr::Budget) -> Option<Do
     loop {
         match reader.next()? {
             Event::SequenceEnd => break,
-            event => take.take(reader.node(event, 2)?).ok()?,
+            event => take.take(reader.item(event)?).ok()?,
         }
     }
     match (reader.next()?, reader.next()?) {
@@ -132,7 +133,7 @@ impl<'a> Reader<'a> {
                     Event::SequenceStart(_, 0, None) => loop {
                         match self.next()? {
                             Event::SequenceEnd => break,
-                            event => take.take(self.node(event, 2)?).ok()?,
+                            event => take.take(self.item(event)?).ok()?,
                         }
                     },
                     Event::Scalar(text, ScalarStyle::Plain, 0, None) if matches!(plain(&text)?, Json::Null) => {}
@@ -189,6 +190,140 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Some(Json::Object(map))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// One List item (two collections deep), built without what normalisation drops: once its
+    /// kind is read (kubectl writes `apiVersion` and `kind` first), each later key is built as
+    /// [`crate::cluster::prune`] says. An item whose apiVersion or kind is not read first is
+    /// built whole.
+    fn item(&mut self, event: Event<'a>) -> Option<Json> {
+        if !matches!(event, Event::MappingStart(_, 0, None)) {
+            return self.node(event, 2);
+        }
+        let (mut api_version, mut kind) = (false, None::<String>);
+        let start = self.entries.len();
+        let mut names: Vec<String> = Vec::new();
+        loop {
+            let key = match self.next()? {
+                Event::MappingEnd => break,
+                event => key(event)?,
+            };
+            if names.contains(&key) {
+                return None;
+            }
+            let first = self.next()?;
+            let prune = match &kind {
+                Some(kind) if api_version => crate::cluster::prune(kind, &key),
+                _ => crate::cluster::Prune::Keep,
+            };
+            let value = match prune {
+                crate::cluster::Prune::Keep => self.node(first, 3)?,
+                crate::cluster::Prune::Drop => {
+                    self.skip(first, 3)?;
+                    names.push(key);
+                    continue;
+                }
+                crate::cluster::Prune::Conditions => self.shaped(first, 3, &CONDITIONS)?,
+                crate::cluster::Prune::Managers => self.shaped(first, 3, &MANAGERS)?,
+            };
+            match (key.as_str(), &value) {
+                ("apiVersion", Json::String(v)) => api_version = !v.is_empty(),
+                ("kind", Json::String(k)) if !k.is_empty() => kind = Some(k.clone()),
+                _ => {}
+            }
+            names.push(key.clone());
+            self.entries.push((key, value));
+        }
+        let map: Map<String, Json> = self.entries.drain(start..).collect();
+        Some(Json::Object(map))
+    }
+
+    /// The node that starts with `event`, `depth` collections deep, built in `shape`.
+    fn shaped(&mut self, event: Event<'a>, depth: usize, shape: &Shape) -> Option<Json> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match (shape, &event) {
+            (Shape::Only(keys) | Shape::Except(keys), Event::MappingStart(_, 0, None)) => {
+                let only = matches!(shape, Shape::Only(_));
+                let start = self.entries.len();
+                let mut names: Vec<String> = Vec::new();
+                loop {
+                    let key = match self.next()? {
+                        Event::MappingEnd => break,
+                        event => key(event)?,
+                    };
+                    if names.contains(&key) {
+                        return None;
+                    }
+                    let first = self.next()?;
+                    match keys.iter().find(|(k, _)| *k == key) {
+                        Some((_, sub)) => {
+                            let value = self.shaped(first, depth + 1, sub)?;
+                            self.entries.push((key.clone(), value));
+                        }
+                        None if only => self.skip(first, depth + 1)?,
+                        None => {
+                            let value = self.node(first, depth + 1)?;
+                            self.entries.push((key.clone(), value));
+                        }
+                    }
+                    names.push(key);
+                }
+                let map: Map<String, Json> = self.entries.drain(start..).collect();
+                Some(Json::Object(map))
+            }
+            (Shape::Each(sub), Event::SequenceStart(_, 0, None)) => {
+                let start = self.values.len();
+                loop {
+                    match self.next()? {
+                        Event::SequenceEnd => return Some(Json::Array(self.values.drain(start..).collect())),
+                        event => {
+                            let value = self.shaped(event, depth + 1, sub)?;
+                            self.values.push(value);
+                        }
+                    }
+                }
+            }
+            _ => self.node(event, depth),
+        }
+    }
+
+    /// Reads past the node that starts with `event` as [`Reader::node`] reads it, giving up
+    /// where it gives up (tags, anchors, doubtful plain scalars, duplicate keys, depth), without
+    /// building it.
+    fn skip(&mut self, event: Event<'a>, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match event {
+            Event::Scalar(text, ScalarStyle::Plain, 0, None) => plain(&text).map(drop),
+            Event::Scalar(_, _, 0, None) => Some(()),
+            Event::SequenceStart(_, 0, None) => loop {
+                match self.next()? {
+                    Event::SequenceEnd => return Some(()),
+                    event => self.skip(event, depth + 1)?,
+                }
+            },
+            Event::MappingStart(_, 0, None) => {
+                let mut names: Vec<String> = Vec::new();
+                loop {
+                    let key = match self.next()? {
+                        Event::MappingEnd => return Some(()),
+                        event => key(event)?,
+                    };
+                    if names.contains(&key) {
+                        return None;
+                    }
+                    let first = self.next()?;
+                    self.skip(first, depth + 1)?;
+                    names.push(key);
+                }
             }
             _ => None,
         }
@@ -419,7 +554,27 @@ mod tests {
         ];
         const TRICKY: &[&str] =
             &["007", "1e3", "+1", ".inf", "yes", "No", "FALSE", "0x1F", "-0", "1_000", "12:30", "!!str 5", "&a 1", "*a", "-.5", "1.", "<<"];
-        const KEYS: &[&str] = &["kind", "apiVersion", "items", "\"quoted\"", "'k: v'", "nvidia.com/gpu", "a", "b", "c", "d", "e", "f"];
+        // Keys that normalisation (and so reading, `cluster::prune`) trims in some kinds too.
+        const KEYS: &[&str] = &[
+            "kind",
+            "apiVersion",
+            "items",
+            "\"quoted\"",
+            "'k: v'",
+            "nvidia.com/gpu",
+            "a",
+            "b",
+            "c",
+            "status",
+            "spec",
+            "metadata",
+            "conditions",
+            "type",
+            "managedFields",
+            "manager",
+        ];
+        // Item kinds that read whole, in part (status, spec, managedFields) or not at all.
+        const ITEM_KINDS: &[&str] = &["ConfigMap", "TrainJob", "TFJob", "PyTorchJob", "JobSet", "Namespace", "Pod", "ClusterInfo"];
         const TRICKY_KEYS: &[&str] = &["1", "yes", "<<", "null", "!!str k", "&k k", "? k"];
         // A small deterministic generator (xorshift), so a failure is reproducible.
         let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -462,14 +617,17 @@ mod tests {
             }
         }
         let (mut answered, mut total) = (0, 0);
-        for _ in 0..3000 {
+        for _ in 0..6000 {
             let mut text = String::new();
             for d in 0..1 + next(2) {
                 if d > 0 {
                     text.push_str("---\n");
                 }
                 if next(3) == 0 {
-                    text.push_str("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n");
+                    text.push_str(&format!(
+                        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: {}\n",
+                        ITEM_KINDS[next(ITEM_KINDS.len())]
+                    ));
                     block(&mut text, 2, 1, &mut next);
                 } else {
                     text.push_str("apiVersion: v1\nkind: ConfigMap\n");

@@ -245,6 +245,12 @@ impl StandIn {
             .collect()
     }
 
+    /// The live record list, for a test that watches it from another thread while a command
+    /// runs (a timeline of what the controllers did during an upgrade).
+    pub fn shared_records(&self) -> Arc<Mutex<Vec<Record>>> {
+        self.records.clone()
+    }
+
     /// Everything recorded so far.
     pub fn records(&self) -> Vec<Record> {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()

@@ -14,8 +14,6 @@ use super::challenge::{parse_challenges, Challenge};
 use super::credentials::{Credential, CredentialStores, FoundCredential};
 use super::RegistryError;
 
-const USER_AGENT: &str = concat!("trainer-audit/", env!("CARGO_PKG_VERSION"));
-
 /// How a client finds credentials.
 #[derive(Debug, Clone)]
 pub enum CredentialSource {
@@ -34,6 +32,10 @@ pub struct ClientOptions {
     pub retries: u32,
     pub backoff: Duration,
     pub credentials: CredentialSource,
+    /// The `User-Agent` of every request (`name/version`).
+    pub user_agent: String,
+    /// The OAuth2 `client_id` sent when a refresh token is exchanged for an access token.
+    pub client_id: String,
 }
 
 impl Default for ClientOptions {
@@ -44,6 +46,8 @@ impl Default for ClientOptions {
             retries: 3,
             backoff: Duration::from_millis(250),
             credentials: CredentialSource::None,
+            user_agent: concat!("chart-source/", env!("CARGO_PKG_VERSION")).to_string(),
+            client_id: "chart-source".to_string(),
         }
     }
 }
@@ -68,7 +72,7 @@ impl RegistryClient {
     pub fn new(registry: &str, options: ClientOptions) -> Result<RegistryClient, RegistryError> {
         install_crypto_provider();
         let http = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
+            .user_agent(&options.user_agent)
             .connect_timeout(Duration::from_secs(10).min(options.timeout))
             .read_timeout(options.timeout)
             .redirect(reqwest::redirect::Policy::limited(10))
@@ -220,7 +224,7 @@ impl RegistryClient {
                     ("grant_type", "refresh_token"),
                     ("service", service),
                     ("scope", scope),
-                    ("client_id", "trainer-audit"),
+                    ("client_id", &self.options.client_id),
                     ("refresh_token", token.expose()),
                 ]))
             }

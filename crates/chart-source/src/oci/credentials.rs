@@ -48,6 +48,10 @@ pub struct FoundCredential {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialError {
+    #[error("cannot read registry credentials from {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("cannot read registry credentials from {path}: {source}")]
+    Parse { path: String, source: serde_json::Error },
     #[error("cannot read registry credentials from {path}: {reason}")]
     Config { path: String, reason: String },
     #[error("credential helper docker-credential-{helper} failed for {registry}: {reason}")]
@@ -112,11 +116,11 @@ fn lookup_in_file(path: &Path, registry: &str) -> Result<Option<FoundCredential>
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CredentialError::Config { path: path.display().to_string(), reason: e.to_string() }),
+        Err(source) => return Err(CredentialError::Read { path: path.display().to_string(), source }),
     };
     // serde_json's message names line and column only, never the content.
     let config: ConfigFile =
-        serde_json::from_str(&text).map_err(|e| CredentialError::Config { path: path.display().to_string(), reason: e.to_string() })?;
+        serde_json::from_str(&text).map_err(|source| CredentialError::Parse { path: path.display().to_string(), source })?;
     let server = server_address(registry);
     let helper = config.cred_helpers.get(&server).or(config.cred_helpers.get(registry)).or(config.creds_store.as_ref());
     if let Some(helper) = helper.filter(|h| !h.is_empty()) {
@@ -273,5 +277,22 @@ mod tests {
     fn secrets_do_not_debug_print() {
         let c = Credential::Password { username: "u".into(), password: Secret::new("hunter2") };
         assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn an_unreadable_config_is_named_and_keeps_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.json");
+        std::fs::write(&config, "{not json").unwrap();
+        let stores = CredentialStores { config_files: vec![config.clone()] };
+        let err = stores.lookup("registry.example").unwrap_err();
+        assert!(matches!(err, CredentialError::Parse { .. }), "{err:?}");
+        assert!(err.to_string().starts_with(&format!("cannot read registry credentials from {}: ", config.display())), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
+        // A directory where the file should be: the read fails, and says so.
+        let stores = CredentialStores { config_files: vec![dir.path().to_path_buf()] };
+        let err = stores.lookup("registry.example").unwrap_err();
+        assert!(matches!(err, CredentialError::Read { .. }), "{err:?}");
+        assert!(std::error::Error::source(&err).is_some());
     }
 }

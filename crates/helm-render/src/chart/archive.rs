@@ -62,6 +62,9 @@ pub enum ArchiveError {
     StreamTooLarge(u64),
     #[error("the archive is truncated or corrupt: {0}")]
     Corrupt(String),
+    /// The gzip or tar stream could not be read.
+    #[error("the archive is truncated or corrupt: {0}")]
+    Read(#[source] io::Error),
 }
 
 /// Helm's `EnsureArchive`: a friendlier error than a gzip failure when, say, a values file is
@@ -85,11 +88,11 @@ pub fn load_archive_with(bytes: &[u8], limits: Limits) -> Result<Vec<ArchiveFile
     let stream_cap = limits.chart_bytes.saturating_add(MAX_STREAM_OVERHEAD);
     let decoder = CappedReader { inner: MultiGzDecoder::new(bytes), remaining: stream_cap, cap: stream_cap };
     let mut archive = tar::Archive::new(decoder);
-    let entries = archive.entries().map_err(|e| corrupt(&e))?;
+    let entries = archive.entries().map_err(corrupt)?;
     let mut files = Vec::new();
     let mut remaining = limits.chart_bytes;
     for entry in entries {
-        let mut entry = entry.map_err(|e| corrupt(&e))?;
+        let mut entry = entry.map_err(corrupt)?;
         let header = entry.header();
         let kind = header.entry_type();
         if kind.is_dir() || kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
@@ -106,7 +109,7 @@ pub fn load_archive_with(bytes: &[u8], limits: Limits) -> Result<Vec<ArchiveFile
             return Err(ArchiveError::FileTooLarge { name: raw_name, limit: limits.file_bytes });
         }
         let mut data = Vec::with_capacity(size as usize);
-        (&mut entry).take(size).read_to_end(&mut data).map_err(|e| corrupt(&e))?;
+        (&mut entry).take(size).read_to_end(&mut data).map_err(corrupt)?;
         if (data.len() as u64) < size {
             return Err(ArchiveError::Corrupt(format!("entry {raw_name:?} ends early")));
         }
@@ -175,13 +178,13 @@ fn clean_path(path: &str) -> String {
     }
 }
 
-fn corrupt(err: &io::Error) -> ArchiveError {
+fn corrupt(err: io::Error) -> ArchiveError {
     if let Some(cap) = err.get_ref().and_then(|inner| inner.downcast_ref::<StreamCapExceeded>()) {
         return ArchiveError::StreamTooLarge(cap.0);
     }
     match err.kind() {
         io::ErrorKind::UnexpectedEof => ArchiveError::Corrupt("unexpected end of data".into()),
-        _ => ArchiveError::Corrupt(err.to_string()),
+        _ => ArchiveError::Read(err),
     }
 }
 

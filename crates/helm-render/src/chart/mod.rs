@@ -46,8 +46,8 @@ pub enum LoadError {
     Ignore(#[from] ignore::IgnoreError),
     #[error("{0}")]
     Invalid(String),
-    #[error("cannot read {path}: {reason}")]
-    Io { path: String, reason: String },
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
 }
 
 impl Chart {
@@ -194,7 +194,7 @@ pub fn json_kind(v: &Value) -> &'static str {
 const MAX_FILE: u64 = 5 * 1024 * 1024;
 
 fn read_bounded(path: &Path) -> Result<Vec<u8>, LoadError> {
-    let io = |e: std::io::Error| LoadError::Io { path: path.display().to_string(), reason: e.to_string() };
+    let io = |source: std::io::Error| LoadError::Io { path: path.display().to_string(), source };
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.len() > crate::chart::archive::MAX_CHART_BYTES {
         return Err(LoadError::Invalid(format!("{} is larger than {} bytes", path.display(), crate::chart::archive::MAX_CHART_BYTES)));
@@ -204,7 +204,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, LoadError> {
 
 /// Directory walk in lexical order, following symlinks, refusing irregular files.
 fn walk(root: &Path, dir: &Path, rules: &ignore::Rules, out: &mut Vec<ChartFile>) -> Result<(), LoadError> {
-    let io = |p: &Path, e: std::io::Error| LoadError::Io { path: p.display().to_string(), reason: e.to_string() };
+    let io = |p: &Path, source: std::io::Error| LoadError::Io { path: p.display().to_string(), source };
     let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| io(dir, e))?.filter_map(|e| e.ok()).collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -230,4 +230,18 @@ fn walk(root: &Path, dir: &Path, rules: &ignore::Rules, out: &mut Vec<ChartFile>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_file_is_named_and_its_io_error_is_the_source() {
+        let path = std::env::temp_dir().join(format!("helm-render-missing-{}/Chart.yaml", std::process::id()));
+        let err = read_bounded(&path).unwrap_err();
+        assert!(matches!(&err, LoadError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound), "{err:?}");
+        assert!(err.to_string().starts_with(&format!("cannot read {}: ", path.display())), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
+    }
 }

@@ -141,7 +141,7 @@ fn generate_private_key(kind: &str) -> Result<String, FnError> {
         }
         // Sprig's DSA parameter generation (L2048N256) is the one key type not implemented; like Sprig's
         // own failures, this is reported in the returned string.
-        "dsa" => "failed to generate dsa params: trainer-audit does not generate DSA keys".to_string(),
+        "dsa" => "failed to generate dsa params: DSA key generation is not implemented here".to_string(),
         other => format!("Unknown type {other}"),
     })
 }
@@ -185,7 +185,7 @@ enum KeyError {
     #[error("parsing RSA private key from PEM: {0}")]
     Pkcs1(#[source] rsa::pkcs1::Error),
     /// An EC or DSA key: Sprig takes them, this implementation signs with RSA only.
-    #[error("trainer-audit supports only RSA keys, not {0}")]
+    #[error("only RSA keys can sign here, not {0}")]
     Unsupported(String),
     /// A `… PRIVATE KEY` block of another type.
     #[error("invalid private key type {0}")]

@@ -6,7 +6,7 @@ use gotmpl::fmt::go_quote;
 use gotmpl::{Context, FnError, GoError, TextError, Value};
 
 /// `include NAME DATA`.
-pub fn include(ctx: &mut Context<'_, '_>, name: &str, data: Value) -> Result<String, FnError> {
+pub fn include(ctx: &mut dyn Context, name: &str, data: Value) -> Result<String, FnError> {
     match ctx.execute_named_bounded(name, data) {
         None => Err(FnError::new(format!("rendering template has a nested reference name: {name}: unable to execute template"))),
         Some(result) => result.map_err(|e| FnError { message: e.text.clone(), wrapped: Some(e) }),
@@ -14,7 +14,7 @@ pub fn include(ctx: &mut Context<'_, '_>, name: &str, data: Value) -> Result<Str
 }
 
 /// `tpl TEXT DATA`: `<no value>` is removed from the output, as Helm's engine does.
-pub fn tpl(ctx: &mut Context<'_, '_>, text: &str, data: Value) -> Result<String, FnError> {
+pub fn tpl(ctx: &mut dyn Context, text: &str, data: Value) -> Result<String, FnError> {
     match ctx.execute_text(text, data) {
         Ok(out) => Ok(out.replace("<no value>", "")),
         Err(TextError::Parse(e)) => {

@@ -23,6 +23,8 @@ use super::structural::{Additional, RuleSpec, Schema};
 use kube_version::KubeVersion;
 
 pub use compat::CompatIssue;
+/// Kubernetes quantities in nano-units (`resource.ParseQuantity`), for quota arithmetic too.
+pub use lib_types::parse_quantity;
 
 /// One rule, compiled for evaluation and checked against the cluster.
 #[derive(Debug)]
@@ -44,6 +46,13 @@ pub struct CompiledRule {
     pub issues: Vec<CompatIssue>,
     /// The static cost the API server estimates for the rule when the CRD is written.
     pub cost: cost::RuleCost,
+}
+
+impl CompiledRule {
+    /// The fields of `self` the rule reads, when it reads only `self.<field>…` (`None`: all).
+    pub fn self_fields(&self) -> Option<&BTreeSet<String>> {
+        self.self_fields.as_ref()
+    }
 }
 
 fn env() -> &'static Arc<cel::Env> {
@@ -271,6 +280,13 @@ impl<'c> Eval<'c> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The rules of the root node alone, on an object as stored (a create's view).
+    pub fn root_rules(&mut self, s: &Schema, v: &Value) {
+        if !s.compiled.is_empty() {
+            self.expressions(s, v, None, true);
         }
     }
 

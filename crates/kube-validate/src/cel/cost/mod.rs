@@ -66,11 +66,7 @@ pub struct RuleCost {
 
 /// `multiplyWithOverflowGuard`.
 pub fn times(cost: u64, cardinality: u64) -> u64 {
-    if cost == 0 {
-        0
-    } else {
-        cost.checked_mul(cardinality).unwrap_or(u64::MAX)
-    }
+    cost.saturating_mul(cardinality)
 }
 
 /// The cost of `rule` (and its `message_expression`) at `node`. `bounded` is the node's

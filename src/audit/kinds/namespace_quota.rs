@@ -1,0 +1,372 @@
+//! `namespace-quota`: everything the upgrade creates in each namespace it writes into, against
+//! that namespace's ResourceQuotas and LimitRanges (`cluster::quota`): the target's release
+//! objects the release does not hold yet (2.3.0's runtimes ConfigMap, its installer's
+//! ServiceAccount and RBAC…), the upgrade's hook Jobs and the Pod each runs, and the Pods of the
+//! Deployments it rolls out (`maxSurge` of them beside the running ones, with a new ReplicaSet)
+//! or creates. Helm runs pre-upgrade hooks, applies the release, waits for the rollout, then runs
+//! post-upgrade hooks (helm v4.2.3 `pkg/action/upgrade.go` L458-L515); a replaced Pod still
+//! counts against `pods` and compute quotas until it is gone, so the rollout's and the hooks'
+//! Pods are charged together. Object counts are never freed on the way: Helm deletes what the
+//! target drops only after it created and updated the rest (`pkg/kube/client.go` Update).
+//!
+//! A hit when a quota cannot hold the sum (the base words); variant `unset-resources` when a Pod
+//! sets no CPU or memory request or limit a quota in its namespace tracks (the quota admission
+//! refuses it whatever the room, "failed quota: … must specify"); variant `limit-range` when a
+//! LimitRange refuses a Pod after its defaults. Objects of kinds the tool does not read (most
+//! ConfigMaps, Secrets, ServiceAccounts, Roles) are taken as new when the release does not hold
+//! them: the evidence says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use super::{Check, Hit};
+use crate::audit::input::CheckInput;
+use crate::cluster::quota::{limit_ranges, object_usage, show, surge, Amount, Pod, Quota};
+use crate::objects::{str_at, Origin};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+/// Kinds a cluster state keeps, so their absence from it means they do not exist.
+const READ_KINDS: &[&str] = &["Deployment", "CustomResourceDefinition", "ClusterTrainingRuntime", "TrainingRuntime", "Namespace"];
+
+/// One create the upgrade makes in a namespace.
+pub(super) struct Creation {
+    /// `ConfigMap kubeflow-system/x (a new release object)`.
+    pub(super) what: String,
+    usage: BTreeMap<String, Amount>,
+    /// For a Pod, what admission reads of it.
+    pod: Option<Pod>,
+    /// Taken as new though the tool cannot read whether it exists.
+    assumed: bool,
+    /// For a Pod: the values key its template reads its resources from.
+    resources: Option<String>,
+    /// A 2.3 runtime snapshot ConfigMap (what `configmap-quota`, TA-NB-005, reports alone).
+    pub(super) snapshot: bool,
+}
+
+impl Creation {
+    fn new(what: String, usage: BTreeMap<String, Amount>) -> Creation {
+        Creation { what, usage, pod: None, assumed: false, resources: None, snapshot: false }
+    }
+
+    /// What it is charged under `key` (0 when nothing), in nano-units.
+    pub(super) fn charged(&self, key: &str) -> Amount {
+        self.usage.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// Whether the upgrade brings the 2.3 controller's runtime snapshots: a controller that makes
+/// them (2.3 and later, pre-releases included) replaces one that does not.
+pub(super) fn brings_snapshots(input: &CheckInput) -> bool {
+    (input.from.major, input.from.minor) < (2, 3) && (input.to.major, input.to.minor) >= (2, 3)
+}
+
+/// The runtime snapshot ConfigMaps the target's controller creates in `namespace`, one per
+/// TrainJob it reconciles (`cluster::legacy::no_runtime_snapshot`), as one creation.
+fn snapshots(input: &CheckInput, namespace: &str) -> Option<Creation> {
+    if !brings_snapshots(input) {
+        return None;
+    }
+    let n = input
+        .state
+        .trainjobs()
+        .filter(|tj| str_at(tj, &["metadata", "namespace"]) == namespace && crate::cluster::legacy::no_runtime_snapshot(tj).is_none())
+        .count();
+    (n > 0).then(|| {
+        let mut usage = object_usage("", "ConfigMap", &Json::Null);
+        usage.values_mut().for_each(|v| *v *= n as Amount);
+        let mut c = Creation::new(
+            format!("{} (the 2.3 controller's, one per TrainJob it reconciles)", super::counted(n, "runtime snapshot ConfigMap")),
+            usage,
+        );
+        c.snapshot = true;
+        c
+    })
+}
+
+/// The Pod template spec of a Deployment or a Job.
+fn template(body: &Json) -> Option<&Json> {
+    body.pointer("/spec/template/spec")
+}
+
+/// The containers' images, commands and args: what a rollout changes on an upgrade.
+fn workload_shape(body: &Json) -> Vec<(String, String, String, String)> {
+    crate::objects::workload::containers(body)
+        .into_iter()
+        .map(|c| (c.name.clone(), c.image.clone(), c.command.join(" "), c.args.join(" ")))
+        .collect()
+}
+
+/// What the upgrade creates in `namespace`, in the order it is created: Helm's (pre-upgrade
+/// hooks, the release and its rollouts, post-upgrade hooks), then the target controller's
+/// runtime snapshots.
+pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
+    let held: BTreeSet<(String, String, String)> = input.release_objects().into_iter().collect();
+    let mut out = Vec::new();
+    let pods = |out: &mut Vec<Creation>, owner: &str, source: &str, spec: &Json, n: u64| {
+        for i in 0..n {
+            let pod = Pod::from_spec(owner.to_string(), spec);
+            let what = if n > 1 { format!("Pod {} of {owner}", i + 1) } else { format!("the Pod of {owner}") };
+            let mut c = Creation::new(what, pod.usage());
+            c.resources = resources_value(input, source);
+            c.pod = Some(pod);
+            out.push(c);
+        }
+    };
+    // Pre-upgrade (pre-install) hooks, then the release, then post-upgrade (post-install) ones.
+    let (pre, post) = if input.release.is_some() { ("pre-upgrade", "post-upgrade") } else { ("pre-install", "post-install") };
+    let hooks = |event: &'static str| {
+        input.target.hooks.iter().filter(move |h| h.identity.namespace == namespace && h.events.iter().any(|e| e == event))
+    };
+    let hook = |out: &mut Vec<Creation>, h: &crate::inventory::hook::HookInfo, event: &str| {
+        let id = &h.identity;
+        out.push(Creation::new(
+            format!("{} {namespace}/{} (a {event} hook)", id.kind, id.name),
+            object_usage(&id.group, &id.kind, &h.body),
+        ));
+        if id.kind == "Job" {
+            if let Some(spec) = template(&h.body) {
+                let parallel = h.body.pointer("/spec/parallelism").and_then(Json::as_u64).unwrap_or(1).max(1);
+                pods(out, &format!("hook Job {namespace}/{}", id.name), &h.source, spec, parallel.min(8));
+            }
+        }
+    };
+    for h in hooks(pre) {
+        hook(&mut out, h, pre);
+    }
+    for o in input.target.objects.iter().filter(|o| o.origin == Origin::Template && o.identity.namespace == namespace) {
+        let id = &o.identity;
+        let key = (id.kind.clone(), id.namespace.clone(), id.name.clone());
+        let live = input.live(&id.kind, namespace, &id.name);
+        let readable = READ_KINDS.contains(&id.kind.as_str());
+        // New: not in the cluster, as read; or, for a kind the tool does not read, not held by
+        // the release (then taken as new, and said so).
+        if live.is_none() && (readable || !held.contains(&key)) {
+            let mut c = Creation::new(
+                format!("{} {namespace}/{} (a new release object)", id.kind, id.name),
+                object_usage(&id.group, &id.kind, &o.body),
+            );
+            c.assumed = !readable;
+            out.push(c);
+        }
+        if id.kind != "Deployment" {
+            continue;
+        }
+        let Some(spec) = template(&o.body) else { continue };
+        match live {
+            None => {
+                let replicas = o.body.pointer("/spec/replicas").and_then(Json::as_u64).unwrap_or(1);
+                out.push(Creation::new(
+                    format!("a ReplicaSet of Deployment {namespace}/{}", id.name),
+                    object_usage("apps", "ReplicaSet", &Json::Null),
+                ));
+                pods(&mut out, &format!("Deployment {namespace}/{}", id.name), &o.source, spec, replicas.min(64));
+            }
+            Some(l) if workload_shape(l) != workload_shape(&o.body) => {
+                out.push(Creation::new(
+                    format!("the new ReplicaSet of Deployment {namespace}/{} (its rollout)", id.name),
+                    object_usage("apps", "ReplicaSet", &Json::Null),
+                ));
+                pods(&mut out, &format!("Deployment {namespace}/{} (rollout surge)", id.name), &o.source, spec, surge(&o.body).min(64));
+            }
+            Some(_) => {}
+        }
+    }
+    for h in hooks(post) {
+        hook(&mut out, h, post);
+    }
+    out.extend(snapshots(input, namespace));
+    out
+}
+
+/// The namespaces the release writes into (its objects' and hooks').
+pub(super) fn release_namespaces<'a>(input: &'a CheckInput) -> BTreeSet<&'a str> {
+    let mut namespaces: BTreeSet<&str> = input.target.objects.iter().map(|o| o.identity.namespace.as_str()).collect();
+    namespaces.extend(input.target.hooks.iter().map(|h| h.identity.namespace.as_str()));
+    namespaces.remove("");
+    namespaces
+}
+
+/// The values key a template of the chart itself reads its workload's resources from
+/// (`runtimes.installer.resources`); None for a subchart's template.
+fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
+    let file = source.split_once('/').map(|(_, f)| f).unwrap_or(source);
+    input.target.value_uses.iter().find(|u| u.file == file && u.path.ends_with("resources")).map(|u| u.path.clone())
+}
+
+impl Check for Params {
+    fn check(&self, input: &CheckInput) -> Vec<Hit> {
+        // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so).
+        if input.from == input.to {
+            return Vec::new();
+        }
+        let mut hits = Vec::new();
+        for ns in release_namespaces(input) {
+            let quotas: Vec<Quota> =
+                input.state.of_kind("ResourceQuota").filter(|q| str_at(q, &["metadata", "namespace"]) == ns).map(Quota::read).collect();
+            let ranges: Vec<&Json> = input.state.of_kind("LimitRange").filter(|l| str_at(l, &["metadata", "namespace"]) == ns).collect();
+            if quotas.is_empty() && ranges.is_empty() {
+                continue;
+            }
+            let mut made = creations(input, ns);
+            // LimitRanges first (they default, then bound, every Pod), then the quotas' rules for Pods.
+            let mut refused: BTreeSet<usize> = BTreeSet::new();
+            for (i, c) in made.iter_mut().enumerate() {
+                let Some(pod) = c.pod.as_mut() else { continue };
+                let refusals = limit_ranges(pod, &ranges);
+                c.usage = pod.usage();
+                for (range, message) in &refusals {
+                    refused.insert(i);
+                    hits.push(
+                        Hit::new(format!("LimitRange/{ns}/{range}"), format!("LimitRange {ns}/{range} refuses {}: {message}", c.what))
+                            .var("namespace", ns)
+                            .var("limit_range", range.as_str())
+                            .var("pod", c.what.clone())
+                            .var("resources", c.resources.clone().unwrap_or_else(|| "the chart's resources value for it".into()))
+                            .evidence(format!("{}: {}", c.what, pod_resources(pod)))
+                            .variant("limit-range"),
+                    );
+                }
+            }
+            for q in &quotas {
+                let tracks = q.tracks();
+                for (i, c) in made.iter().enumerate() {
+                    let Some(pod) = c.pod.as_ref().filter(|p| q.matches_pod(p)) else { continue };
+                    let missing = pod.missing(&tracks);
+                    if missing.is_empty() {
+                        continue;
+                    }
+                    refused.insert(i);
+                    let must: Vec<String> = missing.iter().map(|(r, cs)| format!("{r} for: {}", cs.join(","))).collect();
+                    hits.push(
+                        Hit::new(
+                            format!("ResourceQuota/{ns}/{}", q.name),
+                            format!(
+                                "ResourceQuota {ns}/{} tracks {} and {} sets none for some container: its create is refused (\"failed quota: {}: must specify {}\"){}",
+                                q.name,
+                                missing.keys().cloned().collect::<Vec<_>>().join(", "),
+                                c.what,
+                                q.name,
+                                must.join("; "),
+                                consequence(&c.what)
+                            ),
+                        )
+                        .var("quota", q.name)
+                        .var("namespace", ns)
+                        .var("pod", c.what.clone())
+                        .var("resources", c.resources.clone().unwrap_or_else(|| "the chart's resources value for it".into()))
+                        .evidence(format!("{}: {}", c.what, pod_resources(pod)))
+                        .variant("unset-resources"),
+                    );
+                }
+            }
+            for q in &quotas {
+                let mut delta: BTreeMap<&str, (Amount, Vec<&Creation>)> = BTreeMap::new();
+                for (i, c) in made.iter().enumerate() {
+                    let applies = match &c.pod {
+                        Some(p) => q.matches_pod(p) && !refused.contains(&i),
+                        None => q.matches_object(),
+                    };
+                    if !applies {
+                        continue;
+                    }
+                    for (key, amount) in &c.usage {
+                        if q.hard.contains_key(key) && *amount != 0 {
+                            let e = delta.entry(key.as_str()).or_default();
+                            e.0 += amount;
+                            e.1.push(c);
+                        }
+                    }
+                }
+                let mut over = Vec::new();
+                let mut patch = serde_json::Map::new();
+                let mut evidence = Vec::new();
+                for (key, (amount, by)) in &delta {
+                    let (hard, used) = (q.hard[*key], q.used.get(*key).copied().unwrap_or(0));
+                    let snapshots: Amount = by.iter().filter(|c| c.snapshot).map(|c| c.charged(key)).sum();
+                    // The runtime snapshots alone overflow it: TA-NB-005 (`configmap-quota`)
+                    // says so, with the total this key needs.
+                    if used + amount <= hard || used + snapshots > hard {
+                        continue;
+                    }
+                    over.push(format!("{key}: {} used of {}, the upgrade adds {}", show(key, used), show(key, hard), show(key, *amount)));
+                    patch.insert(key.to_string(), Json::String(show(key, used + amount)));
+                    let assumed = by.iter().any(|c| c.assumed);
+                    evidence.push(format!(
+                        "{key}: {}{}",
+                        by.iter().map(|c| format!("{} (+{})", c.what, show(key, c.charged(key)))).collect::<Vec<_>>().join(", "),
+                        if assumed {
+                            " — objects of kinds trainer-audit does not read are taken as new when the release does not hold them"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                if over.is_empty() {
+                    continue;
+                }
+                let pods_only =
+                    delta.iter().filter(|(k, _)| patch.contains_key(**k)).all(|(_, (_, by))| by.iter().all(|c| c.pod.is_some()));
+                let mut h = Hit::new(
+                    format!("ResourceQuota/{ns}/{}", q.name),
+                    format!(
+                        "ResourceQuota {ns}/{} cannot hold what the upgrade creates in {ns} ({}): what exceeds it is refused (\"exceeded quota: {}\"){}",
+                        q.name,
+                        over.join("; "),
+                        q.name,
+                        if pods_only {
+                            ": the rollout or hook Pods are not created, and helm upgrade --wait fails at its --timeout"
+                        } else {
+                            ": helm upgrade fails on it"
+                        }
+                    ),
+                )
+                .var("quota", q.name)
+                .var("namespace", ns)
+                .var("patch", Json::Object(serde_json::Map::from_iter([("spec".to_string(), serde_json::json!({"hard": patch}))])).to_string());
+                h.evidence.push(format!(
+                    "ResourceQuota {ns}/{}: hard {}{}",
+                    q.name,
+                    q.hard.iter().map(|(k, v)| format!("{k}={}", show(k, *v))).collect::<Vec<_>>().join(", "),
+                    if q.synced { String::new() } else { " (no status yet: usage taken as 0; until the quota controller fills it, the API server refuses every create it covers)".into() }
+                ));
+                h.evidence.extend(evidence);
+                hits.push(h);
+            }
+        }
+        hits
+    }
+}
+
+/// What happens when the API server refuses a create: Helm fails on its own objects, a controller
+/// keeps retrying a Pod (and Helm waits).
+fn consequence(what: &str) -> &'static str {
+    if what.contains("hook Job") {
+        ": the hook Job never completes, and helm upgrade fails at its --timeout"
+    } else {
+        ": the Deployment never rolls out, and helm upgrade --wait fails at its --timeout"
+    }
+}
+
+/// A Pod's containers' requests and limits, as admission sees them.
+fn pod_resources(pod: &Pod) -> String {
+    let one = |name: &str, r: &crate::cluster::quota::Resources| {
+        let list = |m: &BTreeMap<String, Amount>| {
+            if m.is_empty() {
+                "none".to_string()
+            } else {
+                m.iter().map(|(k, v)| format!("{k}={}", show(k, *v))).collect::<Vec<_>>().join(",")
+            }
+        };
+        format!("container {name} requests {} limits {}", list(&r.requests), list(&r.limits))
+    };
+    let mut parts: Vec<String> = pod.containers.iter().chain(&pod.init_containers).map(|(n, r)| one(n, r)).collect();
+    if !pod.defaulted.is_empty() {
+        parts.push(format!("defaulted: {}", pod.defaulted.join("; ")));
+    }
+    parts.join("; ")
+}

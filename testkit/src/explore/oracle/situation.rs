@@ -1,0 +1,212 @@
+//! What the upgrade will do in a state, worked out once for every oracle: the target version the
+//! run resolves, the revision Helm starts from (or that it installs afresh, or refuses), the
+//! base and target renders, the objects the upgrade creates, and the Pods that get created while
+//! it runs (hook Jobs' Pods; the surge Pod of every Deployment whose Pod template changes).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde_json::Value as Json;
+use trainer_audit::objects::str_at;
+
+use super::Observed;
+use crate::explore::build::Built;
+use crate::explore::charts::{Charts, Rendered};
+use crate::explore::generate::VERSIONS;
+use crate::explore::helm::Start;
+use crate::explore::printed::{helm_call, plan_commands, HelmCall};
+use crate::explore::state::{Install, Op, Outcome, State};
+
+/// A Pod the upgrade makes the API server admit.
+#[derive(Debug, Clone)]
+pub struct NewPod {
+    /// `Job/ns/name (post-upgrade hook)`, `Deployment/ns/name (rollout surge)`.
+    pub owner: String,
+    /// The owner's kind and name, as findings name it (`Job/ns/name`).
+    pub owner_ref: String,
+    pub spec: Json,
+    /// Whether it runs beside the rollouts (Deployments) or after them (post hooks).
+    pub phase: Phase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    PreHook,
+    Rollout,
+    PostHook,
+}
+
+pub struct Situation<'a> {
+    pub state: &'a State,
+    pub charts: &'a Charts,
+    pub built: &'a Built,
+    /// The `--to` resolved among the registry's versions (None: nothing matches).
+    pub target_version: Option<String>,
+    /// The plan's first `helm upgrade`/`helm install` command, parsed.
+    pub command: Option<HelmCall>,
+    /// What Helm does with that command (or a plain upgrade when the plan prints none) on the
+    /// history as it is.
+    pub start_now: Start,
+    /// The same after the plan's own `helm rollback` commands ran.
+    pub start: Start,
+    pub base: Option<Rc<Rendered>>,
+    pub target: Option<Rc<Rendered>>,
+    /// The state's objects by `Kind/namespace/name`.
+    pub live: BTreeMap<String, &'a Json>,
+    /// Whether the plan runs an upgrade at all (a plan with nothing to do changes nothing).
+    pub upgrade_runs: bool,
+}
+
+pub fn key(o: &Json) -> String {
+    format!("{}/{}/{}", str_at(o, &["kind"]), str_at(o, &["metadata", "namespace"]), str_at(o, &["metadata", "name"]))
+}
+
+/// `--to` as the run resolves it: an exact version, or a range's highest release.
+pub fn resolve(to: &str) -> Option<String> {
+    if VERSIONS.contains(&to) {
+        return Some(to.to_string());
+    }
+    let req = semver::VersionReq::parse(to).ok()?;
+    VERSIONS
+        .iter()
+        .filter_map(|v| semver::Version::parse(v).ok())
+        .filter(|v| v.pre.is_empty() && req.matches(v))
+        .max()
+        .map(|v| v.to_string())
+}
+
+impl<'a> Situation<'a> {
+    pub fn new(state: &'a State, built: &'a Built, charts: &'a Charts, observed: &Observed) -> Result<Situation<'a>, String> {
+        let target_version = resolve(&state.to);
+        let commands = observed.plan.as_ref().and_then(|p| p.get("report")).map(plan_commands).unwrap_or_default();
+        let command = commands
+            .iter()
+            .filter(|c| c.place.starts_with("plan step 1 upgrade"))
+            .filter_map(|c| helm_call(&c.line))
+            .find(|h| h.verb == "upgrade" || h.verb == "install");
+        let install_flag = command.as_ref().is_some_and(|c| c.verb == "install" || c.flags.iter().any(|f| f == "--install" || f == "-i"));
+        let start_now = match &state.install {
+            Install::Helm(_) => built.history.upgrade(&state.release, install_flag),
+            _ => Start::Install { replace: false },
+        };
+        // The plan's own `helm rollback` before its upgrade (a pending release) runs first.
+        let mut history = built.history.clone();
+        for rollback in commands
+            .iter()
+            .filter(|c| c.place.starts_with("plan step 1 "))
+            .filter_map(|c| helm_call(&c.line))
+            .filter(|h| h.verb == "rollback")
+        {
+            let to = rollback.revision.unwrap_or(0);
+            let to = if to == 0 { history.last().map_or(0, |r| r.number - 1) } else { to };
+            let _ = history.apply(&state.release, &Op::Rollback(to, Outcome::Ok));
+        }
+        let start = match &state.install {
+            Install::Helm(_) => history.upgrade(&state.release, install_flag),
+            _ => Start::Install { replace: false },
+        };
+        let values = state.values_json();
+        let render = |v: &str| charts.render(v, &state.release, &state.namespace, &values).map_err(|e| e.to_string());
+        let base = match &start {
+            Start::Upgrade(rev) => Some(render(&rev.version)?),
+            _ => None,
+        };
+        let target = match &target_version {
+            Some(v) => Some(render(v)?),
+            None => None,
+        };
+        let upgrade_runs = match &observed.plan {
+            Some(_) => command.is_some(),
+            None => base.as_ref().map(|b| b.version.as_str()) != target_version.as_deref(),
+        };
+        let live = built.objects.iter().map(|o| (key(o), o)).collect();
+        Ok(Situation { state, charts, built, target_version, command, start_now, start, base, target, live, upgrade_runs })
+    }
+
+    /// Whether the printed command carries a flag.
+    pub fn command_has(&self, flag: &str) -> bool {
+        self.command.as_ref().is_some_and(|c| c.flags.iter().any(|f| f == flag))
+    }
+
+    /// The target's objects the upgrade creates: not in the base manifest (all of them for an
+    /// install).
+    pub fn created(&self) -> Vec<&Json> {
+        let Some(target) = &self.target else { return Vec::new() };
+        let base: Vec<String> = self.base.as_ref().map(|b| b.objects.iter().map(key).collect()).unwrap_or_default();
+        target.objects.iter().filter(|o| !base.contains(&key(o))).collect()
+    }
+
+    /// The Pods the API server admits while the upgrade runs.
+    pub fn new_pods(&self) -> Vec<NewPod> {
+        let Some(target) = &self.target else { return Vec::new() };
+        let installing = self.base.is_none();
+        let mut out = Vec::new();
+        for hook in &target.hooks {
+            let events: Vec<&str> = hook["events"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+            let phase = if installing {
+                if events.contains(&"pre-install") {
+                    Phase::PreHook
+                } else if events.contains(&"post-install") {
+                    Phase::PostHook
+                } else {
+                    continue;
+                }
+            } else if events.contains(&"pre-upgrade") {
+                Phase::PreHook
+            } else if events.contains(&"post-upgrade") {
+                Phase::PostHook
+            } else {
+                continue;
+            };
+            let Some(job) = trainer_audit::objects::objects_in(
+                str_at(hook, &["manifest"]),
+                "hook",
+                trainer_audit::objects::Origin::Template,
+                &self.state.namespace,
+            )
+            .into_iter()
+            .next() else {
+                continue;
+            };
+            if job.body["kind"] != "Job" {
+                continue;
+            }
+            let owner_ref = format!("Job/{}/{}", job.identity.namespace, job.identity.name);
+            out.push(NewPod {
+                owner: format!("{owner_ref} ({} hook)", events.join(",")),
+                owner_ref,
+                spec: job.body.pointer("/spec/template/spec").cloned().unwrap_or(Json::Null),
+                phase,
+            });
+        }
+        for d in target.objects.iter().filter(|o| o["kind"] == "Deployment") {
+            let template = d.pointer("/spec/template");
+            // What the Deployment runs before: the base manifest's template (Helm patches from
+            // it), else the live object's (an install over objects another tool applied).
+            let before = match &self.base {
+                Some(b) => b.objects.iter().find(|o| key(o) == key(d)).and_then(|o| o.pointer("/spec/template")),
+                None => self.live.get(&key(d)).and_then(|o| o.pointer("/spec/template")),
+            };
+            if before.is_some() && before == template {
+                continue;
+            }
+            let owner_ref = format!("Deployment/{}/{}", str_at(d, &["metadata", "namespace"]), str_at(d, &["metadata", "name"]));
+            let why = if before.is_some() { "rollout surge" } else { "new Deployment" };
+            out.push(NewPod {
+                owner: format!("{owner_ref} ({why})"),
+                owner_ref,
+                spec: d.pointer("/spec/template/spec").cloned().unwrap_or(Json::Null),
+                phase: Phase::Rollout,
+            });
+        }
+        out
+    }
+
+    /// The version the Helm start works from (None: an install).
+    pub fn from_version(&self) -> Option<&str> {
+        match &self.start {
+            Start::Upgrade(r) => Some(&r.version),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! What the output says, held against the state (issue 29 §5, §6): a user value the target chart
+//! does not know (not in its values.yaml, nor under a subchart's name in that subchart's, nor
+//! inside a map the chart leaves free-form) is named by some finding — Helm itself says nothing,
+//! no Trainer chart has a values.schema.json; a manager running another image than the release's
+//! chart is named (its version) by some finding or note; and a target below 2.3 gets no text
+//! about a 2.3 controller.
+
+use serde_json::Value as Json;
+
+use super::{Disagreement, Situation};
+
+/// Whether `path` lands somewhere the chart's defaults know: every segment a key of a map, or
+/// inside a map the chart leaves empty (free-form, like `manager.labels: {}`).
+pub fn known(defaults: &Json, path: &str) -> bool {
+    let mut at = defaults;
+    for key in path.split('.') {
+        match at {
+            Json::Object(m) if m.is_empty() => return true,
+            Json::Object(m) => match m.get(key) {
+                Some(v) => at = v,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Every text of a report: findings (subject, title, message, evidence, fix) and notes.
+fn all_text(line: &Json) -> String {
+    let report = &line["report"];
+    let mut out = String::new();
+    for f in report["findings"].as_array().into_iter().flatten() {
+        for k in ["subject", "title", "message", "fix"] {
+            out.push_str(f[k].as_str().unwrap_or_default());
+            out.push('\n');
+        }
+        for e in f["evidence"].as_array().into_iter().flatten() {
+            out.push_str(e.as_str().unwrap_or_default());
+            out.push('\n');
+        }
+    }
+    for n in report["notes"].as_array().into_iter().flatten().chain(report["warnings"].as_array().into_iter().flatten()) {
+        out.push_str(n.as_str().unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
+    if line["exit_code"] == 2 {
+        return Vec::new();
+    }
+    let text = all_text(line);
+    let mut out = Vec::new();
+    if let Some(target) = &s.target_version {
+        if let Ok(defaults) = s.charts.render(target, &s.state.release, &s.state.namespace, &Json::Object(Default::default())) {
+            for (path, _) in &s.state.values {
+                if !known(&defaults.values, path) && !text.contains(path.as_str()) {
+                    out.push(Disagreement {
+                        class: "unknown-value-unnamed".into(),
+                        area: "world §5",
+                        expected: format!("a finding naming the value {path}, which the {target} chart (and its subcharts) does not know"),
+                        actual: "no finding names it".into(),
+                    });
+                }
+            }
+        }
+        let below_23 = semver::Version::parse(target).is_ok_and(|v| v < semver::Version::new(2, 3, 0));
+        if below_23 && text.contains("2.3 controller") {
+            out.push(Disagreement {
+                class: "text-does-not-fit".into(),
+                area: "world §6",
+                expected: format!("no text about a 2.3 controller on an upgrade to {target}"),
+                actual: text.lines().find(|l| l.contains("2.3 controller")).unwrap_or_default().chars().take(300).collect(),
+            });
+        }
+    }
+    if let (Some(tag), Some(running)) = (&s.state.manager_image, &s.built.running) {
+        let tag = tag.trim_start_matches('v');
+        if tag != running.as_str() && !text.contains(tag) {
+            out.push(Disagreement {
+                class: "running-image-unnamed".into(),
+                area: "world §6",
+                expected: format!("a finding or note naming the manager's running {tag} beside the release's {running}"),
+                actual: "none does".into(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_are_known_through_maps_and_free_form_maps() {
+        let d = json!({"jobset": {"install": true, "controller": {"replicas": 1}}, "manager": {"labels": {}}, "image": {"tag": ""}});
+        assert!(known(&d, "jobset.install") && known(&d, "jobset.controller.replicas") && known(&d, "manager.labels.team"));
+        assert!(!known(&d, "jobset.enabled") && !known(&d, "image.tag.x") && !known(&d, "runtime"));
+    }
+}
