@@ -37,6 +37,10 @@ pub struct CrdReport {
     /// sends by default), when observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reapply_server_side: Option<Vec<String>>,
+    /// A real server refused the create, so nothing was stored to re-apply over: the re-applies
+    /// were not attempted (`crdcel` judges them over the CRD as if it were stored).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_stored: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -277,11 +281,11 @@ pub fn compare(report: &Report, files: &BTreeMap<String, Value>) -> Comparison {
             }
         }
         let edited = changed(crd);
-        let mut writes: Vec<(&str, &Value, CrdWrite, &[String])> = vec![
-            ("create", crd, CrdWrite::Create, &r.create),
-            ("unchanged re-apply", crd, CrdWrite::Update(crd), &r.reapply_unchanged),
-            ("changed re-apply", &edited, CrdWrite::Update(crd), &r.reapply_changed),
-        ];
+        let mut writes: Vec<(&str, &Value, CrdWrite, &[String])> = vec![("create", crd, CrdWrite::Create, &r.create)];
+        if !r.not_stored {
+            writes.push(("unchanged re-apply", crd, CrdWrite::Update(crd), &r.reapply_unchanged));
+            writes.push(("changed re-apply", &edited, CrdWrite::Update(crd), &r.reapply_changed));
+        }
         let old = r.upgrade_from.as_ref().and_then(|f| files.get(f));
         if let (Some(old), Some(upgrade)) = (old, &r.upgrade) {
             writes.push(("upgrade", crd, CrdWrite::Update(old), upgrade));

@@ -41,14 +41,12 @@ struct Binary {
 /// neighbour scenario beside Kueue (Kueue's manager is `cmd/kueue`; its image
 /// `registry.k8s.io/kueue/kueue:v0.17.0` maps to `kueue-v0.17.0`), Trainer 2.2.0 for the Helm and
 /// kustomize 2.2.0 starting points, Trainer 2.0.0 with its chart's JobSet 0.8.2 for the 2.0.0 one.
-const BINARIES: [Binary; 16] = [
+const BINARIES: [Binary; 15] = [
     Binary { name: "etcd", module: "", package: "./cmd/etcd" },
     Binary { name: "kube-apiserver", module: "", package: "k8s.io/kubernetes/cmd/kube-apiserver" },
     Binary { name: "kube-controller-manager", module: "", package: "k8s.io/kubernetes/cmd/kube-controller-manager" },
     Binary { name: "kubectl", module: "", package: "k8s.io/kubernetes/cmd/kubectl" },
     Binary { name: "helm", module: "", package: "helm.sh/helm/v4/cmd/helm" },
-    // The CRD validation of the same kube-apiserver in process: tests/cel_cost.rs's differential.
-    Binary { name: "crdcel", module: "", package: "./cmd/crdcel" },
     Binary {
         name: "trainer-controller-manager-v2.3.0",
         module: "trainer-v2.3.0",
@@ -208,13 +206,12 @@ fn record_current(root: &Path, bin: &Path) -> Result<()> {
 /// would otherwise surface much later as a confusing version mismatch inside a test.
 fn check_versions(bin: &Path) -> Result<()> {
     let (git, _, _) = KUBE_VERSION;
-    let checks: [(&str, &[&str], String); 6] = [
+    let checks: [(&str, &[&str], String); 5] = [
         ("kube-apiserver", &["--version"], format!("Kubernetes {git}")),
         ("kube-controller-manager", &["--version"], format!("Kubernetes {git}")),
         ("kubectl", &["version", "--client"], format!("Client Version: {git}")),
         ("helm", &["version", "--template", "{{.Version}}"], HELM_VERSION.to_string()),
         ("etcd", &["--version"], "etcd Version: 3.".to_string()),
-        ("crdcel", &["--version"], format!("crdcel Kubernetes {git}")),
     ];
     for (name, args, expected) in checks {
         let output = Command::new(bin.join(name)).args(args).output().with_context(|| format!("running the built {name}"))?;

@@ -81,13 +81,14 @@ const USAGE: &str = "usage: cargo xtask <task>
                       write rules/kueue-builds.yaml: the Trainer API each Kueue release
                       (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
                       release it does not serve from the tags of DIR, a kueue clone)
-  kube-versions [--only VERSION]… [--no-servers] [--no-crdcel] [--charts-only]
-                      [--trainer-git DIR]
+  kube-versions [--only VERSION]… [--no-servers] [--no-crdcel] [--no-helm]
+                      [--charts-only] [--trainer-git DIR]
                       one-off (not in CI): crdcel (the CRD validation) against every minor
                       1.31–1.38 and kube-apiserver v1.31.14, v1.32.13, v1.36.1, v1.37.2,
                       v1.38.0-beta.0 sent the corpus charts', Trainer, JobSet and Kueue CRDs
                       and the generated CEL corpus (create, re-applies, upgrade); compared
-                      with trainer-audit's verdict and recorded in tests/data/kube-versions/
+                      with trainer-audit's verdict and recorded in tests/data/kube-versions/;
+                      then Helm 2.1.0 → 2.3.0 on each server (TA-SCH-004, TA-K8S-001)
   kube-apis           write rules/kube-apis.yaml: every API version Kubernetes stops serving
                       and when, from k8s.io/api's generated APILifecycleRemoved (the newest
                       the Go module proxy serves); check --to-kube reads it
