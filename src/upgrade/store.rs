@@ -224,17 +224,23 @@ impl ChartStore {
             return Ok(i.clone());
         }
         let chart = self.chart(source)?;
-        let mut options =
-            RenderOptions { values: render.values.clone(), kube_version: render.kube_version.clone(), ..RenderOptions::default() };
-        options.release.name = render.release.clone();
-        options.release.namespace = render.namespace.clone();
-        options.release.is_upgrade = true;
+        let options = upgrade_options(render);
         let rendered = render_chart(&chart, &options).map_err(|e| {
             UpgradeError::Render(format!("cannot render {} {} with the release's values: {}", chart.name(), chart.metadata.version, e.0))
         })?;
         let inventory = Rc::new(Inventory::build(&chart, &rendered, &render.namespace));
         Ok(self.inventories.borrow_mut().entry(key).or_insert(inventory).clone())
     }
+}
+
+/// How an upgrade renders a chart: the release's values, name and namespace, as an upgrade.
+fn upgrade_options(render: &RenderFor) -> RenderOptions {
+    let mut options =
+        RenderOptions { values: render.values.clone(), kube_version: render.kube_version.clone(), ..RenderOptions::default() };
+    options.release.name = render.release.clone();
+    options.release.namespace = render.namespace.clone();
+    options.release.is_upgrade = true;
+    options
 }
 
 impl ChartStore {
@@ -248,11 +254,7 @@ impl ChartStore {
         apply_method: &str,
     ) -> Result<helm_render::release_record::RecordSize, UpgradeError> {
         let chart = self.chart(source)?;
-        let mut options =
-            RenderOptions { values: render.values.clone(), kube_version: render.kube_version.clone(), ..RenderOptions::default() };
-        options.release.name = render.release.clone();
-        options.release.namespace = render.namespace.clone();
-        options.release.is_upgrade = true;
+        let options = upgrade_options(render);
         let rendered = render_chart(&chart, &options).map_err(|e| UpgradeError::Render(e.0))?;
         let meta = helm_render::release_record::RecordMeta {
             name: &render.release,
