@@ -171,7 +171,7 @@ fn an_unknown_kubernetes_version_is_asked_for_and_a_contradicting_one_named() {
     let out = run(home.path(), &["check", "--snapshot", &bare, "--chart", &to(), "--kube-version", "1.33", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(report["inputs"]["kubernetes"], "v1.33 (--kube-version)");
+    assert_eq!(report["inputs"]["kubernetes"], "1.33 (--kube-version)", "the version as given");
     assert!(!stdout(&out).contains("assumed"), "one version for every part of the run, none assumed");
     // A --kube-version the cluster's own ClusterInfo contradicts.
     refused(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use kube_validate::stored::CrdSet;
-use kube_validate::KubeVersion;
+use kube_version::KubeVersion;
 use serde_json::{json, Value as Json};
 use testkit::controlplane::ControlPlane;
 use trainer_audit::migrate::{self, output, Options, SchemaVerdict, Source};

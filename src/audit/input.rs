@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use crate::cluster::install::InstallMethod;
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::storage::HelmDriver;
 use crate::engine::{Engine, EngineContext};
 use crate::inventory::Inventory;
 
@@ -60,6 +61,21 @@ pub struct CheckInput<'a> {
     /// In a GitOps review: the engine the file deploys with and its options (the engine then
     /// is the file's, not the one detected in the cluster).
     pub gitops: Option<&'a EngineContext>,
+    /// The target revision's Helm release record (None when it could not be computed).
+    pub record: Option<&'a TargetRecord>,
+    /// The Kubernetes version the cluster moves to (`--to-kube`).
+    pub to_kube: Option<&'a kube_version::KubeVersion>,
+}
+
+/// The record Helm will write for the target revision, and where (`release-size`).
+#[derive(Debug, Clone)]
+pub struct TargetRecord {
+    /// The record's object name (`sh.helm.release.v1.<release>.v<revision>`).
+    pub name: String,
+    pub size: helm_render::release_record::RecordSize,
+    pub driver: HelmDriver,
+    /// How the driver is known: `--helm-driver`, the release's own records, or Helm's default.
+    pub driver_from: String,
 }
 
 /// The installed chart could not be read or rendered.

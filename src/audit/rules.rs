@@ -15,6 +15,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use kube_version::KubeVersion;
+
 use super::finding::{FixLine, Phase, Severity};
 use super::kinds::{kind, Check, KINDS};
 use crate::engine::{Adoption, Engine};
@@ -146,10 +148,10 @@ pub struct Expect {
 }
 
 impl Expect {
-    /// Whether the text holds on a cluster of this minor version (unknown: it may).
-    pub fn holds_on(&self, kube_minor: Option<u64>) -> bool {
-        match (&self.kubernetes, kube_minor) {
-            (Some(c), Some(minor)) => c.matches(&semver::Version::new(1, minor, 0)),
+    /// Whether the text holds on a cluster of this version's minor (unknown: it may).
+    pub fn holds_on(&self, kube: Option<&KubeVersion>) -> bool {
+        match (&self.kubernetes, kube) {
+            (Some(c), Some(k)) => c.matches(&semver::Version::new(k.major.into(), k.minor.into(), 0)),
             _ => true,
         }
     }
@@ -499,7 +501,10 @@ mod tests {
         assert!(parse_rules("x.yaml", &variant).unwrap_err().0.contains("has no variant \"nope\""));
         let expect = |e: &str| GOOD.replace("  fix: f\n", &format!("  fix: f\n  expect:\n  - {e}\n"));
         let good = parse_rules("x.yaml", &expect("{by: helm, text: 'in progress', kubernetes: '>=1.32', source: s}")).unwrap();
-        assert!(good[0].expect[0].holds_on(Some(32)) && !good[0].expect[0].holds_on(Some(31)) && good[0].expect[0].holds_on(None));
+        let k = |minor| Some(kube_version::KubeVersion::new(1, minor));
+        assert!(
+            good[0].expect[0].holds_on(k(32).as_ref()) && !good[0].expect[0].holds_on(k(31).as_ref()) && good[0].expect[0].holds_on(None)
+        );
         assert!(parse_rules("x.yaml", &expect("{by: kubelet, text: t, source: s}")).unwrap_err().0.contains("unknown variant"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: t}")).unwrap_err().0.contains("source"));
         assert!(parse_rules("x.yaml", &expect("{by: helm, text: '', source: s}")).unwrap_err().0.contains("needs a text"));

@@ -9,6 +9,7 @@ use super::finding::{sort_findings, with_restore_heads, Expected, Finding, FixLi
 use super::input::{ChartInput, CheckInput};
 use super::kinds::Hit;
 use super::rules::{Applicable, Rule, Scope, REGISTRY_FLAGS};
+use kube_version::KubeVersion;
 
 /// Findings of the upgrade rules that apply to this upgrade (`cluster`: the run has one; without,
 /// only the rules whose kinds do not read it run).
@@ -28,7 +29,7 @@ pub fn run(rules: &[Rule], input: &CheckInput, cluster: bool) -> Vec<Finding> {
     let when = Applicable { scope: Scope::Upgrade, versions: Some((&input.from, &input.to)), engine: Some(engine), cluster };
     for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(check) = &rule.check else { continue };
-        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.server_minor(), &untagged)));
+        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.kube_version(), &untagged)));
     }
     sort_findings(&mut findings);
     findings
@@ -70,10 +71,10 @@ pub fn review(rules: &[Rule], chart: &ChartInput, vars: &BTreeMap<String, String
     findings
 }
 
-/// The hit as a finding; `kube_minor` (the cluster's, when known) picks the expected texts that
+/// The hit as a finding; `kube` (the cluster's version, when known) picks the expected texts that
 /// hold on it; `untagged` says which charts of the run are not Trainer release tags (their
 /// Trainer citations are then the nearest tag's, and the source says so).
-fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: Option<u64>, untagged: &[String]) -> Finding {
+fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube: Option<&KubeVersion>, untagged: &[String]) -> Finding {
     let variant = rule.variant(hit.variant);
     let mut vars = vars.clone();
     vars.extend(hit.vars);
@@ -97,7 +98,7 @@ fn finding(rule: &Rule, hit: Hit, vars: &BTreeMap<String, String>, kube_minor: O
         expect: rule
             .expect
             .iter()
-            .filter(|e| e.holds_on(kube_minor))
+            .filter(|e| e.holds_on(kube))
             .map(|e| Expected {
                 by: e.by.as_str(),
                 text: e.text.clone(),

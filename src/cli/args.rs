@@ -10,12 +10,14 @@ use clap::Args;
 
 use super::{oci_reference, CliError};
 use crate::cluster::ClusterState;
+use crate::engine::storage::HelmDriver;
 use crate::fleet::members::Selection;
 use crate::fleet::read::{read_member, Assumed};
 use crate::upgrade::values::{UserValues, ValueFlags};
 use crate::upgrade::Request;
 use chart_source::oci::credentials::{Credential, CredentialStores, FoundCredential, Secret};
 use chart_source::oci::{ClientOptions, CredentialSource};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args)]
 pub struct RegistryArgs {
@@ -89,8 +91,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Kubernetes version to assume when the snapshot does not record one (e.g. 1.33)
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub kube_version: Option<KubeVersion>,
     /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
     /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run (repeatable; IDs:
     /// kueue, jobset, lws, scheduler-plugins, volcano, training-operator, cert-manager)
@@ -115,23 +117,18 @@ impl ClusterArgs {
                 "{dir} is a directory, and this command reads one cluster: name one file (check, plan and status read a directory as a fleet)"
             )));
         }
-        let kube_version = self.kube_version.as_deref().map(assumed_kube_version).transpose()?;
         let members = selection.members().map_err(|e| CliError::Usage(e.to_string()))?;
         let [member] = &members[..] else {
             return Err(CliError::Usage(format!("the cluster flags name {} clusters; name one", members.len())));
         };
-        let assumed = Assumed::with_neighbours(kube_version, &self.neighbours, &members).map_err(CliError::Usage)?;
+        let assumed = Assumed::with_neighbours(self.kube_version.clone(), &self.neighbours, &members).map_err(CliError::Usage)?;
         read_member(member, &assumed, std::io::IsTerminal::is_terminal(&std::io::stderr())).map_err(CliError::Cluster)
     }
 }
 
-/// `--kube-version` checked and written as servers report it (`v1.33`).
-pub fn assumed_kube_version(v: &str) -> Result<String, CliError> {
-    let trimmed = v.trim_start_matches('v');
-    if helm_render::version::parse_lenient(trimmed).is_none() {
-        return Err(CliError::Usage(format!("invalid --kube-version {v:?}: expected MAJOR.MINOR[.PATCH]")));
-    }
-    Ok(format!("v{trimmed}"))
+/// A Kubernetes version flag (`--kube-version`, `--to-kube`), read by clap: `1.33`, `v1.33.2`.
+pub fn kube_version_arg(v: &str) -> Result<KubeVersion, String> {
+    KubeVersion::parse(v).map_err(|e| e.to_string())
 }
 
 /// Helm's value flags, shared by every command that renders.
@@ -233,6 +230,14 @@ pub struct UpgradeFlags {
     /// More rule files (*.yaml) besides the built-in ones
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
+    /// The Kubernetes version the cluster moves to (e.g. 1.37): the target's CRDs, API versions
+    /// and tested versions are checked against it; without --to/--chart, Trainer stays as installed
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub to_kube: Option<KubeVersion>,
+    /// Where Helm stores the release's records, as HELM_DRIVER says (default: as the release's
+    /// records are stored, else secret)
+    #[arg(long, value_enum, value_name = "DRIVER")]
+    pub helm_driver: Option<HelmDriver>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -253,6 +258,8 @@ impl UpgradeFlags {
             values: self.values.read()?,
             rules: crate::audit::rules::RuleSet::load(self.rules.as_deref())?,
             registry: self.registry.client_options()?,
+            helm_driver: self.helm_driver,
+            to_kube: self.to_kube.clone(),
             ..Request::default()
         })
     }

@@ -7,13 +7,14 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::args::assumed_kube_version;
+use super::args::kube_version_arg;
 use super::CliError;
 use crate::fleet::audit::{Auditor, Job, Reading};
 use crate::fleet::members::Selection;
 use crate::fleet::read::Assumed;
 use crate::report::document::Context;
 use crate::report::output::{Choice, Printer};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct FleetArgs {
@@ -30,8 +31,8 @@ pub struct FleetArgs {
     #[arg(long, value_name = "FILE|DIR")]
     pub kubeconfig: Option<PathBuf>,
     /// Kubernetes version to assume when a snapshot does not record one (e.g. 1.33)
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = kube_version_arg)]
+    pub kube_version: Option<KubeVersion>,
     /// A neighbour's version the cluster does not tell (image pinned by digest only or `latest`,
     /// no version label), e.g. kueue=0.16.9, or ID=none when it does not run; CLUSTER: limits it
     /// to one cluster of a fleet (repeatable; IDs: kueue, jobset, lws, scheduler-plugins, volcano,
@@ -63,8 +64,7 @@ impl FleetArgs {
 /// renderers reading `ctx`: the glue between the flags, [`Auditor`] and [`Printer`].
 pub fn run(job: Job, args: &FleetArgs, choice: &Choice, ctx: Context) -> Result<ExitCode, CliError> {
     let members = args.selection().members().map_err(|e| CliError::Usage(e.to_string()))?;
-    let kube_version = args.kube_version.as_deref().map(assumed_kube_version).transpose()?;
-    let assumed = Assumed::with_neighbours(kube_version, &args.neighbours, &members).map_err(CliError::Usage)?;
+    let assumed = Assumed::with_neighbours(args.kube_version.clone(), &args.neighbours, &members).map_err(CliError::Usage)?;
     let reading =
         Reading { members: &members, concurrency: usize::from(args.concurrency), assumed: &assumed, fleet: choice.reads_as_fleet() };
     let mut auditor = Auditor::new(job);

@@ -16,7 +16,8 @@ use crate::report::document::Context;
 use crate::report::format::{Command, Format};
 use crate::report::migrate::MigrateDocument;
 use crate::report::output::{Choice, Flags};
-use kube_validate::stored::{kube_version, CrdSet, ASSUMED_KUBE};
+use kube_validate::stored::{CrdSet, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args)]
 #[command(
@@ -87,7 +88,7 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
             state.objects
         }
     };
-    let schema = target_schema(&args.target, server.as_deref(), source == Source::Cluster)?;
+    let schema = target_schema(&args.target, server.as_ref(), source == Source::Cluster)?;
     let migration = migrate::migrate(&objects, &options, &schema);
     let next = NextSteps {
         before_crds: Some(rerun(&["--before-crds"])),
@@ -105,10 +106,10 @@ pub fn run(args: MigrateArgs) -> Result<ExitCode, CliError> {
 
 /// The target chart's CRDs compiled for the cluster's version (`--kube-version` with files; the
 /// newest the validator models when nothing tells, said in the report).
-fn target_schema(target: &TargetArgs, server: Option<&str>, server_was_read: bool) -> Result<TargetCrds, CliError> {
+fn target_schema(target: &TargetArgs, server: Option<&KubeVersion>, server_was_read: bool) -> Result<TargetCrds, CliError> {
     let chart = target.crds("migrate")?;
-    let (kube, how) = match kube_version(server) {
-        Some(k) => (k, String::new()),
+    let (kube, how) = match server {
+        Some(k) => (k.minor_version(), String::new()),
         None => (
             ASSUMED_KUBE,
             format!(
@@ -118,7 +119,7 @@ fn target_schema(target: &TargetArgs, server: Option<&str>, server_was_read: boo
             ),
         ),
     };
-    let crds = CrdSet::new(chart.crds.iter(), kube);
+    let crds = CrdSet::new(chart.crds.iter(), kube.clone());
     for skipped in &crds.skipped {
         eprintln!("warning: the target CRD {skipped}: objects of its kind are not validated");
     }

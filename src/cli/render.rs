@@ -10,8 +10,8 @@ use super::args::{RegistryArgs, RenderTarget, ValuesArgs};
 use super::CliError;
 use crate::report::render::{show_only, write_dir, Parts};
 use crate::upgrade::store::load_reference;
-use helm_render::objects::KubeVersion;
 use helm_render::render::{render_chart, RenderOptions};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Args)]
 #[command(
@@ -61,9 +61,9 @@ pub struct RenderArgs {
 pub fn run(args: RenderArgs) -> Result<ExitCode, CliError> {
     let chart = load_reference(&args.chart, args.version.as_deref(), &args.registry.client_options()?)?;
     let kube_version = match &args.kube_version {
-        Some(v) => Some(
-            KubeVersion::parse(v).ok_or_else(|| CliError::Usage(format!("invalid kube version {v:?}: expected MAJOR.MINOR[.PATCH]")))?,
-        ),
+        Some(v) => {
+            Some(KubeVersion::parse(v).map_err(|_| CliError::Usage(format!("invalid kube version {v:?}: expected MAJOR.MINOR[.PATCH]")))?)
+        }
         None => None,
     };
     let mut options = RenderOptions {

@@ -19,6 +19,7 @@ use chart_source::oci::client::error_chain;
 use super::catalog::{Resource, RESOURCES};
 use super::{ClusterError, ClusterInfo, ClusterState};
 use crate::objects::str_at;
+use kube_version::KubeVersion;
 
 mod page;
 use page::Page;
@@ -300,6 +301,15 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
             eprintln!("read {}", r.permission().trim_start_matches("list "));
         }
     }
-    let info = ClusterInfo { server_version: Some(version.git_version), ..ClusterInfo::default() };
+    // A server whose version is not MAJOR.MINOR… is read as one of unknown version (the
+    // commands that need it then ask for --kube-version).
+    let server_version = match KubeVersion::parse(&version.git_version) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("the API server's version: {e}; pass --kube-version"));
+            None
+        }
+    };
+    let info = ClusterInfo { server_version, ..ClusterInfo::default() };
     Ok(ClusterState::from_normalised(info, objects, warnings))
 }

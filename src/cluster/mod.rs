@@ -20,15 +20,16 @@ use serde_json::Value as Json;
 
 use crate::objects::str_at;
 use catalog::{CRD_GROUPS, PUBLIC_CONFIGMAP};
+use kube_version::KubeVersion;
 
 pub const CLUSTER_INFO_API_VERSION: &str = "trainer-audit.dev/v1alpha1";
 
 /// Facts about the cluster itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ClusterInfo {
-    /// `v1.33.2`.
+    /// What the API server reports (`v1.33.2`), or the user's `--kube-version`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_version: Option<String>,
+    pub server_version: Option<KubeVersion>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub captured_at: Option<String>,
     /// What the read that made a snapshot could not see (its `readWarnings`), carried over into
@@ -154,23 +155,18 @@ impl ClusterState {
         (release::releases(records), errors)
     }
 
-    /// `--kube-version` (`v1.33`, already checked) for a cluster that does not record its
-    /// version; a cluster that records another minor contradicts it (the error names both).
-    pub fn assume_kube_version(&mut self, given: &str) -> Result<(), ClusterError> {
-        let minor = |v: &str| {
-            let v = v.trim_start_matches('v');
-            helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| (v.major, v.minor))
-        };
-        match self.info.server_version.as_deref() {
+    /// `--kube-version` for a cluster that does not record its version; a cluster that records
+    /// another minor contradicts it (the error names both).
+    pub fn assume_kube_version(&mut self, given: &KubeVersion) -> Result<(), ClusterError> {
+        match &self.info.server_version {
             None => {
-                self.info.server_version = Some(given.to_string());
+                self.info.server_version = Some(given.clone());
                 self.info.version_given = true;
                 Ok(())
             }
-            Some(recorded) if minor(recorded) == minor(given) => Ok(()),
+            Some(recorded) if recorded.same_minor(given) => Ok(()),
             Some(recorded) => Err(ClusterError::Snapshot(format!(
-                "--kube-version {} contradicts the cluster, which reports Kubernetes {recorded}: drop --kube-version (it is for a snapshot that records no version)",
-                given.trim_start_matches('v')
+                "--kube-version {given} contradicts the cluster, which reports Kubernetes {recorded}: drop --kube-version (it is for a snapshot that records no version; to ask about a Kubernetes upgrade, use --to-kube)"
             ))),
         }
     }
@@ -183,10 +179,9 @@ impl ClusterState {
         Ok(())
     }
 
-    /// The server's minor version (`33` of `v1.33.2`).
-    pub fn server_minor(&self) -> Option<u64> {
-        let v = self.info.server_version.as_deref()?.trim_start_matches('v');
-        helm_render::version::parse_lenient(v.split(['+', '-']).next().unwrap_or(v)).map(|v| v.minor)
+    /// The cluster's Kubernetes version (its own, or `--kube-version`), when known.
+    pub fn kube_version(&self) -> Option<&KubeVersion> {
+        self.info.server_version.as_ref()
     }
 }
 

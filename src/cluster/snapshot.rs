@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 
 use super::{ClusterError, ClusterInfo, ClusterState, CLUSTER_INFO_API_VERSION};
 use crate::objects::str_at;
+use kube_version::KubeVersion;
 
 mod fast;
 mod lines;
@@ -35,6 +36,9 @@ pub enum SnapshotError {
     NotAnObject { document: Json },
     #[error("invalid JSON: {0}")]
     Json(#[source] serde_json::Error),
+    /// `serverVersion` of the ClusterInfo item is not a Kubernetes version.
+    #[error("ClusterInfo serverVersion: {0} (write snapshots with trainer-audit snapshot)")]
+    ServerVersion(#[source] kube_version::BadKubeVersion),
     /// serde-saphyr's error, of which only the first line is shown.
     #[error("invalid YAML: {}", first_line(&.0.to_string()))]
     Yaml(#[source] serde_saphyr::Error),
@@ -82,9 +86,9 @@ struct Items<'a> {
     seen: &'a mut usize,
 }
 
-fn cluster_info(item: &Json) -> Option<ClusterInfo> {
+fn cluster_info(item: &Json) -> Result<Option<ClusterInfo>, SnapshotError> {
     if str_at(item, &["kind"]) != "ClusterInfo" || str_at(item, &["apiVersion"]) != CLUSTER_INFO_API_VERSION {
-        return None;
+        return Ok(None);
     }
     let text = |k: &str| Some(str_at(item, &[k]).to_string()).filter(|s| !s.is_empty());
     let read_warnings = item
@@ -92,7 +96,8 @@ fn cluster_info(item: &Json) -> Option<ClusterInfo> {
         .and_then(Json::as_array)
         .map(|ws| ws.iter().filter_map(Json::as_str).map(str::to_string).collect())
         .unwrap_or_default();
-    Some(ClusterInfo { server_version: text("serverVersion"), captured_at: text("capturedAt"), read_warnings, ..ClusterInfo::default() })
+    let server_version = text("serverVersion").map(|v| KubeVersion::parse(&v)).transpose().map_err(SnapshotError::ServerVersion)?;
+    Ok(Some(ClusterInfo { server_version, captured_at: text("capturedAt"), read_warnings, ..ClusterInfo::default() }))
 }
 
 impl<'a> Items<'a> {
@@ -104,7 +109,7 @@ impl<'a> Items<'a> {
         if str_at(&item, &["kind"]).is_empty() || str_at(&item, &["apiVersion"]).is_empty() {
             return Err(SnapshotError::ItemWithoutKind { item });
         }
-        if let Some(info) = cluster_info(&item) {
+        if let Some(info) = cluster_info(&item)? {
             *self.info = Some(info);
         } else if let Some(kept) = super::normalise(item) {
             self.kept.push(kept);
@@ -247,7 +252,7 @@ fn short(v: &Json) -> String {
 pub fn render(state: &ClusterState, json: bool) -> Result<String, ClusterError> {
     let mut info = serde_json::json!({"apiVersion": CLUSTER_INFO_API_VERSION, "kind": "ClusterInfo"});
     if let Some(v) = &state.info.server_version {
-        info["serverVersion"] = Json::String(v.clone());
+        info["serverVersion"] = Json::String(v.to_string());
     }
     if let Some(t) = &state.info.captured_at {
         info["capturedAt"] = Json::String(t.clone());

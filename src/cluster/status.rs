@@ -15,7 +15,8 @@ use super::install::{installed_version, object_method, overall, InstallMethod, I
 use super::release::redact;
 use super::ClusterState;
 use crate::objects::str_at;
-use kube_validate::stored::{kube_version, CrdSet, KindTally, ASSUMED_KUBE};
+use kube_validate::stored::{CrdSet, KindTally, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReleaseSummary {
@@ -98,11 +99,11 @@ pub struct Validation {
 impl Validation {
     /// Validates the state's objects against `crds` (None: the state's own CRDs).
     pub fn of(state: &ClusterState, crds: Option<(&[Json], String)>) -> Validation {
-        let known = kube_version(state.info.server_version.as_deref());
-        let kube = known.unwrap_or(ASSUMED_KUBE);
+        let known = state.kube_version().map(KubeVersion::minor_version);
+        let kube = known.clone().unwrap_or(ASSUMED_KUBE);
         let (set, against) = match crds {
-            Some((crds, label)) => (CrdSet::new(crds.iter(), kube), label),
-            None => (CrdSet::new(state.crds(), kube), "the installed CRDs".to_string()),
+            Some((crds, label)) => (CrdSet::new(crds.iter(), kube.clone()), label),
+            None => (CrdSet::new(state.crds(), kube.clone()), "the installed CRDs".to_string()),
         };
         let survey = set.tally(state.objects.iter());
         Validation {
@@ -225,7 +226,7 @@ pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
         })
         .collect();
     Status {
-        kubernetes: state.info.server_version.clone(),
+        kubernetes: state.info.server_version.as_ref().map(ToString::to_string),
         install,
         version,
         releases: release_summaries,

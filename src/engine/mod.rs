@@ -8,6 +8,7 @@
 pub mod commands;
 pub mod context;
 pub mod hooks;
+pub mod storage;
 
 use serde::Serialize;
 

@@ -372,7 +372,7 @@ mod tests {
         let auditor = Auditor::new(Job::Check { request, fail_on: Severity::Error });
         assert_eq!(auditor.prepare().unwrap().map(|v| v.to_string()).as_deref(), Some("2.3.0"));
         let mut empty = ClusterState::default();
-        empty.info.server_version = Some("v1.33.1".into());
+        empty.info.server_version = Some(kube_version::KubeVersion::parse("v1.33.1").unwrap());
         let out = auditor.audit("empty", Ok(empty));
         assert_eq!(out.row.verdict, Verdict::Failed);
         let why = out.row.failure.unwrap();

@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use super::Member;
 use crate::cluster::neighbours::Declared;
 use crate::cluster::ClusterState;
+use kube_version::KubeVersion;
 
 /// Reads every member with at most `concurrency` reads in flight and calls `each(index, result)`
 /// on the calling thread, in the order the reads finish. A failed read is passed on as its
@@ -50,8 +51,8 @@ where
 /// and `--neighbour` (each for every cluster, or a `--neighbour` for one named cluster).
 #[derive(Debug, Clone, Default)]
 pub struct Assumed {
-    /// The `--kube-version` to assume (validated, `v1.33`).
-    pub kube_version: Option<String>,
+    /// The `--kube-version` to assume.
+    pub kube_version: Option<KubeVersion>,
     /// `--neighbour [CLUSTER:]ID=VERSION`, parsed.
     pub neighbours: Vec<(Option<String>, String, Declared)>,
 }
@@ -59,7 +60,7 @@ pub struct Assumed {
 impl Assumed {
     /// `--neighbour` values parsed; a declaration for a cluster the flags do not name, or two for
     /// one component of one cluster, is refused.
-    pub fn with_neighbours(kube_version: Option<String>, given: &[String], members: &[Member]) -> Result<Assumed, String> {
+    pub fn with_neighbours(kube_version: Option<KubeVersion>, given: &[String], members: &[Member]) -> Result<Assumed, String> {
         let mut neighbours = Vec::new();
         for text in given {
             let (cluster, id, declared) = crate::cluster::neighbours::parse_declaration(text)?;

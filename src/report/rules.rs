@@ -54,8 +54,12 @@ pub fn commands(scope: Scope) -> &'static [&'static str] {
 /// The severities a check kind computes from what it sees, over the rule's own (a runtime in
 /// use makes TA-RT-001 an error; a pre-release move is a warning or info). A test keeps this in
 /// step with the kinds' code.
-const COMPUTED: &[(&str, &[Severity])] =
-    &[("direction", &[Severity::Warning, Severity::Info]), ("runtime-handoff", &[Severity::Error]), ("stale-crd", &[Severity::Error])];
+const COMPUTED: &[(&str, &[Severity])] = &[
+    ("direction", &[Severity::Warning, Severity::Info]),
+    ("runtime-handoff", &[Severity::Error]),
+    ("stale-crd", &[Severity::Error]),
+    ("release-size", &[Severity::Error, Severity::Warning]),
+];
 
 fn computed(kind: &str) -> &'static [Severity] {
     COMPUTED.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or(&[])

@@ -50,6 +50,7 @@ pub fn chart_crds(request: &Request) -> Result<ChartCrds, UpgradeError> {
         release: request.release.clone().unwrap_or_else(|| "kubeflow-trainer".into()),
         namespace: request.namespace.clone().unwrap_or_else(|| crate::cluster::live::DEFAULT_NAMESPACE.into()),
         values: request.values.merged().clone(),
+        kube_version: None,
     };
     let inventory = store.inventory(&source, &render)?;
     let crds: Vec<Json> =

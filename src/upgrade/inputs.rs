@@ -9,7 +9,8 @@ use super::{version, Request, UpgradeError};
 use crate::cluster::install::{installs, Install, InstalledVersion};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
-use kube_validate::stored::{kube_version, CrdSet};
+use kube_validate::crd_write::{self, CrdWrite, IssueKind};
+use kube_version::KubeVersion;
 
 /// The install `-n`/`--release` select (None: the cluster holds no Trainer install at all, and
 /// the version must come from `--from`). Refused when they select none of the installs found,
@@ -100,24 +101,23 @@ pub fn check_from_chart(path: &str, chart_version: &str, from: &semver::Version,
 /// is one under which the Trainer CRDs already installed could have been created: their CEL
 /// compiles there. Every part of the run then reads this one version.
 pub fn check_kube_version(state: &ClusterState) -> Result<(), UpgradeError> {
-    let Some(kube) = kube_version(state.info.server_version.as_deref()) else {
-        let why = match &state.info.server_version {
-            Some(v) => format!("the cluster reports Kubernetes {v:?}, which is not a version"),
-            None => "the Kubernetes version is unknown (a snapshot without ClusterInfo)".to_string(),
-        };
-        return Err(UpgradeError::Usage(format!("{why}: pass the cluster's version with --kube-version (e.g. 1.33)")));
+    let Some(kube) = state.kube_version().map(KubeVersion::minor_version) else {
+        return Err(UpgradeError::Usage(
+            "the Kubernetes version is unknown (a snapshot without ClusterInfo, or a server whose version is not MAJOR.MINOR): pass the cluster's version with --kube-version (e.g. 1.33)".to_string(),
+        ));
     };
     if !state.info.version_given {
         return Ok(());
     }
     let trainer = state.crds().filter(|c| crate::objects::str_at(c, &["spec", "group"]) == crate::cluster::catalog::TRAINER_GROUP);
-    let set = CrdSet::new(trainer, kube);
-    let refused: Vec<String> = set
-        .crd_issues()
-        .into_iter()
-        .filter(|(_, i)| !i.estimate && i.accepted_from.is_some_and(|from| from > kube))
+    let refused: Vec<String> = trainer
+        .flat_map(|c| {
+            let name = crate::objects::str_at(c, &["metadata", "name"]).to_string();
+            crd_write::issues(c, &kube, CrdWrite::Create).unwrap_or_default().into_iter().map(move |i| (name.clone(), i))
+        })
+        .filter(|(_, i)| i.kind == IssueKind::Compile && i.accepted_from.as_ref().is_some_and(|from| *from > kube))
         .map(|(crd, i)| {
-            let from = i.accepted_from.map(|v| v.to_string()).unwrap_or_default();
+            let from = i.accepted_from.as_ref().map(ToString::to_string).unwrap_or_default();
             format!("{crd} at {}: {} (compiles from Kubernetes {from})", i.path, i.message)
         })
         .collect();

@@ -19,13 +19,14 @@ use serde_json::Value as Json;
 
 use crate::audit::finding::Finding;
 use crate::audit::finding::Severity;
-use crate::audit::input::CheckInput;
+use crate::audit::input::{CheckInput, TargetRecord};
 use crate::audit::rules::{Applicable, RuleSet, Scope};
 use crate::audit::run::run as run_rules;
 use crate::audit::verdict::{Counts, Decision};
 use crate::cluster::install::{installed_version, overall, InstallMethod};
 use crate::cluster::release::Release;
 use crate::cluster::ClusterState;
+use crate::engine::storage::HelmDriver;
 use crate::engine::EngineContext;
 use crate::objects::str_at;
 use crate::plan::{path, step, Plan, StepContext};
@@ -34,6 +35,8 @@ use chart_source::pull::PullError;
 use chart_source::reference::{OciRef, ReferenceError};
 use check::{CheckReport, Inputs};
 use gotmpl::{Map, Value};
+use helm_render::release_record::MAX_RECORD_BYTES;
+use kube_version::KubeVersion;
 use store::{ChartSource, ChartStore, RenderFor};
 use values::{UserValues, ValuesError};
 
@@ -93,6 +96,12 @@ pub struct Request {
     pub from_target: bool,
     /// There is no cluster (the state is empty): run only the rules whose kinds do not read it.
     pub without_cluster: bool,
+    /// `--helm-driver`: where Helm stores the release's records (default: as the release's
+    /// records are stored, else Helm's default, Secrets).
+    pub helm_driver: Option<crate::engine::storage::HelmDriver>,
+    /// `--to-kube`: the Kubernetes version the cluster moves to. Without a Trainer target
+    /// (`--to`, `--chart`) the installed version is the target: the question is Kubernetes alone.
+    pub to_kube: Option<KubeVersion>,
 }
 
 /// Everything gathered before any check runs.
@@ -112,6 +121,8 @@ pub struct Upgrade {
     pub value_sources: Vec<(String, Json)>,
     pub rules: RuleSet,
     pub notes: Vec<String>,
+    /// The Kubernetes version the cluster moves to (`--to-kube`).
+    pub to_kube: Option<KubeVersion>,
     /// Where the installed version comes from (a Helm release, a controller image, `--from`).
     pub evidence: String,
     request: Request,
@@ -258,9 +269,25 @@ impl Upgrade {
         value_sources
             .extend(request.values.sources().iter().map(|(label, m)| (label.clone(), crate::objects::to_serde(&Value::map(m.clone())))));
         helm_render::values::merge_maps(&mut user_values, request.values.merged());
-        let to = target::resolve(&request, &store)?;
+        let kube_only = request.to_kube.is_some() && request.to.is_none() && request.chart.is_none();
+        let to = match (&from, kube_only) {
+            (Some(from), true) => from.clone(),
+            _ => target::resolve(&request, &store)?,
+        };
+        if let (Some(target), Some(current)) = (&request.to_kube, state.kube_version()) {
+            if target.minor_version() < current.minor_version() {
+                return Err(UpgradeError::Usage(format!(
+                    "--to-kube {target} is older than the cluster's Kubernetes {current}: Kubernetes upgrades one minor at a time and never downgrades"
+                )));
+            }
+        }
         // The target pulled now, so a repository that serves another chart is refused before
         // anything is audited (a local --chart was loaded, and checked, by `resolve`).
+        // Kubernetes alone: the target chart is the installed one (a local --from-chart, if given).
+        let mut request = request;
+        if kube_only && request.chart.is_none() {
+            request.chart = request.from_chart.clone();
+        }
         if request.chart.is_none() {
             store.chart(&ChartSource::Version(to.clone()))?;
         }
@@ -279,6 +306,13 @@ impl Upgrade {
         };
         notes.push(format!("installed version {from}: {evidence}"));
         notes.extend(crate::audit::citation::upgrade_notes(crate::audit::compat::get(), &from, &to));
+        if let Some(target) = &request.to_kube {
+            let current = state.kube_version().map_or_else(|| "an unknown version".to_string(), ToString::to_string);
+            let trainer = if kube_only { format!("Trainer stays at {to}") } else { format!("Trainer {from} → {to}") };
+            notes.push(format!(
+                "Kubernetes target {target} (from {current}, --to-kube); {trainer}: the CRDs' CEL at {target}'s environment and cost limits, the API versions the charts render against what {target} serves, and the versions the controllers are tested on"
+            ));
+        }
         let flags = request.values.clone();
         Ok(Upgrade {
             state,
@@ -293,6 +327,7 @@ impl Upgrade {
             value_sources,
             rules,
             notes,
+            to_kube: request.to_kube.clone(),
             evidence,
             request,
             store,
@@ -351,7 +386,12 @@ impl Upgrade {
     }
 
     fn render_for(&self) -> RenderFor {
-        RenderFor { release: self.release_name.clone(), namespace: self.namespace.clone(), values: self.user_values.clone() }
+        RenderFor {
+            release: self.release_name.clone(),
+            namespace: self.namespace.clone(),
+            values: self.user_values.clone(),
+            kube_version: self.to_kube.clone().or_else(|| self.state.kube_version().cloned()),
+        }
     }
 
     fn source(&self, version: &semver::Version, installed: bool) -> ChartSource {
@@ -386,6 +426,7 @@ impl Upgrade {
             },
             None => None,
         };
+        let record = self.target_record(to, &render, notes);
         let mut input = CheckInput {
             state: &self.state,
             release: self.release(),
@@ -404,6 +445,8 @@ impl Upgrade {
             derived: Default::default(),
             registry_flags: self.registry_flags(),
             gitops: self.request.gitops.as_ref(),
+            record: record.as_ref(),
+            to_kube: self.to_kube.as_ref(),
         };
         let cluster = !self.request.without_cluster;
         if let Some(reason) = missing {
@@ -420,6 +463,55 @@ impl Upgrade {
         // The survey and conversions of every live object: large, and needed no more.
         crate::par::drop_later(input.derived);
         Ok(findings)
+    }
+
+    /// Where Helm stores this release's records, and how that is known.
+    fn helm_driver(&self) -> (HelmDriver, String) {
+        if let Some(d) = self.request.helm_driver {
+            return (d, "--helm-driver".into());
+        }
+        match self.release().and_then(|r| HelmDriver::of_record_kind(&r.current.driver)) {
+            Some(d) => (d, format!("the release's records are {}s", d.object_kind().unwrap_or("record"))),
+            None => (HelmDriver::Secret, "Helm's default (HELM_DRIVER unset); pass --helm-driver if yours differs".into()),
+        }
+    }
+
+    /// The record Helm writes for revision `to` (as the upgrade first writes it: pending, with the
+    /// next revision number), with a note of its size and margin.
+    fn target_record(&self, to: &semver::Version, render: &RenderFor, notes: &mut Vec<String>) -> Option<TargetRecord> {
+        let release = self.release();
+        let revision = release.map_or(1, |r| r.history.iter().map(|h| h.revision).max().unwrap_or(0) + 1);
+        let apply_method = release.map(|r| r.current.apply_method.clone()).filter(|m| !m.is_empty()).unwrap_or_else(|| "ssa".into());
+        let size = match self.store.record_size(&self.source(to, false), render, revision, &apply_method) {
+            Ok(s) => s,
+            Err(e) => {
+                notes.push(format!("the Helm release record of {to} could not be sized: {e}"));
+                return None;
+            }
+        };
+        let (driver, driver_from) = self.helm_driver();
+        let note = match driver.object_kind() {
+            Some(kind) => {
+                let limit = MAX_RECORD_BYTES;
+                let pct = size.stored as f64 * 100.0 / limit as f64;
+                let margin = limit as i64 - size.stored as i64;
+                format!(
+                    "Helm release record of {to} (revision {revision}): {} bytes stored in a {kind}, {pct:.1}% of the {limit}-byte limit ({} bytes {}; ±{} bytes: Go's gzip is not ours); driver: {driver_from}",
+                    size.stored,
+                    margin.unsigned_abs(),
+                    if margin >= 0 { "to spare" } else { "over" },
+                    size.uncertainty()
+                )
+            }
+            None => format!(
+                "Helm release record of {to}: {} bytes, kept by the {} driver, which sets no size limit",
+                size.stored,
+                driver.name()
+            ),
+        };
+        notes.push(note);
+        let name = format!("sh.helm.release.v1.{}.v{revision}", self.release_name);
+        Some(TargetRecord { name, size, driver, driver_from })
     }
 
     /// The chart of `version` rendered for this upgrade (`installed`: as the installed chart,
@@ -440,11 +532,14 @@ impl Upgrade {
             Some(path) => path.clone(),
             None => format!("{} {version}", self.store.origin()),
         };
-        let kubernetes = match (&self.state.info.server_version, self.state.info.version_given) {
+        let mut kubernetes = match (&self.state.info.server_version, self.state.info.version_given) {
             (Some(v), true) => format!("{v} (--kube-version)"),
             (Some(v), false) => format!("{v} (the cluster's)"),
             (None, _) => "unknown (no cluster)".to_string(),
         };
+        if let Some(target) = &self.to_kube {
+            kubernetes.push_str(&format!(" → {target} (--to-kube)"));
+        }
         Inputs {
             installed: format!("{}: {}", self.from, self.evidence),
             installed_chart: chart(&self.from, &self.request.from_chart),

@@ -35,6 +35,9 @@ pub struct RenderFor {
     pub release: String,
     pub namespace: String,
     pub values: gotmpl::Map,
+    /// `.Capabilities.KubeVersion`: the Kubernetes the upgrade runs on, as `helm upgrade` reads
+    /// it from the server (None: Helm's client-only default).
+    pub kube_version: Option<kube_version::KubeVersion>,
 }
 
 impl RenderFor {
@@ -42,7 +45,8 @@ impl RenderFor {
     /// give equal JSON text).
     fn key(&self) -> String {
         let values = crate::objects::to_serde(&gotmpl::Value::map(self.values.clone()));
-        format!("{}\n{}\n{values}", self.release, self.namespace)
+        let kube = self.kube_version.as_ref().map(ToString::to_string).unwrap_or_default();
+        format!("{}\n{}\n{kube}\n{values}", self.release, self.namespace)
     }
 }
 
@@ -220,15 +224,48 @@ impl ChartStore {
             return Ok(i.clone());
         }
         let chart = self.chart(source)?;
-        let mut options = RenderOptions { values: render.values.clone(), ..RenderOptions::default() };
-        options.release.name = render.release.clone();
-        options.release.namespace = render.namespace.clone();
-        options.release.is_upgrade = true;
+        let options = upgrade_options(render);
         let rendered = render_chart(&chart, &options).map_err(|e| {
             UpgradeError::Render(format!("cannot render {} {} with the release's values: {}", chart.name(), chart.metadata.version, e.0))
         })?;
         let inventory = Rc::new(Inventory::build(&chart, &rendered, &render.namespace));
         Ok(self.inventories.borrow_mut().entry(key).or_insert(inventory).clone())
+    }
+}
+
+/// How an upgrade renders a chart: the release's values, name and namespace, as an upgrade.
+fn upgrade_options(render: &RenderFor) -> RenderOptions {
+    let mut options =
+        RenderOptions { values: render.values.clone(), kube_version: render.kube_version.clone(), ..RenderOptions::default() };
+    options.release.name = render.release.clone();
+    options.release.namespace = render.namespace.clone();
+    options.release.is_upgrade = true;
+    options
+}
+
+impl ChartStore {
+    /// The size of the Helm release record of `source` rendered as `render` (as an upgrade first
+    /// writes it: `pending-upgrade`, `Preparing upgrade`).
+    pub fn record_size(
+        &self,
+        source: &ChartSource,
+        render: &RenderFor,
+        revision: i64,
+        apply_method: &str,
+    ) -> Result<helm_render::release_record::RecordSize, UpgradeError> {
+        let chart = self.chart(source)?;
+        let options = upgrade_options(render);
+        let rendered = render_chart(&chart, &options).map_err(|e| UpgradeError::Render(e.0))?;
+        let meta = helm_render::release_record::RecordMeta {
+            name: &render.release,
+            namespace: &render.namespace,
+            revision,
+            status: "pending-upgrade",
+            description: "Preparing upgrade",
+            apply_method,
+            config: &render.values,
+        };
+        helm_render::release_record::record_size(&chart, &rendered, &meta).map_err(|e| UpgradeError::Render(e.0))
     }
 }
 
@@ -284,7 +321,12 @@ mod tests {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rules/charts/to");
         let store = ChartStore::new(None, ClientOptions::default());
         let source = ChartSource::Local(dir.to_string());
-        let render = RenderFor { release: "kubeflow-trainer".into(), namespace: "kubeflow-system".into(), values: Default::default() };
+        let render = RenderFor {
+            release: "kubeflow-trainer".into(),
+            namespace: "kubeflow-system".into(),
+            values: Default::default(),
+            kube_version: None,
+        };
         let first = store.inventory(&source, &render).unwrap();
         let again = store.inventory(&source, &render).unwrap();
         assert!(Rc::ptr_eq(&first, &again), "rendered twice");

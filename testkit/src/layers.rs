@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// the crates of lower floors only; crates of one floor do not depend on each other.
 pub const CRATE_FLOORS: &[&[&str]] = &[
     // The engines: general, nothing of Trainer in them.
-    &["gotmpl"],
+    &["gotmpl", "kube-version"],
     &["helm-render", "kube-validate"],
     &["chart-source"],
     // The product: the Trainer policy and the command line.

@@ -1,6 +1,8 @@
 //! Test doubles, generators and harnesses shared by trainer-audit's tests, benches, fuzz targets
 //! and xtask. The product crate never depends on this one.
 
+pub mod celcorpus;
+pub mod celdiff;
 pub mod controlplane;
 pub mod crdcorpus;
 pub mod dockerfile;

@@ -22,7 +22,8 @@
 
 use std::collections::BTreeMap;
 
-use kube_validate::{KubeVersion, Validator};
+use kube_validate::Validator;
+use kube_version::KubeVersion;
 use serde_json::{json, Value as Json};
 use testkit::controlplane::http::{Call, Reply};
 use testkit::controlplane::Webhooks;

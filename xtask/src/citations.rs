@@ -243,6 +243,16 @@ fn gather() -> Result<Vec<Source>> {
     c.jobset_features.iter().enumerate().for_each(|(i, r)| add("jobset_features", i, &r.source, &r.quotes, &r.absent));
     c.kueue.iter().enumerate().for_each(|(i, r)| add("kueue", i, &r.source, &r.quotes, &r.absent));
     c.helm.iter().enumerate().for_each(|(i, r)| add("helm", i, &r.source, &r.quotes, &r.absent));
+    c.kubernetes_tested.iter().enumerate().for_each(|(i, r)| add("kubernetes_tested", i, &r.source, &r.quotes, &Default::default()));
+    for r in &c.removed_apis {
+        out.push(Source {
+            origin: format!("{} {} {}", compat::KUBE_APIS_FILE, r.api, r.kind),
+            text: r.source.clone(),
+            quotes: r.quotes.clone(),
+            absent: Default::default(),
+            implied: None,
+        });
+    }
     for b in &c.kueue_builds {
         out.push(Source {
             origin: format!("{} {}", compat::KUEUE_BUILDS_FILE, b.kueue),

@@ -1,4 +1,4 @@
-//! The gate on the servers `cargo xtask kube-minimum` builds (issue 30 §3): TA-SCH-004 and
+//! The gate on the servers `cargo xtask kube-versions` starts (issue 30 §3): TA-SCH-004 and
 //! TA-K8S-001 observed where they apply. On each server Helm installs the corpus Trainer 2.1.0
 //! chart (its crds/ CRDs are accepted from 1.29), `trainer-audit check` to 2.3.0 runs live against
 //! that server, then the upgrade runs as Helm would (`--take-ownership --force-conflicts`, without
@@ -36,7 +36,7 @@ fn trainer_audit(root: &Path) -> Result<PathBuf> {
     Ok(root.join("target/debug/trainer-audit"))
 }
 
-/// What the server did, for the kube-minimum report: lines to print, and what contradicts the
+/// What the server did, for the kube-versions report: lines to print, and what contradicts the
 /// rules (empty when the rules hold).
 pub struct Observed {
     pub lines: Vec<String>,

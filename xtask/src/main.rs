@@ -11,8 +11,9 @@ mod conformance_charts;
 mod controlplane;
 mod explore;
 mod fuzz;
-mod kube_minimum;
+mod kube_apis;
 mod kube_minimum_check;
+mod kube_versions;
 mod kueue_compat;
 mod lint;
 mod measure;
@@ -38,7 +39,8 @@ fn main() -> Result<()> {
         "screenshot" => screenshot::run(rest),
         "citations" => citations::run(rest),
         "kueue-compat" => kueue_compat::run(rest),
-        "kube-minimum" => kube_minimum::run(rest),
+        "kube-versions" => kube_versions::run(rest),
+        "kube-apis" => kube_apis::run(rest),
         "snapshots" => snapshots(),
         "layers" => layers(),
         "lint" => lint::run(rest),
@@ -83,10 +85,17 @@ const USAGE: &str = "usage: cargo xtask <task>
                       write rules/kueue-builds.yaml: the Trainer API each Kueue release
                       (v0.14.0 on) requires in its go.mod, through the Go module proxy (a
                       release it does not serve from the tags of DIR, a kueue clone)
-  kube-minimum        one-off (not in CI): build kube-apiserver v1.31.14 and v1.32.13 from
-                      k8s.io/kubernetes, start each with etcd and create the Trainer
-                      2.1.0/2.2.1/2.3.0 and JobSet 0.11/0.12 CRDs: the evidence for the
-                      Kubernetes minimums in rules/compat.yaml
+  kube-versions [--only VERSION]… [--no-servers] [--no-crdcel] [--no-helm]
+                      [--charts-only] [--trainer-git DIR]
+                      one-off (not in CI): crdcel (the CRD validation) against every minor
+                      1.31–1.38 and kube-apiserver v1.31.14, v1.32.13, v1.36.1, v1.37.2,
+                      v1.38.0-beta.0 sent the corpus charts', Trainer, JobSet and Kueue CRDs
+                      and the generated CEL corpus (create, re-applies, upgrade); compared
+                      with trainer-audit's verdict and recorded in tests/data/kube-versions/;
+                      then Helm 2.1.0 → 2.3.0 on each server (TA-SCH-004, TA-K8S-001)
+  kube-apis           write rules/kube-apis.yaml: every API version Kubernetes stops serving
+                      and when, from k8s.io/api's generated APILifecycleRemoved (the newest
+                      the Go module proxy serves); check --to-kube reads it
   lint                clippy over the workspace, every target, warnings denied
                       ([workspace.lints] in Cargo.toml), then cargo deny check
                       (advisories, licenses, bans, sources; deny.toml) with cargo-deny

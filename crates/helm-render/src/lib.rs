@@ -11,6 +11,7 @@ pub mod funcs;
 pub mod json;
 pub mod manifest;
 pub mod objects;
+pub mod release_record;
 pub mod render;
 pub mod strvals;
 pub mod value_ops;

@@ -9,6 +9,7 @@ use base64::Engine;
 
 use crate::yaml::to_yaml;
 use gotmpl::{GoError, ListKind, Map, Object, Value};
+use kube_version::KubeVersion;
 
 /// Helm v4.2.3's default API versions for client-only rendering, in scheme priority order.
 pub const DEFAULT_API_VERSIONS: &[&str] = &[
@@ -69,41 +70,25 @@ pub const DEFAULT_API_VERSIONS: &[&str] = &[
     "apiextensions.k8s.io/v1",
 ];
 
+/// Helm v4.2.3's client-only `.Capabilities.KubeVersion` (`common.DefaultCapabilities`).
+pub fn default_kube_version() -> KubeVersion {
+    KubeVersion::patch(1, 36, 0)
+}
+
+/// `common.KubeVersion` as a template sees it (the object `.Capabilities.KubeVersion` is):
+/// `Version` is the version's text with a leading `v` (suffixes kept), `String` the normalised
+/// `vMAJOR.MINOR.PATCH`. A view of the one [`KubeVersion`], not another version type.
 #[derive(Debug, Clone)]
-pub struct KubeVersion {
-    /// As given (v4 keeps suffixes such as `-gke.1`).
-    pub version: String,
-    pub major: String,
-    pub minor: String,
-    /// `vMAJOR.MINOR.PATCH`, what `String()` prints.
-    pub normalized: String,
-}
+pub struct KubeVersionObject(pub KubeVersion);
 
-impl KubeVersion {
-    pub fn default_v4() -> KubeVersion {
-        KubeVersion { version: "v1.36.0".into(), major: "1".into(), minor: "36".into(), normalized: "v1.36.0".into() }
-    }
-
-    /// `--kube-version`: k8s `ParseGeneric` (needs major.minor; patch optional).
-    pub fn parse(input: &str) -> Option<KubeVersion> {
-        let body = input.strip_prefix('v').unwrap_or(input);
-        let core_end = body.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(body.len());
-        let parts: Vec<&str> = body[..core_end].split('.').collect();
-        if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
-            return None;
-        }
-        let nums: Vec<u64> = parts.iter().map(|p| p.parse().ok()).collect::<Option<_>>()?;
-        let patch = nums.get(2).copied().unwrap_or(0);
-        Some(KubeVersion {
-            version: format!("v{body}"),
-            major: nums[0].to_string(),
-            minor: nums[1].to_string(),
-            normalized: format!("v{}.{}.{patch}", nums[0], nums[1]),
-        })
+impl std::ops::Deref for KubeVersionObject {
+    type Target = KubeVersion;
+    fn deref(&self) -> &KubeVersion {
+        &self.0
     }
 }
 
-impl Object for KubeVersion {
+impl Object for KubeVersionObject {
     fn type_name(&self) -> String {
         "common.KubeVersion".into()
     }
@@ -112,9 +97,9 @@ impl Object for KubeVersion {
     }
     fn field(&self, name: &str) -> Option<Value> {
         match name {
-            "Version" => Some(Value::string(self.version.clone())),
-            "Major" => Some(Value::string(self.major.clone())),
-            "Minor" => Some(Value::string(self.minor.clone())),
+            "Version" => Some(Value::string(self.git_version())),
+            "Major" => Some(Value::string(self.major.to_string())),
+            "Minor" => Some(Value::string(self.minor.to_string())),
             _ => None,
         }
     }
@@ -123,19 +108,19 @@ impl Object for KubeVersion {
     }
     fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, GoError>> {
         match name {
-            "String" => Some(Ok(Value::string(self.normalized.clone()))),
-            "GitVersion" => Some(Ok(Value::string(self.version.clone()))),
+            "String" => Some(Ok(Value::string(self.normalized()))),
+            "GitVersion" => Some(Ok(Value::string(self.git_version()))),
             _ => None,
         }
     }
     fn display(&self) -> String {
-        self.normalized.clone()
+        self.normalized()
     }
     fn json_fields(&self) -> Option<Vec<(String, Value)>> {
         Some(vec![
-            ("Version".into(), Value::string(self.version.clone())),
-            ("Major".into(), Value::string(self.major.clone())),
-            ("Minor".into(), Value::string(self.minor.clone())),
+            ("Version".into(), Value::string(self.git_version())),
+            ("Major".into(), Value::string(self.major.to_string())),
+            ("Minor".into(), Value::string(self.minor.to_string())),
         ])
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -221,7 +206,7 @@ impl Capabilities {
     pub fn client_only(kube_version: Option<KubeVersion>, extra_api_versions: &[String]) -> Capabilities {
         let mut api_versions: Vec<String> = DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
         api_versions.extend(extra_api_versions.iter().cloned());
-        Capabilities { kube_version: kube_version.unwrap_or_else(KubeVersion::default_v4), api_versions }
+        Capabilities { kube_version: kube_version.unwrap_or_else(default_kube_version), api_versions }
     }
 }
 
@@ -234,18 +219,18 @@ impl Object for Capabilities {
     }
     fn field(&self, name: &str) -> Option<Value> {
         match name {
-            "KubeVersion" => Some(Value::Object(Rc::new(self.kube_version.clone()))),
+            "KubeVersion" => Some(Value::Object(Rc::new(KubeVersionObject(self.kube_version.clone())))),
             "APIVersions" => Some(Value::Object(Rc::new(VersionSet(self.api_versions.clone())))),
             "HelmVersion" => Some(Value::Object(Rc::new(HelmVersion))),
             _ => None,
         }
     }
     fn display(&self) -> String {
-        format!("&{{{} [{}] {}}}", self.kube_version.display(), self.api_versions.join(" "), HelmVersion.display())
+        format!("&{{{} [{}] {}}}", self.kube_version.normalized(), self.api_versions.join(" "), HelmVersion.display())
     }
     fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("KubeVersion".into(), self.kube_version.to_json());
+        m.insert("KubeVersion".into(), KubeVersionObject(self.kube_version.clone()).to_json());
         m.insert("APIVersions".into(), VersionSet(self.api_versions.clone()).to_json());
         m.insert("HelmVersion".into(), HelmVersion.to_json());
         Value::map(m)

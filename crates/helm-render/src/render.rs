@@ -9,10 +9,11 @@ use crate::chart::Chart;
 use crate::context::{chart_data, ChartMeta, ReleaseInfo};
 use crate::engine::{render, TemplateFile};
 use crate::manifest::{sort_manifests, source_block, Hook, Manifest};
-use crate::objects::{Capabilities, Files, KubeVersion};
+use crate::objects::{Capabilities, Files};
 use crate::values::{coalesce_values, missing_dependencies, process_dependencies, Warnings};
 use crate::version::Constraint;
 use gotmpl::{Limits, Map, MapKind, Value};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -120,12 +121,16 @@ pub fn render_templates(chart: &Chart, options: &RenderOptions) -> Result<Render
     if !chart.metadata.kube_version.is_empty() {
         let ok = Constraint::parse(&chart.metadata.kube_version)
             .ok()
-            .zip(crate::version::parse_lenient(&caps.kube_version.normalized))
+            .map(|c| {
+                let (major, minor, patch) = caps.kube_version.triple();
+                (c, semver::Version::new(major, minor, patch))
+            })
             .is_some_and(|(c, v)| c.matches(&v));
         if !ok {
             return Err(RenderError(format!(
                 "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-                chart.metadata.kube_version, caps.kube_version.normalized
+                chart.metadata.kube_version,
+                caps.kube_version.normalized()
             )));
         }
     }

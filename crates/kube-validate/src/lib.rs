@@ -6,6 +6,7 @@
 //! `pkg/registry/customresource/strategy.go` (`Validate`, `ValidateUpdate`) at v0.36.1.
 
 pub mod cel;
+pub mod crd_write;
 pub mod fielderr;
 pub mod format;
 pub mod listtype;
@@ -21,47 +22,15 @@ use std::fmt;
 
 use serde_json::Value;
 
+pub use crd_write::{CrdIssue, CrdWrite, IssueKind};
 pub use fielderr::{BadValue, ErrorKind, FieldError};
+
+use kube_version::KubeVersion;
 pub use structural::Schema;
-
-/// A Kubernetes minor version (`1.30`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct KubeVersion {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl KubeVersion {
-    pub const fn new(major: u32, minor: u32) -> Self {
-        KubeVersion { major, minor }
-    }
-    pub fn at_least(self, major: u32, minor: u32) -> bool {
-        self >= KubeVersion::new(major, minor)
-    }
-    /// Reads `1.30`, `v1.30.2`, `1.30+` (GKE/EKS style).
-    pub fn parse(s: &str) -> Result<Self, ValidateError> {
-        let t = s.trim().trim_start_matches('v');
-        let mut it = t.split(['.', '-', '+']);
-        let major = it.next().and_then(|m| m.parse().ok());
-        let minor = it.next().and_then(|m| m.trim_end_matches('+').parse().ok());
-        match (major, minor) {
-            (Some(major), Some(minor)) => Ok(KubeVersion { major, minor }),
-            _ => Err(ValidateError::BadKubeVersion(s.to_string())),
-        }
-    }
-}
-
-impl fmt::Display for KubeVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
 
 /// Inputs the validator cannot use.
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
-    #[error("Kubernetes version {0:?} is not MAJOR.MINOR (for example 1.30)")]
-    BadKubeVersion(String),
     #[error("the CRD has no {0}: pass a CustomResourceDefinition (apiextensions.k8s.io/v1) as JSON")]
     NotACrd(&'static str),
     #[error("CRD {crd} has no version {version:?} (it has: {have})")]
@@ -70,18 +39,6 @@ pub enum ValidateError {
     NoSchema { crd: String, version: String },
     #[error("CRD {crd} version {version}: {source}")]
     Schema { crd: String, version: String, source: structural::SchemaError },
-}
-
-/// A rule-level or CRD-level problem the cluster would raise when the CRD is applied.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct CrdIssue {
-    /// The schema path of the rule (`spec.template…`), `<root>` for the top.
-    pub path: String,
-    pub rule: Option<String>,
-    pub message: String,
-    pub accepted_from: Option<KubeVersion>,
-    /// A cost estimate over a budget (ours, in the spirit of cel-go's), not a certain refusal.
-    pub estimate: bool,
 }
 
 /// What one write of one object would do.
@@ -169,8 +126,8 @@ impl Validator {
             .or_else(|| spec.pointer("/validation/openAPIV3Schema"))
             .ok_or_else(|| ValidateError::NoSchema { crd: name.clone(), version: vname.clone() })?;
         let mut schema =
-            Schema::parse(raw, kube).map_err(|source| ValidateError::Schema { crd: name.clone(), version: vname.clone(), source })?;
-        cel::compile_tree(&mut schema, kube, true, 1.0);
+            Schema::parse(raw, &kube).map_err(|source| ValidateError::Schema { crd: name.clone(), version: vname.clone(), source })?;
+        cel::compile_tree(&mut schema, &kube, true, Some(1));
         let mut transitions_reflexive = true;
         walk_rules(&schema, "", &mut |_, r| transitions_reflexive &= !r.uses_old_self || r.reflexive);
         let status_subresource = chosen.pointer("/subresources/status").is_some() || spec.pointer("/subresources/status").is_some();
@@ -193,8 +150,8 @@ impl Validator {
         &self.schema
     }
 
-    pub fn kube_version(&self) -> KubeVersion {
-        self.kube
+    pub fn kube_version(&self) -> &KubeVersion {
+        &self.kube
     }
 
     fn ratcheting(&self) -> bool {
@@ -336,35 +293,18 @@ impl Validator {
         }
         errs
     }
+}
 
-    /// What this cluster's API server would say about the CRD's rules when the CRD is applied.
-    pub fn crd_issues(&self) -> Vec<CrdIssue> {
-        let mut out = Vec::new();
-        let mut total = 0.0;
-        collect_issues(&self.schema, "", &mut out, &mut total);
-        if total > cel::cost::STATIC_CRD_LIMIT as f64 {
-            out.push(CrdIssue {
-                path: "<root>".into(),
-                rule: None,
-                message: format!(
-                    "estimated total CEL cost {total:.0} exceeds the per-CRD limit {} (StaticEstimatedCRDCostLimit) — an estimate",
-                    cel::cost::STATIC_CRD_LIMIT
-                ),
-                accepted_from: None,
-                estimate: true,
-            });
-        }
-        out
-    }
-
-    /// Every rule with its estimated cost and how often its node can occur.
-    pub fn rule_costs(&self) -> Vec<(String, String, u64, f64)> {
-        let mut out = Vec::new();
-        walk_rules(&self.schema, "", &mut |path, r| out.push((path.to_string(), r.spec.rule.clone(), r.estimated_cost, r.cardinality)));
-        out
+/// A copy of an object without its `status`, made without copying the status first (stored
+/// objects are judged and rewritten without it; 50,000 of them are copied this way).
+pub fn without_status(obj: &Value) -> Value {
+    match obj {
+        Value::Object(m) => Value::Object(m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect()),
+        other => other.clone(),
     }
 }
 
+/// Every compiled rule of the schema with its node's path (`spec.template[*]`, `<root>`).
 fn walk_rules(s: &Schema, path: &str, f: &mut dyn FnMut(&str, &cel::CompiledRule)) {
     if !s.has_rules_below {
         return;
@@ -380,43 +320,6 @@ fn walk_rules(s: &Schema, path: &str, f: &mut dyn FnMut(&str, &cel::CompiledRule
     }
     if let Some(structural::Additional::Schema(a)) = &s.additional {
         walk_rules(a, &format!("{path}[*]"), f);
-    }
-}
-
-fn collect_issues(s: &Schema, path: &str, out: &mut Vec<CrdIssue>, total: &mut f64) {
-    walk_rules(s, path, &mut |p, r| {
-        for i in &r.issues {
-            out.push(CrdIssue {
-                path: p.to_string(),
-                rule: Some(r.spec.rule.clone()),
-                message: i.message.clone(),
-                accepted_from: i.accepted_from,
-                estimate: false,
-            });
-        }
-        if r.estimated_cost > cel::cost::STATIC_RULE_LIMIT {
-            out.push(CrdIssue {
-                path: p.to_string(),
-                rule: Some(r.spec.rule.clone()),
-                message: format!(
-                    "estimated rule cost {} exceeds the per-rule limit {} (StaticEstimatedCostLimit) — an estimate",
-                    r.estimated_cost,
-                    cel::cost::STATIC_RULE_LIMIT
-                ),
-                accepted_from: None,
-                estimate: true,
-            });
-        }
-        *total += cel::cost::weighted(r.estimated_cost, r.cardinality);
-    });
-}
-
-/// A copy of an object without its `status`, made without copying the status first (stored
-/// objects are judged and rewritten without it; 50,000 of them are copied this way).
-pub fn without_status(obj: &Value) -> Value {
-    match obj {
-        Value::Object(m) => Value::Object(m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect()),
-        other => other.clone(),
     }
 }
 

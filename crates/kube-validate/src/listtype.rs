@@ -101,7 +101,7 @@ fn validate_map(path: &str, s: &Schema, items: &[Value], errs: &mut Vec<FieldErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::KubeVersion;
+    use kube_version::KubeVersion;
     use serde_json::json;
 
     #[test]
@@ -111,7 +111,7 @@ mod tests {
                 "s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
                 "m":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
                      "items":{"type":"object","properties":{"name":{"type":"string"}}}}}}),
-            KubeVersion::new(1, 36),
+            &KubeVersion::new(1, 36),
         )
         .unwrap();
         let mut errs = Vec::new();

@@ -205,7 +205,7 @@ mod tests {
         let s = Schema::parse(
             &json!({"type":"object","properties":{"t":{"type":"object","x-kubernetes-embedded-resource":true,
                 "x-kubernetes-preserve-unknown-fields":true}}}),
-            crate::KubeVersion::new(1, 36),
+            &kube_version::KubeVersion::new(1, 36),
         )
         .unwrap();
         let mut errs = Vec::new();

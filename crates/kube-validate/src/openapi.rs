@@ -597,11 +597,11 @@ fn has_duplicates(items: &[Value]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::KubeVersion;
+    use kube_version::KubeVersion;
     use serde_json::json;
 
     fn run(schema: Value, v: Value) -> Vec<String> {
-        let s = Schema::parse(&schema, KubeVersion::new(1, 36)).unwrap();
+        let s = Schema::parse(&schema, &KubeVersion::new(1, 36)).unwrap();
         let mut w = Walker::new(&s);
         w.validate(&s, &v);
         w.errors.into_iter().map(|e| e.error.to_string()).collect()
@@ -684,7 +684,7 @@ mod tests {
     fn node_paths_are_recorded() {
         let s = Schema::parse(
             &obj(json!({"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":"string"}}}}})),
-            KubeVersion::new(1, 36),
+            &KubeVersion::new(1, 36),
         )
         .unwrap();
         let mut w = Walker::new(&s);

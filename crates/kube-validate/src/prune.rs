@@ -219,11 +219,11 @@ fn skip_prune(v: &mut Value, s: &Schema, path: &str, dropped: &mut Vec<String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::KubeVersion;
+    use kube_version::KubeVersion;
     use serde_json::json;
 
     fn schema(v: Value) -> Schema {
-        Schema::parse(&v, KubeVersion::new(1, 36)).unwrap()
+        Schema::parse(&v, &KubeVersion::new(1, 36)).unwrap()
     }
 
     #[test]

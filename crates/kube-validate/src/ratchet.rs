@@ -73,7 +73,7 @@ pub fn ratcheted(root: &Schema, new: &Value, old: &Value, node: &[Seg]) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::KubeVersion;
+    use kube_version::KubeVersion;
     use serde_json::json;
 
     #[test]
@@ -84,7 +84,7 @@ mod tests {
                 "m":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],
                      "items":{"type":"object","properties":{"k":{"type":"string"},"v":{"type":"string"}}}},
                 "l":{"type":"array","items":{"type":"object","properties":{"v":{"type":"string"}}}}}}}}),
-            KubeVersion::new(1, 36),
+            &KubeVersion::new(1, 36),
         )
         .unwrap();
         let old = json!({"spec":{"a":"x","b":1,"m":[{"k":"1","v":"bad"},{"k":"2","v":"z"}],"l":[{"v":"bad"}]}});

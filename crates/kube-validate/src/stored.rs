@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::cel::Unevaluated;
 use super::memo::Memo;
-use super::{CrdIssue, FieldError, KubeVersion, Validator, WriteOutcome};
+use super::{FieldError, Validator, WriteOutcome};
+use kube_version::KubeVersion;
 
 /// Objects below which a share of a survey is not worth handing to another thread.
 const MIN_SHARE: usize = 256;
@@ -127,7 +128,7 @@ impl CrdSet {
         let mut skipped = Vec::new();
         for crd in crds {
             let name = crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("<unnamed>").to_string();
-            match Validator::from_crd(crd, None, kube) {
+            match Validator::from_crd(crd, None, kube.clone()) {
                 Ok(v) => validators.push((name, v)),
                 Err(e) => skipped.push(format!("{name}: {e}")),
             }
@@ -151,11 +152,6 @@ impl CrdSet {
         let api = obj.get("apiVersion").and_then(Value::as_str)?;
         let group = api.rsplit_once('/').map_or("", |(g, _)| g);
         self.validators().find(|(_, v)| v.kind == kind && v.group == group)
-    }
-
-    /// What the CRDs' rules would meet when the CRDs are applied to this cluster.
-    pub fn crd_issues(&self) -> Vec<(String, CrdIssue)> {
-        self.validators().flat_map(|(n, v)| v.crd_issues().into_iter().map(move |i| (n.to_string(), i))).collect()
     }
 
     /// Validates a write of `obj` (a create when `stored` is None, else an update of `stored`),
@@ -261,7 +257,7 @@ impl CrdSet {
             notable.extend(part.1);
         }
         notable.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
-        Survey { kube: self.kube, kinds: kinds.into_values().collect(), notable, skipped: self.skipped.clone() }
+        Survey { kube: self.kube.clone(), kinds: kinds.into_values().collect(), notable, skipped: self.skipped.clone() }
     }
 
     /// One share of [`CrdSet::survey`]: counts per kind, and the notable assessments.
@@ -302,11 +298,6 @@ fn at_version<'a>(v: &Validator, obj: &'a Value) -> std::borrow::Cow<'a, Value> 
         m.insert("apiVersion".into(), Value::String(api));
     }
     std::borrow::Cow::Owned(obj)
-}
-
-/// The cluster's version as the validator takes it; `None` when unknown or unreadable.
-pub fn kube_version(server: Option<&str>) -> Option<KubeVersion> {
-    server.and_then(|s| KubeVersion::parse(s).ok())
 }
 
 #[cfg(test)]
@@ -393,7 +384,5 @@ mod tests {
         let set = CrdSet::new([&bad, &crd()], KubeVersion::new(1, 33));
         assert_eq!(set.crd_names(), vec!["things.example.com"]);
         assert!(set.skipped[0].starts_with("bad.example.com: "), "{:?}", set.skipped);
-        assert_eq!(kube_version(Some("v1.31.4+k3s1")), Some(KubeVersion::new(1, 31)));
-        assert_eq!(kube_version(Some("nonsense")), None);
     }
 }

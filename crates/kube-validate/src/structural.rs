@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde_json::Value;
 
-use super::KubeVersion;
+use kube_version::KubeVersion;
 
 /// One `x-kubernetes-validations` entry as written in the CRD.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -92,7 +92,7 @@ const MAX_DEPTH: usize = 200;
 
 impl Schema {
     /// Reads a JSONSchemaProps object; `version` decides which formats are kept.
-    pub fn parse(v: &Value, version: KubeVersion) -> Result<Schema, SchemaError> {
+    pub fn parse(v: &Value, version: &KubeVersion) -> Result<Schema, SchemaError> {
         parse_node(v, "", version, 0)
     }
 
@@ -155,7 +155,7 @@ fn parse_list(
     m: &serde_json::Map<String, Value>,
     key: &'static str,
     path: &str,
-    version: KubeVersion,
+    version: &KubeVersion,
     depth: usize,
 ) -> Result<Vec<Schema>, SchemaError> {
     match m.get(key) {
@@ -167,7 +167,7 @@ fn parse_list(
     }
 }
 
-fn parse_node(v: &Value, path: &str, version: KubeVersion, depth: usize) -> Result<Schema, SchemaError> {
+fn parse_node(v: &Value, path: &str, version: &KubeVersion, depth: usize) -> Result<Schema, SchemaError> {
     if depth > MAX_DEPTH {
         return Err(SchemaError::TooDeep { path: path.into(), max: MAX_DEPTH });
     }
@@ -297,7 +297,7 @@ fn parse_node(v: &Value, path: &str, version: KubeVersion, depth: usize) -> Resu
 /// Formats per `supportedVersionedFormats` (apiextensions-apiserver pkg/apiserver/validation/formats.go):
 /// the go-openapi set from 1.0, `k8s-short-name`/`k8s-long-name` from 1.34; integer and number
 /// formats other than int32/int64 and float/double are dropped.
-fn format_kept(ty: &str, format: &str, version: KubeVersion) -> bool {
+fn format_kept(ty: &str, format: &str, version: &KubeVersion) -> bool {
     match ty {
         "" | "string" => {
             let n = format.replace('-', "");
@@ -345,23 +345,23 @@ mod tests {
         let s = Schema::parse(
             &json!({"type":"object","properties":{"a":{"type":"string","format":"k8s-short-name",
                 "x-kubernetes-validations":[{"rule":"self != ''","message":"m"}]}}}),
-            KubeVersion::new(1, 33),
+            &KubeVersion::new(1, 33),
         )
         .unwrap();
         assert!(s.has_rules_below);
         let a = &s.properties["a"];
         assert_eq!(a.format, None, "k8s-short-name is validated from 1.34 only");
         assert_eq!(a.rules[0].message.as_deref(), Some("m"));
-        let s = Schema::parse(&json!({"type":"string","format":"k8s-short-name"}), KubeVersion::new(1, 34)).unwrap();
+        let s = Schema::parse(&json!({"type":"string","format":"k8s-short-name"}), &KubeVersion::new(1, 34)).unwrap();
         assert_eq!(s.format.as_deref(), Some("k8s-short-name"));
-        let s = Schema::parse(&json!({"type":"integer","format":"uint8"}), KubeVersion::new(1, 36)).unwrap();
+        let s = Schema::parse(&json!({"type":"integer","format":"uint8"}), &KubeVersion::new(1, 36)).unwrap();
         assert_eq!(s.format, None);
     }
 
     #[test]
     fn bad_schema_is_an_error_not_a_panic() {
-        let e = Schema::parse(&json!({"type":"object","properties":{"a":{"maxLength":"x"}}}), KubeVersion::new(1, 36));
+        let e = Schema::parse(&json!({"type":"object","properties":{"a":{"maxLength":"x"}}}), &KubeVersion::new(1, 36));
         assert!(matches!(e, Err(SchemaError::WrongType { what: "maxLength", .. })));
-        assert!(Schema::parse(&json!([1]), KubeVersion::new(1, 36)).is_err());
+        assert!(Schema::parse(&json!([1]), &KubeVersion::new(1, 36)).is_err());
     }
 }

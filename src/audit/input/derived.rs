@@ -9,8 +9,8 @@ use std::cell::OnceCell;
 
 use super::CheckInput;
 use crate::migrate::{self, Migration, Options, Source};
-use kube_validate::stored::{kube_version, CrdSet, Survey, ASSUMED_KUBE};
-use kube_validate::KubeVersion;
+use kube_validate::stored::{CrdSet, Survey, ASSUMED_KUBE};
+use kube_version::KubeVersion;
 
 /// What a check derives from the target CRDs and the live objects, once.
 #[derive(Default)]
@@ -33,8 +33,8 @@ pub struct Migrated {
 impl CheckInput<'_> {
     /// The cluster's Kubernetes version, and whether it is known (else [`ASSUMED_KUBE`]).
     pub fn kube(&self) -> (KubeVersion, bool) {
-        match kube_version(self.state.info.server_version.as_deref()) {
-            Some(k) => (k, true),
+        match self.state.kube_version() {
+            Some(k) => (k.minor_version(), true),
             None => (ASSUMED_KUBE, false),
         }
     }

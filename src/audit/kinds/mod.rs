@@ -32,6 +32,9 @@ mod hook_security_context;
 mod hook_unbounded;
 mod hooks_skipped;
 mod immutable_field;
+mod kube_target_apis;
+mod kube_target_crds;
+mod kube_target_tested;
 mod kube_version;
 mod kueue_compat;
 mod kueue_queue;
@@ -40,6 +43,7 @@ mod migrate;
 mod namespace_quota;
 mod ownership;
 mod read_incomplete;
+mod release_size;
 mod release_start;
 mod removed_flag;
 mod replace_runtime_fields;
@@ -104,6 +108,11 @@ impl Hit {
 
     pub fn variant(mut self, variant: &'static str) -> Hit {
         self.variant = Some(variant);
+        self
+    }
+
+    pub fn severity(mut self, severity: Severity) -> Hit {
+        self.severity = Some(severity);
         self
     }
 }
@@ -198,6 +207,27 @@ pub const KINDS: &[KindSpec] = &[
     ),
     kind!("upgrade-gate", upgrade_gate, "the upgrade skips a version every install must pass through"),
     kind!("kube-version", kube_version, "the cluster is older than the target needs"),
+    kind!(
+        "kube-target-crds",
+        kube_target_crds,
+        "the CRDs as the Kubernetes version the cluster moves to judges their write (--to-kube)",
+        variants: ["installed"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kube-target-apis",
+        kube_target_apis,
+        "API versions the Kubernetes version the cluster moves to no longer serves (--to-kube)",
+        variants: ["release-manifest"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "kube-target-tested",
+        kube_target_tested,
+        "the Kubernetes version the cluster moves to is past what the controllers are tested on (--to-kube)"
+    ),
     kind!("read-incomplete", read_incomplete, "the cluster read was refused some lists (missing permissions)"),
     kind!(
         "checks-skipped",
@@ -225,6 +255,7 @@ pub const KINDS: &[KindSpec] = &[
         shared_crds,
         "another Trainer install shares the cluster-scoped CRDs: what this upgrade's CRD change does to its controller"
     ),
+    kind!("release-size", release_size, "the target's Helm release record does not fit the Secret or ConfigMap Helm stores it in"),
     kind!("ownership", ownership, "live objects the target will own lack this release's Helm metadata"),
     kind!("apply-conflict", apply_conflict, "objects Helm 4 applies server-side that another field manager applied with other values"),
     kind!(

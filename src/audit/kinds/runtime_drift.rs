@@ -16,7 +16,9 @@ use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 use crate::inventory::runtime::{Delivery, Runtime};
 use crate::objects::str_at;
-use kube_validate::{prune, KubeVersion, Validator};
+use kube_validate::stored::ASSUMED_KUBE;
+use kube_validate::{prune, Validator};
+use kube_version::KubeVersion;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -94,7 +96,7 @@ fn stored_spec(input: &CheckInput, kind: &str, body: &Json) -> Json {
     let mut body = body.clone();
     let crd = input.state.crds().find(|c| str_at(c, &["spec", "names", "kind"]) == kind);
     let version = str_at(&body, &["apiVersion"]).rsplit('/').next().unwrap_or("").to_string();
-    let kube = input.state.server_minor().map(|m| KubeVersion::new(1, m as u32)).unwrap_or(KubeVersion::new(1, 36));
+    let kube = input.state.kube_version().map(KubeVersion::minor_version).unwrap_or(ASSUMED_KUBE);
     if let Some(validator) = crd.and_then(|c| Validator::from_crd(c, Some(&version), kube).ok()) {
         prune::prune_resource(&mut body, validator.schema());
         prune::apply_defaults(&mut body, validator.schema());

@@ -9,8 +9,9 @@ use serde::Deserialize;
 
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
-use kube_validate::stored::CrdSet;
-use kube_validate::{CrdIssue, KubeVersion};
+use crate::objects::str_at;
+use kube_validate::crd_write::{self, CrdIssue, CrdWrite, IssueKind};
+use kube_version::KubeVersion;
 
 /// The version compiled for when the cluster's is unknown: the oldest with ratcheting, below
 /// every library boundary the Trainer CRDs meet.
@@ -34,27 +35,34 @@ pub struct Params {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let (kube, known) = input.kube();
-        let floor;
-        let set = if known {
-            input.target_crds()
-        } else {
-            let crds = input.target.objects.iter().filter(|o| o.identity.kind == "CustomResourceDefinition").map(|o| &o.body);
-            floor = CrdSet::new(crds, FLOOR);
-            &floor
-        };
-        let server = input.state.info.server_version.as_deref().unwrap_or("unknown");
-        set.crd_issues()
-            .into_iter()
-            .filter(|(_, i)| i.estimate == (self.issue == Issue::Cost))
-            .filter(|(_, i)| known || i.accepted_from.is_some())
-            .map(|(crd, i)| hit(input, &crd, &i, known, if known { kube } else { FLOOR }, server))
-            .collect()
+        let kube = if known { kube } else { FLOOR };
+        let server = input.state.kube_version().map_or_else(|| "unknown".to_string(), ToString::to_string);
+        let mut hits = Vec::new();
+        for crd in input.target.objects.iter().filter(|o| o.identity.kind == "CustomResourceDefinition") {
+            let name = crd.identity.name.as_str();
+            // The upgrade updates a CRD the cluster has (its old rules compile as stored ones).
+            let installed = input.state.crds().find(|c| str_at(c, &["metadata", "name"]) == name);
+            let write = installed.map_or(CrdWrite::Create, CrdWrite::Update);
+            let Ok(issues) = crd_write::issues(&crd.body, &kube, write) else { continue };
+            let wanted = match self.issue {
+                Issue::Compile => IssueKind::Compile,
+                Issue::Cost => IssueKind::Cost,
+            };
+            hits.extend(
+                issues
+                    .iter()
+                    .filter(|i| i.kind == wanted)
+                    .filter(|i| known || i.accepted_from.is_some())
+                    .map(|i| hit(input, name, i, known, &kube, &server)),
+            );
+        }
+        hits
     }
 }
 
-fn hit(input: &CheckInput, crd: &str, i: &CrdIssue, known: bool, kube: KubeVersion, server: &str) -> Hit {
+fn hit(input: &CheckInput, crd: &str, i: &CrdIssue, known: bool, kube: &KubeVersion, server: &str) -> Hit {
     let rule = i.rule.as_deref().map(|r| format!(" rule `{r}`")).unwrap_or_default();
-    let message = match (known, i.accepted_from) {
+    let message = match (known, &i.accepted_from) {
         (true, Some(v)) => format!(
             "the {crd} CRD of {} cannot be applied to Kubernetes {server}: at {}{rule}: {} (accepted from Kubernetes {v})",
             input.to, i.path, i.message
@@ -63,7 +71,7 @@ fn hit(input: &CheckInput, crd: &str, i: &CrdIssue, known: bool, kube: KubeVersi
         (false, v) => format!(
             "the {crd} CRD of {} needs Kubernetes {} or later (the cluster's version is unknown): at {}{rule}: {}",
             input.to,
-            v.map(|v| v.to_string()).unwrap_or_default(),
+            v.as_ref().map(|v| v.to_string()).unwrap_or_default(),
             i.path,
             i.message
         ),
@@ -71,7 +79,7 @@ fn hit(input: &CheckInput, crd: &str, i: &CrdIssue, known: bool, kube: KubeVersi
     let mut hit = Hit::new(format!("CustomResourceDefinition/{crd}"), message)
         .evidence(format!("compiled as a Kubernetes {kube} API server compiles a CRD write"))
         .var("crd", crd);
-    match i.accepted_from {
+    match &i.accepted_from {
         Some(v) => hit = hit.var("min", v.to_string()),
         None => hit = hit.var("min", "(none: no Kubernetes version accepts this rule; report it to the chart's maintainers)"),
     }

@@ -68,11 +68,15 @@ pub fn warning_text(header: &str) -> String {
 }
 
 async fn exchange(client: &kube::Client, call: &Call) -> Result<Reply, String> {
+    exchange_as(client, call, "application/json").await
+}
+
+async fn exchange_as(client: &kube::Client, call: &Call, content_type: &str) -> Result<Reply, String> {
     let body = call.body.as_ref().map(|b| b.to_string().into_bytes()).unwrap_or_default();
     let request = http::Request::builder()
         .method(call.method)
         .uri(&call.path)
-        .header("Content-Type", "application/json")
+        .header("Content-Type", content_type)
         .header("Accept", "application/json")
         .body(kube::client::Body::from(body))
         .map_err(|e| format!("{} {}: {e}", call.method, call.path))?;
@@ -87,6 +91,14 @@ impl Api {
     pub fn request(&self, method: &'static str, path: &str, body: Option<&Value>) -> Result<Reply, String> {
         let call = Call { method, path: path.to_string(), body: body.cloned() };
         self.runtime.block_on(exchange(&self.client, &call))
+    }
+
+    /// A server-side apply of `body` at `path` (`PATCH`, `application/apply-patch+yaml`, of which
+    /// JSON is a part) by `manager`, conflicts forced: what `helm upgrade --server-side` and
+    /// `kubectl apply --server-side --force-conflicts` send.
+    pub fn server_side_apply(&self, path: &str, body: &Value, manager: &str) -> Result<Reply, String> {
+        let call = Call { method: "PATCH", path: format!("{path}?fieldManager={manager}&force=true"), body: Some(body.clone()) };
+        self.runtime.block_on(exchange_as(&self.client, &call, "application/apply-patch+yaml"))
     }
 
     /// Sends every call with up to `in_flight` at a time; replies in the calls' order.

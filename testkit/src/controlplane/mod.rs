@@ -358,6 +358,12 @@ impl ControlPlane {
                 .arg(format!("--service-account-signing-key-file={}", pki.sa_key.display()))
                 .arg("--service-cluster-ip-range=10.0.0.0/24")
                 .arg("--allow-privileged=true");
+            // One-off observations on other Kubernetes versions (`cargo xtask kube-versions`) add
+            // what their server needs: from 1.37 a loopback advertise address needs
+            // `--endpoint-reconciler-type=none`.
+            if let Some(extra) = std::env::var_os("TRAINER_AUDIT_APISERVER_EXTRA_ARGS") {
+                apiserver.args(extra.to_string_lossy().split_whitespace());
+            }
             match webhooks {
                 Webhooks::Off => {
                     apiserver.arg("--disable-admission-plugins=ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook");

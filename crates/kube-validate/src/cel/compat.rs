@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use cel::common::ast::{Expr, IdedExpr};
 
 use crate::structural::{Additional, Schema};
-use crate::KubeVersion;
+use kube_version::KubeVersion;
 
 /// A reason the cluster would refuse the CRD (or this rule in it).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -152,7 +152,7 @@ enum Ty<'a> {
 }
 
 struct Walk<'a> {
-    version: KubeVersion,
+    version: &'a KubeVersion,
     scopes: Vec<HashMap<String, Ty<'a>>>,
     uses_old_self: bool,
     self_fields: Option<BTreeSet<String>>,
@@ -161,7 +161,7 @@ struct Walk<'a> {
     issues: Vec<CompatIssue>,
 }
 
-pub fn analyse(e: &IdedExpr, node: &Schema, resource_root: bool, version: KubeVersion) -> Facts {
+pub fn analyse<'a>(e: &IdedExpr, node: &'a Schema, resource_root: bool, version: &'a KubeVersion) -> Facts {
     let mut root = HashMap::new();
     root.insert("self".to_string(), Ty::Node(node, resource_root));
     root.insert("oldSelf".to_string(), Ty::Node(node, resource_root));
@@ -185,9 +185,9 @@ pub fn analyse(e: &IdedExpr, node: &Schema, resource_root: bool, version: KubeVe
         }
         match library_version(f) {
             Some((since, implemented)) => {
-                if version < since {
+                if *version < since {
                     w.issues.push(CompatIssue {
-                        accepted_from: Some(since),
+                        accepted_from: Some(since.clone()),
                         message: format!(
                             "undeclared reference to '{f}': the CEL library providing it is available to new rules from Kubernetes {since}"
                         ),
@@ -314,7 +314,7 @@ impl<'a> Walk<'a> {
         }
         match s.properties.get(name) {
             Some(p) => {
-                if RESERVED.contains(&name) && self.version < KubeVersion::new(1, 32) {
+                if RESERVED.contains(&name) && *self.version < KubeVersion::new(1, 32) {
                     self.undefined(name, Some(KubeVersion::new(1, 32)));
                 }
                 Ty::Node(p, p.embedded_resource)
@@ -329,7 +329,7 @@ impl<'a> Walk<'a> {
 
     fn undefined(&mut self, name: &str, accepted_from: Option<KubeVersion>) {
         let message = match accepted_from {
-            Some(v) => format!(
+            Some(ref v) => format!(
                 "undefined field '{name}': '{name}' is a CEL reserved word, resolvable as a field name only from Kubernetes {v} (compatibility version 1.31)"
             ),
             None => format!("undefined field '{name}'"),

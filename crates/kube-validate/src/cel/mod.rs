@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::fielderr::{BadValue, ErrorKind, FieldError};
 use super::openapi::Seg;
 use super::structural::{Additional, RuleSpec, Schema};
-use super::KubeVersion;
+use kube_version::KubeVersion;
 
 pub use compat::CompatIssue;
 /// Kubernetes quantities in nano-units (`resource.ParseQuantity`), for quota arithmetic too.
@@ -44,9 +44,8 @@ pub struct CompiledRule {
     field_path: Option<String>,
     /// What the cluster's API server would say about this rule when the CRD is applied.
     pub issues: Vec<CompatIssue>,
-    pub estimated_cost: u64,
-    /// How many times the rule's node can occur in one object (for the per-CRD budget).
-    pub cardinality: f64,
+    /// The static cost the API server estimates for the rule when the CRD is written.
+    pub cost: cost::RuleCost,
 }
 
 impl CompiledRule {
@@ -72,30 +71,30 @@ pub fn root_context() -> cel::Context<'static, 'static> {
     ctx
 }
 
-/// Compiles every rule in the tree (in place); `node_path` names the node for messages.
-pub fn compile_tree(s: &mut Schema, version: KubeVersion, resource_root: bool, card: f64) {
+/// Compiles every rule in the tree (in place). `card` is how many times the node can occur in
+/// one object when every list and map above it is bounded (`None` when one is not), as the
+/// CRD validation's `CELSchemaContext.MaxCardinality` carries it down.
+pub fn compile_tree(s: &mut Schema, version: &KubeVersion, resource_root: bool, card: Option<u64>) {
     let compiled: Vec<Arc<CompiledRule>> = s.rules.iter().cloned().map(|r| Arc::new(compile(r, s, version, resource_root, card))).collect();
     s.compiled = compiled;
     if !s.has_rules_below {
         return;
     }
-    let max_items = |s: &Schema| s.max_items.map_or(cost::unbounded_items(s), |m| m as f64);
-    let item_card = card * max_items(s);
+    let child = card.zip(cost::max_elements(s)).map(|(c, m)| cost::times(c, m));
     if let Some(items) = s.items.as_deref_mut() {
-        compile_tree(items, version, items.embedded_resource, item_card);
+        compile_tree(items, version, items.embedded_resource, child);
     }
-    let map_card = card * s.max_properties.map_or(cost::unbounded_props(), |m| m as f64);
     if let Some(Additional::Schema(a)) = &mut s.additional {
         let emb = a.embedded_resource;
-        compile_tree(a, version, emb, map_card);
+        compile_tree(a, version, emb, child);
     }
     for p in s.properties.values_mut() {
         let emb = p.embedded_resource;
-        compile_tree(p, version, emb, card);
+        compile_tree(p, version, emb, child);
     }
 }
 
-fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: bool, card: f64) -> CompiledRule {
+fn compile(spec: RuleSpec, node: &Schema, version: &KubeVersion, resource_root: bool, card: Option<u64>) -> CompiledRule {
     let mut out = CompiledRule {
         program: None,
         message_program: None,
@@ -105,8 +104,7 @@ fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: b
         unevaluated: None,
         field_path: None,
         issues: Vec::new(),
-        estimated_cost: 0,
-        cardinality: card,
+        cost: cost::RuleCost::default(),
         spec,
     };
     if let Some(fp) = &out.spec.field_path {
@@ -128,7 +126,16 @@ fn compile(spec: RuleSpec, node: &Schema, version: KubeVersion, resource_root: b
     out.reflexive = facts.uses_old_self && !out.spec.optional_old_self && matches!(bare.as_str(), "self==oldSelf" | "oldSelf==self");
     out.self_fields = facts.self_fields;
     out.issues.extend(facts.issues);
-    out.estimated_cost = cost::estimate(program.expression(), node).rule;
+    let message = out.spec.message_expression.as_deref().and_then(|m| env().compile(m).ok());
+    out.cost = cost::estimate(
+        program.expression(),
+        message.as_ref().map(cel::Program::expression),
+        node,
+        resource_root,
+        out.spec.optional_old_self,
+        card,
+        cost::Model::for_version(version),
+    );
     if out.spec.optional_old_self && !out.uses_old_self {
         // apiextensions rejects optionalOldSelf on a rule that does not read oldSelf.
         out.issues.push(CompatIssue::optional_old_self_unused());

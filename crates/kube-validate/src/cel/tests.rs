@@ -5,8 +5,8 @@ use serde_json::json;
 use super::*;
 
 fn node(schema: serde_json::Value) -> Schema {
-    let mut s = Schema::parse(&schema, KubeVersion::new(1, 36)).unwrap();
-    compile_tree(&mut s, KubeVersion::new(1, 36), false, 1.0);
+    let mut s = Schema::parse(&schema, &KubeVersion::new(1, 36)).unwrap();
+    compile_tree(&mut s, &KubeVersion::new(1, 36), false, Some(1));
     s
 }
 

@@ -1,7 +1,7 @@
 //! The API server's version against the target's CRDs: a CEL rule that reads a field named
 //! `namespace` (a CEL reserved word, as in `self.metadata.namespace`) compiles only in the CEL
 //! environment of kube-apiserver 1.32 and later — observed on the real API servers by `cargo xtask
-//! kube-minimum`: kube-apiserver v1.31.14 refuses the Trainer 2.2 and 2.3 CRDs with `undefined
+//! kube-versions`: kube-apiserver v1.31.14 refuses the Trainer 2.2 and 2.3 CRDs with `undefined
 //! field 'namespace'`, v1.32.13 creates them. The rules are read in the target chart's CRDs, not
 //! in trainer-audit's rules. An upgrade that cannot create or update its CRDs fails.
 
