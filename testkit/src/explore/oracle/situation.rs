@@ -14,7 +14,7 @@ use crate::explore::build::Built;
 use crate::explore::charts::{Charts, Rendered};
 use crate::explore::generate::VERSIONS;
 use crate::explore::helm::Start;
-use crate::explore::printed::{helm_call, plan_commands, HelmCall};
+use crate::explore::printed::{helm_call, plan_commands, HelmCall, Printed};
 use crate::explore::state::{Install, Op, Outcome, State};
 
 /// A Pod the upgrade makes the API server admit.
@@ -75,6 +75,19 @@ pub fn resolve(to: &str) -> Option<String> {
         .map(|v| v.to_string())
 }
 
+/// The `helm rollback` commands step 1's preconditions run before its upgrade. The step's
+/// `rollback` (how to undo it, `helm rollback <name> -n <ns> restores the previous revision's
+/// objects…`) is not run first: read as one, it rolled a pending 2.3.1 upgrade forward.
+pub fn rollbacks_first(commands: &[Printed]) -> Vec<HelmCall> {
+    let after = ["plan step 1 upgrade", "plan step 1 verify", "plan step 1 rollback"];
+    commands
+        .iter()
+        .filter(|c| c.place.starts_with("plan step 1 ") && !after.contains(&c.place.as_str()))
+        .filter_map(|c| helm_call(&c.line))
+        .filter(|h| h.verb == "rollback")
+        .collect()
+}
+
 impl<'a> Situation<'a> {
     pub fn new(state: &'a State, built: &'a Built, charts: &'a Charts, observed: &Observed) -> Result<Situation<'a>, String> {
         let target_version = resolve(&state.to);
@@ -91,12 +104,7 @@ impl<'a> Situation<'a> {
         };
         // The plan's own `helm rollback` before its upgrade (a pending release) runs first.
         let mut history = built.history.clone();
-        for rollback in commands
-            .iter()
-            .filter(|c| c.place.starts_with("plan step 1 "))
-            .filter_map(|c| helm_call(&c.line))
-            .filter(|h| h.verb == "rollback")
-        {
+        for rollback in rollbacks_first(&commands) {
             let to = rollback.revision.unwrap_or(0);
             let to = if to == 0 { history.last().map_or(0, |r| r.number - 1) } else { to };
             let _ = history.apply(&state.release, &Op::Rollback(to, Outcome::Ok));
@@ -208,5 +216,23 @@ impl<'a> Situation<'a> {
             Start::Upgrade(r) => Some(&r.version),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_the_preconditions_rollbacks_run_before_the_upgrade() {
+        let report = json!({"plan": {"steps": [{"number": 1,
+            "preconditions": [{"id": "TA-REL-001", "subject": "release kubeflow-system/kubeflow-trainer",
+                "commands": ["helm history kubeflow-trainer -n kubeflow-system", "helm rollback kubeflow-trainer 1 -n kubeflow-system --force-conflicts"]}],
+            "upgrade": ["helm upgrade kubeflow-trainer oci://r/kubeflow-trainer --version 2.3.1 -n kubeflow-system"],
+            "rollback": "helm rollback kubeflow-trainer -n kubeflow-system restores the previous revision's objects",
+            "rollback_dangerous": false}]}});
+        let first = rollbacks_first(&plan_commands(&report));
+        assert_eq!(first.iter().map(|h| h.revision).collect::<Vec<_>>(), [Some(1)]);
     }
 }
