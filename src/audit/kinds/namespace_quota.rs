@@ -126,28 +126,52 @@ fn release_records(input: &CheckInput, namespace: &str) -> Option<Creation> {
 /// Whether applying the target's Deployment over the live one makes a new ReplicaSet. The
 /// Deployment controller names a ReplicaSet by a hash of the whole Pod template (k8s v1.36.1
 /// `pkg/controller/deployment/sync.go` `getNewReplicaSet`, `controller.ComputeHash`), so any
-/// change to it rolls out: containers changed by hand (the live image is not the target's), or
-/// a template the target renders unlike the revision Helm patches from (a subchart's
-/// `helm.sh/chart` label, a config-hash annotation, resources). Without such a revision (objects
-/// another tool applied), the labels and annotations the target puts on the template that the
-/// live template lacks or holds otherwise.
+/// change Helm's patch makes to the live template rolls out: a field the target sets that the
+/// live template lacks or holds otherwise (a subchart's `helm.sh/chart` label, a config-hash
+/// annotation, an image set by hand), or a label or annotation the revision Helm patches from
+/// set and the target drops. A template already as the target renders it (the re-run of a
+/// failed upgrade, which applied it) does not roll out again.
 fn rolls_out(base: &[crate::objects::Object], live: &Json, target: &crate::objects::Object) -> bool {
     if workload_shape(live) != workload_shape(&target.body) {
         return true;
     }
+    let (Some(wanted), have) = (target.body.pointer("/spec/template"), live.pointer("/spec/template")) else { return false };
+    if sets_otherwise(wanted, have) {
+        return true;
+    }
     let id = &target.identity;
-    let wanted = target.body.pointer("/spec/template");
-    match base.iter().find(|o| o.identity.kind == id.kind && o.identity.namespace == id.namespace && o.identity.name == id.name) {
-        Some(b) => b.body.pointer("/spec/template") != wanted,
-        None => ["labels", "annotations"].iter().any(|field| {
-            let have = live.pointer(&format!("/spec/template/metadata/{field}"));
-            wanted
-                .and_then(|t| t.pointer(&format!("/metadata/{field}")))
-                .and_then(Json::as_object)
-                .into_iter()
-                .flatten()
-                .any(|(k, v)| have.and_then(|h| h.get(k)) != Some(v))
-        }),
+    let Some(before) = base
+        .iter()
+        .find(|o| o.identity.kind == id.kind && o.identity.namespace == id.namespace && o.identity.name == id.name)
+        .and_then(|o| o.body.pointer("/spec/template/metadata"))
+    else {
+        return false;
+    };
+    ["labels", "annotations"].iter().any(|field| {
+        let at = |t: Option<&Json>| t.and_then(|t| t.get(*field)).and_then(Json::as_object).cloned().unwrap_or_default();
+        let (before, after, live) = (at(Some(before)), at(wanted.get("metadata")), at(have.and_then(|h| h.get("metadata"))));
+        before.keys().any(|k| !after.contains_key(k) && live.contains_key(k))
+    })
+}
+
+/// Whether `have` (a live object's part) lacks a field `want` (a rendered one's) sets, or holds
+/// it otherwise; scalars compare as text (the API server stores the chart's `cpu: 2` as `"2"`),
+/// what the server adds (defaults) is not a difference.
+fn sets_otherwise(want: &Json, have: Option<&Json>) -> bool {
+    let text = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match (want, have) {
+        (Json::Null, _) => false,
+        (Json::Object(w), Some(Json::Object(h))) => w.iter().any(|(k, v)| sets_otherwise(v, h.get(k))),
+        (Json::Object(w), _) => !w.is_empty(),
+        (Json::Array(w), Some(Json::Array(h))) => w.len() != h.len() || w.iter().zip(h).any(|(a, b)| sets_otherwise(a, Some(b))),
+        (Json::Array(w), _) => !w.is_empty(),
+        (scalar, Some(h)) => text(scalar) != text(h),
+        (_, None) => true,
     }
 }
 
