@@ -276,9 +276,10 @@ fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so);
-        // unless Helm installs afresh over an uninstalled release, which creates it all again.
-        let reinstall = input.release.is_some_and(|r| matches!(r.route(), crate::cluster::release::Route::Reinstall { .. }));
-        if input.from == input.to && !reinstall {
+        // unless Helm cannot start there by itself: a fresh install over an uninstalled release
+        // creates it all again, a rollback then the upgrade runs the hooks again.
+        let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
+        if input.from == input.to && helm_starts {
             return Vec::new();
         }
         let mut hits = Vec::new();
