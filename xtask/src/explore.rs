@@ -10,7 +10,7 @@ use testkit::explore::run::{explore, rebuild, Options};
 use testkit::explore::State;
 
 pub const USAGE: &str = "  explore [--seed S] [--states N] [--first K] [--state K] [--replay 'LINE']
-          [--jobs N] [--batch N] [--sample N] [--keep DIR] [--release] [--live]
+          [--jobs N] [--batch N] [--sample N] [--keep DIR] [--release] [--binary PATH] [--live]
                       the explorer (issue 29 §7): states N of seed S (default 1, 500), or
                       state K alone, or a state description, built as snapshots from the
                       corpus charts and run through check, plan (as fleets of --batch, default
@@ -18,7 +18,8 @@ pub const USAGE: &str = "  explore [--seed S] [--states N] [--first K] [--state 
                       runbook; each answer judged by invariants and by oracles of what Helm,
                       the API server and the controllers do. Prints each disagreement with
                       the line that rebuilds it; fails when there is one. --release runs the
-                      release build (faster for long campaigns). --live: sampled states on
+                      release build (faster for long campaigns); --binary: this trainer-audit
+                      instead of building one. --live: sampled states on
                       the real control plane (needs TRAINER_AUDIT_CORPUS and Go)";
 
 fn value<'a>(args: &'a [String], i: &mut usize, flag: &str) -> Result<&'a str> {
@@ -30,6 +31,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let (mut seed, mut count, mut first) = (1u64, 500u64, 0u64);
     let (mut jobs, mut batch, mut sample) = (2usize, 100usize, 10u64);
     let (mut replay, mut keep, mut release, mut live) = (None, None, false, false);
+    let mut binary: Option<PathBuf> = None;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -52,6 +54,7 @@ pub fn run(args: &[String]) -> Result<()> {
             "--sample" => sample = value(args, &mut i, flag)?.parse()?,
             "--keep" => keep = Some(PathBuf::from(value(args, &mut i, flag)?)),
             "--release" => release = true,
+            "--binary" => binary = Some(PathBuf::from(value(args, &mut i, flag)?)),
             "--live" => live = true,
             other => bail!("explore: unknown argument {other}\n\n{USAGE}"),
         }
@@ -65,7 +68,10 @@ pub fn run(args: &[String]) -> Result<()> {
         return crate::explore_live(seed, count, first, replay.map(|r| r.to_string()));
     }
     crate::setup::ensure_docker_registry()?;
-    let binary = build_binary(release)?;
+    let binary = match binary {
+        Some(b) => b,
+        None => build_binary(release)?,
+    };
     let options = Options { seed, first, count, replay, binary, corpus, jobs, batch, sample, keep };
     let report = explore(&options, &mut |line| println!("{line}")).map_err(anyhow::Error::msg)?;
     for (index, why) in &report.unbuildable {

@@ -1,9 +1,10 @@
 //! `namespace-quota`: everything the upgrade creates in each namespace it writes into, against
-//! that namespace's ResourceQuotas and LimitRanges (`cluster::quota`): the target's release
-//! objects the release does not hold yet (2.3.0's runtimes ConfigMap, its installer's
-//! ServiceAccount and RBAC…), the upgrade's hook Jobs and the Pod each runs, and the Pods of the
-//! Deployments it rolls out (`maxSurge` of them beside the running ones, with a new ReplicaSet)
-//! or creates. Helm runs pre-upgrade hooks, applies the release, waits for the rollout, then runs
+//! that namespace's ResourceQuotas and LimitRanges (`cluster::quota`): Helm's new release record,
+//! the target's release objects the release does not hold yet (2.3.0's runtimes ConfigMap, its
+//! installer's ServiceAccount and RBAC…), the upgrade's hook Jobs and the Pod each runs, and the
+//! Pods of the Deployments it rolls out (any change to the Pod template: `maxSurge` of them
+//! beside the running ones, with a new ReplicaSet) or creates. A fresh install over an
+//! uninstalled release creates it all, even at the version it had. Helm runs pre-upgrade hooks, applies the release, waits for the rollout, then runs
 //! post-upgrade hooks (helm v4.2.3 `pkg/action/upgrade.go` L458-L515); a replaced Pod still
 //! counts against `pods` and compute quotas until it is gone, so the rollout's and the hooks'
 //! Pods are charged together. Object counts are never freed on the way: Helm deletes what the
@@ -101,12 +102,86 @@ fn workload_shape(body: &Json) -> Vec<(String, String, String, String)> {
         .collect()
 }
 
-/// What the upgrade creates in `namespace`, in the order it is created: Helm's (pre-upgrade
-/// hooks, the release and its rollouts, post-upgrade hooks), then the target controller's
-/// runtime snapshots.
+/// The release records Helm writes in the release namespace before it applies anything (helm
+/// v4.2.3 `pkg/action/upgrade.go` L410-L413 and `install.go` L465, `Releases.Create`): one per
+/// Helm command the upgrade runs (a rollback first makes two), stored as the release's own
+/// records are (a Secret under Helm's default driver, a ConfigMap under `configmap`).
+fn release_records(input: &CheckInput, namespace: &str) -> Option<Creation> {
+    if namespace != input.namespace || input.engine() != crate::engine::Engine::Helm {
+        return None;
+    }
+    let (kind, commands, last) = match input.release {
+        Some(r) => {
+            let commands = if matches!(r.route(), crate::cluster::release::Route::Rollback { .. }) { 2 } else { 1 };
+            (if r.current.driver == "ConfigMap" { "ConfigMap" } else { "Secret" }, commands, r.current.revision)
+        }
+        None => ("Secret", 1, 0),
+    };
+    let mut usage = object_usage("", kind, &Json::Null);
+    usage.values_mut().for_each(|v| *v *= commands);
+    let names: Vec<String> = (1..=commands).map(|i| format!("sh.helm.release.v1.{}.v{}", input.release_name, last + i as i64)).collect();
+    Some(Creation::new(format!("{kind} {namespace}/{} (the release record Helm writes first)", names.join(", ")), usage))
+}
+
+/// Whether applying the target's Deployment over the live one makes a new ReplicaSet. The
+/// Deployment controller names a ReplicaSet by a hash of the whole Pod template (k8s v1.36.1
+/// `pkg/controller/deployment/sync.go` `getNewReplicaSet`, `controller.ComputeHash`), so any
+/// change Helm's patch makes to the live template rolls out: a field the target sets that the
+/// live template lacks or holds otherwise (a subchart's `helm.sh/chart` label, a config-hash
+/// annotation, an image set by hand), or a label or annotation the revision Helm patches from
+/// set and the target drops. A template already as the target renders it (the re-run of a
+/// failed upgrade, which applied it) does not roll out again.
+fn rolls_out(base: &[crate::objects::Object], live: &Json, target: &crate::objects::Object) -> bool {
+    if workload_shape(live) != workload_shape(&target.body) {
+        return true;
+    }
+    let (Some(wanted), have) = (target.body.pointer("/spec/template"), live.pointer("/spec/template")) else { return false };
+    if sets_otherwise(wanted, have) {
+        return true;
+    }
+    let id = &target.identity;
+    let Some(before) = base
+        .iter()
+        .find(|o| o.identity.kind == id.kind && o.identity.namespace == id.namespace && o.identity.name == id.name)
+        .and_then(|o| o.body.pointer("/spec/template/metadata"))
+    else {
+        return false;
+    };
+    ["labels", "annotations"].iter().any(|field| {
+        let at = |t: Option<&Json>| t.and_then(|t| t.get(*field)).and_then(Json::as_object).cloned().unwrap_or_default();
+        let (before, after, live) = (at(Some(before)), at(wanted.get("metadata")), at(have.and_then(|h| h.get("metadata"))));
+        before.keys().any(|k| !after.contains_key(k) && live.contains_key(k))
+    })
+}
+
+/// Whether `have` (a live object's part) lacks a field `want` (a rendered one's) sets, or holds
+/// it otherwise; scalars compare as text (the API server stores the chart's `cpu: 2` as `"2"`),
+/// what the server adds (defaults) is not a difference.
+fn sets_otherwise(want: &Json, have: Option<&Json>) -> bool {
+    let text = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match (want, have) {
+        (Json::Null, _) => false,
+        (Json::Object(w), Some(Json::Object(h))) => w.iter().any(|(k, v)| sets_otherwise(v, h.get(k))),
+        (Json::Object(w), _) => !w.is_empty(),
+        (Json::Array(w), Some(Json::Array(h))) => w.len() != h.len() || w.iter().zip(h).any(|(a, b)| sets_otherwise(a, Some(b))),
+        (Json::Array(w), _) => !w.is_empty(),
+        (scalar, Some(h)) => text(scalar) != text(h),
+        (_, None) => true,
+    }
+}
+
+/// What the upgrade creates in `namespace`, in the order it is created: Helm's (its release
+/// record, pre-upgrade hooks, the release and its rollouts, post-upgrade hooks), then the target
+/// controller's runtime snapshots.
 pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
     let held: BTreeSet<(String, String, String)> = input.release_objects().into_iter().collect();
-    let mut out = Vec::new();
+    let base = input.release.map(|r| r.upgrade_objects()).unwrap_or_default();
+    let mut out: Vec<Creation> = release_records(input, namespace).into_iter().collect();
     let pods = |out: &mut Vec<Creation>, owner: &str, source: &str, spec: &Json, n: u64| {
         for i in 0..n {
             let pod = Pod::from_spec(owner.to_string(), spec);
@@ -166,7 +241,7 @@ pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
                 ));
                 pods(&mut out, &format!("Deployment {namespace}/{}", id.name), &o.source, spec, replicas.min(64));
             }
-            Some(l) if workload_shape(l) != workload_shape(&o.body) => {
+            Some(l) if rolls_out(&base, l, o) => {
                 out.push(Creation::new(
                     format!("the new ReplicaSet of Deployment {namespace}/{} (its rollout)", id.name),
                     object_usage("apps", "ReplicaSet", &Json::Null),
@@ -200,8 +275,11 @@ fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so).
-        if input.from == input.to {
+        // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so);
+        // unless Helm cannot start there by itself: a fresh install over an uninstalled release
+        // creates it all again, a rollback then the upgrade runs the hooks again.
+        let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
+        if input.from == input.to && helm_starts {
             return Vec::new();
         }
         let mut hits = Vec::new();
@@ -309,8 +387,13 @@ impl Check for Params {
                 if over.is_empty() {
                     continue;
                 }
-                let pods_only =
-                    delta.iter().filter(|(k, _)| patch.contains_key(**k)).all(|(_, (_, by))| by.iter().all(|c| c.pod.is_some()));
+                // What is refused: Pods and rollouts' ReplicaSets (their controllers retry, Helm
+                // waits), or Helm's own creates (it fails at once).
+                let refused: Vec<&Creation> =
+                    delta.iter().filter(|(k, _)| patch.contains_key(**k)).flat_map(|(_, (_, by))| by.iter().copied()).collect();
+                let replica_set = |c: &Creation| c.what.contains("ReplicaSet of Deployment");
+                let pods_only = refused.iter().all(|c| c.pod.is_some());
+                let rollouts_only = refused.iter().all(|c| c.pod.is_some() || replica_set(c));
                 let mut h = Hit::new(
                     format!("ResourceQuota/{ns}/{}", q.name),
                     format!(
@@ -320,6 +403,8 @@ impl Check for Params {
                         q.name,
                         if pods_only {
                             ": the rollout or hook Pods are not created, and helm upgrade --wait fails at its --timeout"
+                        } else if rollouts_only {
+                            ": the Deployment's new ReplicaSet is not created, its rollout never starts, and helm upgrade --wait fails at its --timeout"
                         } else {
                             ": helm upgrade fails on it"
                         }

@@ -257,7 +257,25 @@ fn helm(state: &State, ops: &[Op], charts: &Charts, cluster: &mut Cluster) -> Re
             }
         }
     }
-    let secrets = records.values().map(|(json, _)| encode_secret(json, true)).collect();
+    let secrets = records
+        .values()
+        .map(|(json, rendered)| {
+            // The release JSON is made of the render (one per version, release, namespace and
+            // values), the revision's fields and the state's apply method.
+            let info = &json["info"];
+            let key = format!(
+                "{:p}|{}|{}|{}|{}|{}|{}",
+                std::rc::Rc::as_ptr(rendered),
+                json["version"],
+                info["status"],
+                info["description"],
+                info["last_deployed"],
+                json["apply_method"],
+                json["config"]
+            );
+            charts.record(key, || encode_secret(json, true))
+        })
+        .collect();
     Ok((history, secrets, running))
 }
 
@@ -647,6 +665,23 @@ pub fn limit_range_defaults(item: &mut Json) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The campaign's caches (renders, parsed documents, encoded records) change no state: each
+    /// built with one `Charts` for all is the state built alone. Needs the corpus charts.
+    #[test]
+    fn states_built_with_the_campaigns_caches_are_the_states_built_alone() {
+        let Some(corpus) = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty()) else {
+            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
+            return;
+        };
+        let shared = Charts::new(std::path::Path::new(&corpus));
+        for k in 0..24 {
+            let state = State::generate(7, k);
+            let alone = state.build(&Charts::new(std::path::Path::new(&corpus))).map(|b| b.objects).map_err(|e| e.to_string());
+            let cached = state.build(&shared).map(|b| b.objects).map_err(|e| e.to_string());
+            assert!(alone == cached, "state {k} differs when built with the caches: {state}");
+        }
+    }
 
     #[test]
     fn limit_range_defaults_follow_the_api_server() {

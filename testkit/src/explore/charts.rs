@@ -46,6 +46,9 @@ pub struct Charts {
     renders: RefCell<BTreeMap<String, Rc<Rendered>>>,
     /// Each YAML document parsed once (a CRD renders the same for every release and values).
     documents: RefCell<std::collections::HashMap<String, Option<Json>>>,
+    /// Each release record encoded once (gzip at its best level of a manifest holding 2.3's
+    /// CRDs was the most of a state's build): by what makes it (`Charts::record`).
+    records: RefCell<std::collections::HashMap<String, Json>>,
 }
 
 /// Why a chart could not be read or rendered.
@@ -65,6 +68,7 @@ impl Charts {
             charts: RefCell::default(),
             renders: RefCell::default(),
             documents: RefCell::default(),
+            records: RefCell::default(),
         }
     }
 
@@ -91,6 +95,18 @@ impl Charts {
             out.push(body);
         }
         out
+    }
+
+    /// The stored form of a release record, made by `make` once per `key` (everything the record
+    /// holds: the render it was made from, its revision, status, description, values, apply
+    /// method).
+    pub fn record(&self, key: String, make: impl FnOnce() -> Json) -> Json {
+        if let Some(r) = self.records.borrow().get(&key) {
+            return r.clone();
+        }
+        let made = make();
+        self.records.borrow_mut().insert(key, made.clone());
+        made
     }
 
     /// The archive of `version` as `helm package` writes it.

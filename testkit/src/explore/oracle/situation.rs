@@ -14,7 +14,7 @@ use crate::explore::build::Built;
 use crate::explore::charts::{Charts, Rendered};
 use crate::explore::generate::VERSIONS;
 use crate::explore::helm::Start;
-use crate::explore::printed::{helm_call, plan_commands, HelmCall};
+use crate::explore::printed::{helm_call, plan_commands, HelmCall, Printed};
 use crate::explore::state::{Install, Op, Outcome, State};
 
 /// A Pod the upgrade makes the API server admit.
@@ -75,6 +75,51 @@ pub fn resolve(to: &str) -> Option<String> {
         .map(|v| v.to_string())
 }
 
+/// Whether patching the `live` Pod template with the `target`'s (from `base`) changes it.
+pub fn template_changes(target: Option<&Json>, live: Option<&Json>, base: Option<&Json>) -> bool {
+    fn missing(want: &Json, have: Option<&Json>) -> bool {
+        let text = |v: &Json| match v {
+            Json::Number(n) => Some(n.to_string()),
+            Json::String(s) => Some(s.clone()),
+            Json::Bool(b) => Some(b.to_string()),
+            _ => None,
+        };
+        match (want, have) {
+            (Json::Null, _) => false,
+            (Json::Object(w), Some(Json::Object(h))) => w.iter().any(|(k, v)| missing(v, h.get(k))),
+            (Json::Array(w), Some(Json::Array(h))) => w.len() != h.len() || w.iter().zip(h).any(|(a, b)| missing(a, Some(b))),
+            (Json::Object(w), _) => !w.is_empty(),
+            (Json::Array(w), _) => !w.is_empty(),
+            (v, Some(h)) => text(v) != text(h),
+            (_, None) => true,
+        }
+    }
+    let Some(target) = target else { return false };
+    if missing(target, live) {
+        return true;
+    }
+    ["labels", "annotations"].iter().any(|field| {
+        let at = |t: Option<&Json>| {
+            t.and_then(|t| t.pointer(&format!("/metadata/{field}"))).and_then(Json::as_object).cloned().unwrap_or_default()
+        };
+        let (before, after, now) = (at(base), at(Some(target)), at(live));
+        before.keys().any(|k| !after.contains_key(k) && now.contains_key(k))
+    })
+}
+
+/// The `helm rollback` commands step 1's preconditions run before its upgrade. The step's
+/// `rollback` (how to undo it, `helm rollback <name> -n <ns> restores the previous revision's
+/// objects…`) is not run first: read as one, it rolled a pending 2.3.1 upgrade forward.
+pub fn rollbacks_first(commands: &[Printed]) -> Vec<HelmCall> {
+    let after = ["plan step 1 upgrade", "plan step 1 verify", "plan step 1 rollback"];
+    commands
+        .iter()
+        .filter(|c| c.place.starts_with("plan step 1 ") && !after.contains(&c.place.as_str()))
+        .filter_map(|c| helm_call(&c.line))
+        .filter(|h| h.verb == "rollback")
+        .collect()
+}
+
 impl<'a> Situation<'a> {
     pub fn new(state: &'a State, built: &'a Built, charts: &'a Charts, observed: &Observed) -> Result<Situation<'a>, String> {
         let target_version = resolve(&state.to);
@@ -91,12 +136,7 @@ impl<'a> Situation<'a> {
         };
         // The plan's own `helm rollback` before its upgrade (a pending release) runs first.
         let mut history = built.history.clone();
-        for rollback in commands
-            .iter()
-            .filter(|c| c.place.starts_with("plan step 1 "))
-            .filter_map(|c| helm_call(&c.line))
-            .filter(|h| h.verb == "rollback")
-        {
+        for rollback in rollbacks_first(&commands) {
             let to = rollback.revision.unwrap_or(0);
             let to = if to == 0 { history.last().map_or(0, |r| r.number - 1) } else { to };
             let _ = history.apply(&state.release, &Op::Rollback(to, Outcome::Ok));
@@ -180,16 +220,20 @@ impl<'a> Situation<'a> {
             });
         }
         for d in target.objects.iter().filter(|o| o["kind"] == "Deployment") {
-            let template = d.pointer("/spec/template");
-            // What the Deployment runs before: the base manifest's template (Helm patches from
-            // it), else the live object's (an install over objects another tool applied).
-            let before = match &self.base {
-                Some(b) => b.objects.iter().find(|o| key(o) == key(d)).and_then(|o| o.pointer("/spec/template")),
-                None => self.live.get(&key(d)).and_then(|o| o.pointer("/spec/template")),
-            };
-            if before.is_some() && before == template {
+            // Helm patches the live object (its three-way merge, or server-side apply): the
+            // template changes, and the Deployment controller rolls out (its ReplicaSet is named
+            // by the template's hash, k8s v1.36.1 pkg/controller/deployment/sync.go
+            // getNewReplicaSet), when a field the target sets is missing or otherwise in the live
+            // template, or a label or annotation the base revision set and the target drops is
+            // still there. Not when the live template already is the target's (a failed upgrade
+            // applied it: seen on the control plane, live seed 1 state 4).
+            let live = self.live.get(&key(d)).and_then(|o| o.pointer("/spec/template"));
+            let base =
+                self.base.as_ref().and_then(|b| b.objects.iter().find(|o| key(o) == key(d))).and_then(|o| o.pointer("/spec/template"));
+            if live.is_some() && !template_changes(d.pointer("/spec/template"), live, base) {
                 continue;
             }
+            let before = live;
             let owner_ref = format!("Deployment/{}/{}", str_at(d, &["metadata", "namespace"]), str_at(d, &["metadata", "name"]));
             let why = if before.is_some() { "rollout surge" } else { "new Deployment" };
             out.push(NewPod {
@@ -208,5 +252,36 @@ impl<'a> Situation<'a> {
             Start::Upgrade(r) => Some(&r.version),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_template_rolls_out_when_the_patch_changes_the_live_one() {
+        let old = json!({"metadata": {"labels": {"app": "j", "helm.sh/chart": "jobset-0.11.0"}}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2"}}}]}});
+        let new = json!({"metadata": {"labels": {"app": "j", "helm.sh/chart": "jobset-0.12.0"}}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": 2}}}]}});
+        assert!(template_changes(Some(&new), Some(&old), Some(&old)), "a label the target changes");
+        assert!(!template_changes(Some(&new), Some(&new), Some(&old)), "the live template is already the target's");
+        let mut defaulted = new.clone();
+        defaulted["spec"]["dnsPolicy"] = json!("ClusterFirst");
+        assert!(!template_changes(Some(&new), Some(&defaulted), Some(&new)), "server defaults are no change");
+        let dropped = json!({"metadata": {"labels": {"app": "j"}}, "spec": new["spec"].clone()});
+        assert!(template_changes(Some(&dropped), Some(&new), Some(&new)), "a label the target drops");
+    }
+
+    #[test]
+    fn only_the_preconditions_rollbacks_run_before_the_upgrade() {
+        let report = json!({"plan": {"steps": [{"number": 1,
+            "preconditions": [{"id": "TA-REL-001", "subject": "release kubeflow-system/kubeflow-trainer",
+                "commands": ["helm history kubeflow-trainer -n kubeflow-system", "helm rollback kubeflow-trainer 1 -n kubeflow-system --force-conflicts"]}],
+            "upgrade": ["helm upgrade kubeflow-trainer oci://r/kubeflow-trainer --version 2.3.1 -n kubeflow-system"],
+            "rollback": "helm rollback kubeflow-trainer -n kubeflow-system restores the previous revision's objects",
+            "rollback_dangerous": false}]}});
+        let first = rollbacks_first(&plan_commands(&report));
+        assert_eq!(first.iter().map(|h| h.revision).collect::<Vec<_>>(), [Some(1)]);
     }
 }

@@ -1,6 +1,7 @@
-//! What the output says, held against the state (issue 29 §5, §6): a user value the target chart
-//! does not know (not in its values.yaml, nor under a subchart's name in that subchart's, nor
-//! inside a map the chart leaves free-form) is named by some finding — Helm itself says nothing,
+//! What the output says, held against the state (issue 29 §5, §6): a user value the release
+//! stores (Argo CD's and kustomize's are not in the cluster) that the target chart does not know
+//! (not in its values.yaml, nor under a subchart's name in that subchart's, nor inside a map the
+//! chart leaves free-form) is named by some finding — Helm itself says nothing,
 //! no Trainer chart has a values.schema.json; a manager running another image than the release's
 //! chart is named (its version) by some finding or note; and a target below 2.3 gets no text
 //! about a 2.3 controller.
@@ -8,6 +9,7 @@
 use serde_json::Value as Json;
 
 use super::{Disagreement, Situation};
+use crate::explore::state::{Install, State};
 
 /// Whether `path` lands somewhere the chart's defaults know: every segment a key of a map, or
 /// inside a map the chart leaves empty (free-form, like `manager.labels: {}`).
@@ -47,6 +49,16 @@ fn all_text(line: &Json) -> String {
     out
 }
 
+/// The user values the product can read in the state: a Helm release stores them in its
+/// records (`config`); Argo CD and kustomize apply objects already rendered, and the cluster
+/// holds nothing that says which values rendered them (the explorer passes no `-f`).
+pub fn readable_values(state: &State) -> &[(String, Json)] {
+    match state.install {
+        Install::Helm(_) => &state.values,
+        _ => &[],
+    }
+}
+
 pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
     if line["exit_code"] == 2 {
         return Vec::new();
@@ -55,7 +67,7 @@ pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
     let mut out = Vec::new();
     if let Some(target) = &s.target_version {
         if let Ok(defaults) = s.charts.render(target, &s.state.release, &s.state.namespace, &Json::Object(Default::default())) {
-            for (path, _) in &s.state.values {
+            for (path, _) in readable_values(s.state) {
                 if !known(&defaults.values, path) && !text.contains(path.as_str()) {
                     out.push(Disagreement {
                         class: "unknown-value-unnamed".into(),
@@ -94,6 +106,15 @@ pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_values_a_release_record_holds_must_be_named() {
+        let helm: State =
+            "install=helm:install@2.1.0 release=kubeflow-trainer/kubeflow-system to=2.3.0 value=runtime.x=true".parse().unwrap();
+        assert_eq!(readable_values(&helm).len(), 1);
+        let argo: State = "install=argocd@2.1.0 release=kubeflow-trainer/ml-platform to=2.4.0 value=runtime.x=true".parse().unwrap();
+        assert!(readable_values(&argo).is_empty(), "Argo CD's values are not in the cluster");
+    }
 
     #[test]
     fn keys_are_known_through_maps_and_free_form_maps() {
