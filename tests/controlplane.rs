@@ -393,6 +393,23 @@ fn helm_installs_trainer_2_3_0_and_status_reads_it_with_least_privilege() {
     assert_eq!(status["version"]["version"], "2.3.0", "{status:#}");
     let admin_view = status.clone();
 
+    // Issue 30 §4, live: `check --to-kube` against this cluster (kube-apiserver v1.36.1), the chart
+    // from the repository it was installed from. Trainer stays at 2.3.0; its CRDs are judged as a
+    // v1.37.2 server judges their next re-apply, and real v1.37.2 and v1.38.0-beta.0 servers accept
+    // every write of them (docs/rehearsals.md), so neither TA-K8S-002 nor TA-K8S-003 may fire. A
+    // version below the cluster's minor is refused.
+    let repo = t.chart();
+    let to_kube = |version: &str| {
+        audit(home.path(), &t.cp.admin_kubeconfig, &["check", "--repo", &repo, "--plain-http", "--to-kube", version, "--format", "json"])
+    };
+    let out = to_kube("1.37.2");
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let ids: Vec<&str> = report["findings"].as_array().unwrap().iter().filter_map(|f| f["id"].as_str()).collect();
+    assert!(!ids.contains(&"TA-K8S-002") && !ids.contains(&"TA-K8S-003"), "{ids:?}\n{}", text(&out));
+    let out = to_kube("1.35");
+    assert_eq!(out.status.code(), Some(2), "a version below the cluster's is refused: {}", text(&out));
+
     // Least privilege: bind exactly what `trainer-audit rbac` prints, then read as that account.
     let rbac = support::run(home.path(), &["rbac", "-n", "audit", "--service-account", "auditor"]);
     assert!(rbac.status.success(), "{}", text(&rbac));
