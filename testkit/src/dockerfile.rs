@@ -109,8 +109,9 @@ pub fn exec_form(args: &str) -> Vec<String> {
     serde_json::from_str(args).unwrap_or_else(|e| panic!("`{args}` is not in exec (JSON array) form: {e}"))
 }
 
-/// The build context a .dockerignore of the form `*`, then `!name` lines (top-level entries to
-/// send) and `**/name` lines (names to drop at any depth), selects from `root`.
+/// The build context a .dockerignore of the form `*`, then `!path` lines (entries to send: a
+/// top-level name, or a path of plain names such as `tests/rules.rs`) and `**/name` lines (names to
+/// drop at any depth), selects from `root`.
 pub struct Context {
     pub include: Vec<String>,
     pub drop_anywhere: Vec<String>,
@@ -122,21 +123,30 @@ impl Context {
         assert_eq!(lines.next(), Some("*"), ".dockerignore must start by excluding everything (`*`) and allow-list what the build needs");
         let mut context = Context { include: Vec::new(), drop_anywhere: Vec::new() };
         for line in lines {
-            if let Some(name) = line.strip_prefix('!').filter(|n| is_plain_name(n)) {
+            if let Some(name) = line.strip_prefix('!').filter(|n| n.split('/').all(is_plain_name)) {
                 context.include.push(name.to_string());
             } else if let Some(name) = line.strip_prefix("**/").filter(|n| is_plain_name(n)) {
                 context.drop_anywhere.push(name.to_string());
             } else {
-                panic!(".dockerignore line `{line}`: this test follows only `*`, `!NAME` and `**/NAME` lines");
+                panic!(".dockerignore line `{line}`: this test follows only `*`, `!PATH` and `**/NAME` lines");
             }
         }
         context
     }
 
+    /// Whether `relative` is sent: it is an allow-listed path or inside one, and no component of it
+    /// is dropped.
     pub fn sends(&self, relative: &Path) -> bool {
-        let mut components = relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned());
-        let Some(top) = components.next() else { return false };
-        self.include.contains(&top) && !std::iter::once(top).chain(components).any(|c| self.drop_anywhere.contains(&c))
+        self.include.iter().any(|i| relative.starts_with(i)) && !self.dropped(relative)
+    }
+
+    /// Whether a directory that is not sent holds an allow-listed path (`tests` for `tests/rules.rs`).
+    fn leads_to(&self, relative: &Path) -> bool {
+        self.include.iter().any(|i| Path::new(i).starts_with(relative)) && !self.dropped(relative)
+    }
+
+    fn dropped(&self, relative: &Path) -> bool {
+        relative.components().any(|c| self.drop_anywhere.iter().any(|d| c.as_os_str() == d.as_str()))
     }
 
     /// Copies what the context sends from `root` into a fresh `dest`, keeping modification times
@@ -147,8 +157,11 @@ impl Context {
         }
         std::fs::create_dir_all(dest)?;
         let mut copied = Vec::new();
-        for name in &self.include {
-            copy_tree(self, root, Path::new(name), dest, &mut copied)?;
+        let mut tops: Vec<&str> = self.include.iter().map(|i| i.split('/').next().unwrap_or(i)).collect();
+        tops.sort_unstable();
+        tops.dedup();
+        for top in tops {
+            copy_tree(self, root, Path::new(top), dest, &mut copied)?;
         }
         Ok(copied)
     }
@@ -159,7 +172,8 @@ fn is_plain_name(name: &str) -> bool {
 }
 
 fn copy_tree(context: &Context, root: &Path, relative: &Path, dest: &Path, copied: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if !context.sends(relative) {
+    let (sent, leads) = (context.sends(relative), context.leads_to(relative));
+    if !sent && !leads {
         return Ok(());
     }
     let source = root.join(relative);
@@ -171,7 +185,7 @@ fn copy_tree(context: &Context, root: &Path, relative: &Path, dest: &Path, copie
         for entry in entries {
             copy_tree(context, root, &relative.join(entry.file_name()), dest, copied)?;
         }
-    } else if meta.is_file() {
+    } else if meta.is_file() && sent {
         let target = dest.join(relative);
         std::fs::copy(&source, &target)?;
         std::fs::File::options().write(true).open(&target)?.set_modified(meta.modified()?)?;
@@ -201,5 +215,22 @@ mod tests {
         assert!(context.sends(Path::new("src/main.rs")));
         assert!(!context.sends(Path::new("src/target/x")));
         assert!(!context.sends(Path::new("tests/a.rs")));
+    }
+
+    #[test]
+    fn an_allow_listed_file_in_a_directory_is_sent_alone() {
+        let context = Context::parse("*\n!src\n!tests/rules.rs\n**/target\n");
+        assert!(context.sends(Path::new("tests/rules.rs")));
+        assert!(!context.sends(Path::new("tests")));
+        assert!(!context.sends(Path::new("tests/a.rs")));
+        let root = tempfile::tempdir().unwrap();
+        for file in ["src/main.rs", "tests/rules.rs", "tests/a.rs", "tests/rules/x.txt", "README.md"] {
+            std::fs::create_dir_all(root.path().join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.path().join(file), file).unwrap();
+        }
+        let dest = tempfile::tempdir().unwrap();
+        let mut copied = context.materialize(root.path(), &dest.path().join("ctx")).unwrap();
+        copied.sort();
+        assert_eq!(copied, vec![PathBuf::from("src/main.rs"), PathBuf::from("tests/rules.rs")]);
     }
 }
