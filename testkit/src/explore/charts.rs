@@ -39,11 +39,28 @@ pub struct Rendered {
     pub values: Json,
 }
 
+/// How many entries the campaign's keyed caches hold before they start over: renders and records
+/// (each a whole release, CRDs included: megabytes), then parsed documents. They are keyed by what
+/// a state draws (release names, namespaces, values), so without a bound a long campaign grows
+/// without end (one of 5,000 states reached 22 GB). A cache changes no state, so starting over
+/// costs only time.
+const RELEASES_BOUND: usize = 64;
+const DOCUMENTS_BOUND: usize = 1024;
+
+/// Inserts into a keyed cache, emptying it first when it holds `bound` entries.
+fn insert_bounded<V>(cache: &RefCell<std::collections::HashMap<String, V>>, bound: usize, key: String, value: V) {
+    let mut cache = cache.borrow_mut();
+    if cache.len() >= bound {
+        cache.clear();
+    }
+    cache.insert(key, value);
+}
+
 pub struct Charts {
     corpus: PathBuf,
     archives: RefCell<BTreeMap<String, Rc<Vec<u8>>>>,
     charts: RefCell<BTreeMap<String, Rc<Chart>>>,
-    renders: RefCell<BTreeMap<String, Rc<Rendered>>>,
+    renders: RefCell<std::collections::HashMap<String, Rc<Rendered>>>,
     /// Each YAML document parsed once (a CRD renders the same for every release and values).
     documents: RefCell<std::collections::HashMap<String, Option<Json>>>,
     /// Each release record encoded once (gzip at its best level of a manifest holding 2.3's
@@ -82,7 +99,7 @@ impl Charts {
                 Some(p) => p,
                 None => {
                     let p = trainer_audit::objects::Object::from_yaml(doc, "manifest", Origin::Template, "").map(|o| o.body);
-                    self.documents.borrow_mut().insert(doc.to_string(), p.clone());
+                    insert_bounded(&self.documents, DOCUMENTS_BOUND, doc.to_string(), p.clone());
                     p
                 }
             };
@@ -105,7 +122,7 @@ impl Charts {
             return r.clone();
         }
         let made = make();
-        self.records.borrow_mut().insert(key, made.clone());
+        insert_bounded(&self.records, RELEASES_BOUND, key, made.clone());
         made
     }
 
@@ -187,7 +204,7 @@ impl Charts {
             installer_runtimes,
             values: trainer_audit::objects::to_serde(&gotmpl::Value::map(out.values)),
         });
-        self.renders.borrow_mut().insert(key, rendered.clone());
+        insert_bounded(&self.renders, RELEASES_BOUND, key, rendered.clone());
         Ok(rendered)
     }
 }
@@ -219,4 +236,20 @@ fn relabel(archive: &[u8], version: &str) -> Result<Vec<u8>, ChartError> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&tar_bytes).map_err(bad)?;
     gz.finish().map_err(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full cache starts over, so a campaign's memory stays bounded; the entry just made stays.
+    #[test]
+    fn a_full_cache_starts_over_and_keeps_the_new_entry() {
+        let cache = RefCell::new(std::collections::HashMap::new());
+        for k in 0..5 {
+            insert_bounded(&cache, 2, k.to_string(), k);
+            assert!(cache.borrow().len() <= 2, "{:?}", cache.borrow());
+            assert_eq!(cache.borrow().get(&k.to_string()), Some(&k));
+        }
+    }
 }
