@@ -234,8 +234,8 @@ impl Build {
         Ok(self.bin.clone())
     }
 
-    /// `go build` of one binary (at low CPU priority: `cargo xtask test` runs tests beside it),
-    /// unless it is built already.
+    /// `go build` of one binary, unless it is built already. At the tests' own priority: the
+    /// controllers, not the tests beside them, are what the rehearsals wait for.
     fn build(&mut self, Binary { name, module: subdir, package }: &Binary) -> Result<()> {
         let target = self.bin.join(name);
         if !self.force && target.is_file() {
@@ -245,7 +245,7 @@ impl Build {
         let (dir, flags) = if subdir.is_empty() { (self.module.clone(), self.flags.as_str()) } else { (self.module.join(subdir), "-s -w") };
         eprintln!("xtask: building {name} ({package}) with {}", self.go_version.trim());
         let partial = self.bin.join(format!(".{name}.partial"));
-        let output = low_priority("go")
+        let output = Command::new("go")
             .current_dir(&dir)
             .args(["build", "-trimpath", "-ldflags", flags, "-o"])
             .arg(&partial)
@@ -272,18 +272,6 @@ impl Drop for Build {
         if !self.done {
             let _ = std::fs::remove_file(self.bin.join(BUILDING));
         }
-    }
-}
-
-/// `program` under `nice` where there is one: the build yields the CPU to the tests beside it.
-fn low_priority(program: &str) -> Command {
-    let nice = Command::new("nice").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-    if nice {
-        let mut command = Command::new("nice");
-        command.args(["-n", "10", program]);
-        command
-    } else {
-        Command::new(program)
     }
 }
 

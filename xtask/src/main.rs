@@ -184,11 +184,11 @@ fn corpus_set() -> bool {
 /// `cargo xtask test` they run after the controllers are built, the other tests while they build.
 const LATE_TESTS: [&str; 3] = ["controlplane", "explore_live", "rehearsal"];
 
-/// `cargo xtask test`. Where the control plane is built here, its Go build (at low priority) runs
-/// beside the Rust work, in two stages: the binaries every control-plane test needs (etcd,
-/// kube-apiserver, kube-controller-manager, kubectl, helm, Trainer 2.3.0) beside the compile of
-/// the test binaries, then the controllers beside every test but [`LATE_TESTS`]; those, then the
-/// rehearsals, run once the controllers are built. Every test runs, as in one `cargo test`
+/// `cargo xtask test`. Where the control plane is built here, its Go build runs beside the Rust
+/// work, in two stages: the binaries every control-plane test needs (etcd, kube-apiserver,
+/// kube-controller-manager, kubectl, helm, Trainer 2.3.0) beside the compile of the test binaries,
+/// then the controllers beside every test but [`LATE_TESTS`]; once the controllers are built,
+/// those and the rehearsals run side by side. Every test runs, as in one `cargo test`
 /// (docs/rehearsals.md "Build cost" has what it saves).
 fn test(extra: &[String]) -> Result<()> {
     let source = prepare()?;
@@ -221,7 +221,7 @@ fn test(extra: &[String]) -> Result<()> {
         ignored += i;
         success &= status.success();
     };
-    let controlplane_bin = match source {
+    let rehearsed = match source {
         ControlPlane::Build(mut build) if cargo_extra.is_empty() => {
             let bin = build.bin().to_path_buf();
             let (base_built, base_done) = std::sync::mpsc::channel::<()>();
@@ -242,18 +242,26 @@ fn test(extra: &[String]) -> Result<()> {
             let (early, late) = test_groups()?;
             add(cargo_test(&cargo_args(&early), Some(&bin))?);
             let bin = builder.join().map_err(|_| anyhow::anyhow!("the control plane build panicked"))??;
-            add(cargo_test(&cargo_args(&late), Some(&bin))?);
-            Some(bin)
+            // The late tests and the rehearsals, side by side: both mostly wait on their own
+            // control planes.
+            let (late, late_bin) = (cargo_args(&late), bin.clone());
+            let late = std::thread::spawn(move || cargo_test(&late, Some(&late_bin)));
+            let rehearsed = if corpus { run_rehearsals(&[], Some(&bin)) } else { Ok(()) };
+            add(late.join().map_err(|_| anyhow::anyhow!("the late tests' runner panicked"))??);
+            rehearsed
         }
         source => {
             let bin = control_plane_bin(source)?;
             add(cargo_test(&cargo_args(&whole), bin.as_deref())?);
-            bin
+            if corpus {
+                run_rehearsals(&[], bin.as_deref())
+            } else {
+                Ok(())
+            }
         }
     };
     let why = if ignored > 0 && !corpus { " (the corpus tests: set TRAINER_AUDIT_CORPUS to run them)" } else { "" };
     println!("{} ran: {passed} passed, {failed} failed; {ignored} ignored, not run{why}", passed + failed);
-    let rehearsed = if corpus { run_rehearsals(&[], controlplane_bin.as_deref()) } else { Ok(()) };
     if !success {
         bail!("cargo test failed");
     }
