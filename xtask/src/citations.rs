@@ -296,6 +296,9 @@ fn download(wanted: &BTreeSet<(String, String)>) -> Result<BTreeMap<(String, Str
         .args(&missing)
         .current_dir(std::env::temp_dir())
         .env("GOFLAGS", "-mod=mod")
+        // Some cited modules need a newer Go than the machine's (k8s.io/api v0.38 needs 1.27): the
+        // go command fetches that toolchain through the module proxy, as `cargo xtask kube-apis` does.
+        .env("GOTOOLCHAIN", format!("{}+auto", crate::kube_apis::TOOLCHAIN))
         .stdin(Stdio::null())
         .output()
         .context("running go mod download (is Go installed?)")?;

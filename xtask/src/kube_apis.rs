@@ -16,7 +16,7 @@ const API: (&str, &str) = ("v0.38.0-beta.0", "v1.38.0-beta.0");
 
 /// The `go` line of the module's go.mod (k8s.io/api v0.38 needs Go 1.27): the toolchain to
 /// extract it with, fetched by the go command when this machine's is older.
-const TOOLCHAIN: &str = "go1.27.0";
+pub(crate) const TOOLCHAIN: &str = "go1.27.0";
 
 fn module_dir() -> Result<PathBuf> {
     let out = Command::new("go")
