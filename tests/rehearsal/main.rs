@@ -768,8 +768,9 @@ fn rehearse_live_snapshots_and_least_privilege() {
         role["rules"].as_array().into_iter().flatten().flat_map(access::resources).filter(|r| served.contains(r)).collect();
     lab.shell_ok(&format!("kubectl get {} -A -o yaml --show-managed-fields > kubectl-snapshot.yaml", types.join(",")));
     let check_live = printed::check(&lab, to);
-    // A kubectl snapshot records no server version: it is given as the live one was read.
-    for (file, version) in [("audit-snapshot.yaml", None), ("kubectl-snapshot.yaml", Some("1.36.1"))] {
+    // A kubectl snapshot records no server version: it is given as the live one was read (the
+    // server's gitVersion, `v1.36.1`: a `--kube-version` is echoed as written).
+    for (file, version) in [("audit-snapshot.yaml", None), ("kubectl-snapshot.yaml", Some("v1.36.1"))] {
         let mut args = vec!["--snapshot", file];
         args.extend(version.iter().flat_map(|v| ["--kube-version", *v]));
         let status = lab.audit_offline(&[&["status", "--format", "json"][..], &args].concat());
