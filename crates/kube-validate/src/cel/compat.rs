@@ -43,31 +43,6 @@ pub struct Facts {
     pub unsupported: Vec<String>,
 }
 
-/// CEL reserved words (`celReservedSymbols` in k8s.io/apiserver/pkg/cel/types.go).
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 /// Functions of the cel crate's standard library and macros that need no version.
 const BUILTIN: &[&str] = &[
     "size",
@@ -314,7 +289,7 @@ impl<'a> Walk<'a> {
         }
         match s.properties.get(name) {
             Some(p) => {
-                if RESERVED.contains(&name) && *self.version < KubeVersion::new(1, 32) {
+                if super::cost::decl::RESERVED.contains(&name) && *self.version < KubeVersion::new(1, 32) {
                     self.undefined(name, Some(KubeVersion::new(1, 32)));
                 }
                 Ty::Node(p, p.embedded_resource)
