@@ -199,7 +199,7 @@ pub fn differential(lab: &mut Lab, state: &State, charts: &Charts) -> Vec<Disagr
                 let mut unobserved = Vec::new();
                 for f in found.errors() {
                     match verdict::observed(lab, &found, f, &seen, &before, &after) {
-                        Some(how) => observed.push(format!("{} {}: {how}", f.id, f.subject)),
+                        Some(how) => observed.push((f.clone(), how)),
                         None => unobserved.push(f.clone()),
                     }
                 }
@@ -208,7 +208,7 @@ pub fn differential(lab: &mut Lab, state: &State, charts: &Charts) -> Vec<Disagr
                 }
                 std::thread::sleep(Duration::from_secs(5));
             };
-            observed.iter().for_each(|o| lab.note(&format!("OBSERVED {o}")));
+            observed.iter().for_each(|(f, how)| lab.note(&format!("OBSERVED {} {}: {how}", f.id, f.subject)));
             // What the printed command (all fixes in) failed with masks what lies behind it.
             // The plan's own guard stops where a finding said it must (the downgrade guard names
             // TA-DIR-001): that finding predicted the failure.
@@ -220,7 +220,12 @@ pub fn differential(lab: &mut Lab, state: &State, charts: &Charts) -> Vec<Disagr
                     .or_else(|| verdict::explained_by(&found, failed))
             };
             let last = attempts.iter().rev().find(|r| !r.command.starts_with("helm rollback"));
-            let masked_by = last.filter(|r| !r.ok()).and_then(explains);
+            // An upgrade that never finished (Helm's own failure unexplained by its text, or stopped
+            // at the explorer's bound while `--wait` waited) stopped at what was observed to fail in
+            // it: a refused manager Pod keeps `--wait` from the post-upgrade hooks (live seed 1
+            // state 43: the quota refused the manager, and the hook Pods Pod Security would refuse
+            // were never made).
+            let masked_by = last.filter(|r| !r.ok()).and_then(|r| explains(r).or_else(|| observed.first().map(|(f, _)| f)));
             for f in &unobserved {
                 match masked_by {
                     Some(m) => lab.note(&format!("not reached: {} {} (the upgrade stopped at {} first)", f.id, f.subject, m.id)),
