@@ -201,7 +201,7 @@ pub const KINDS: &[KindSpec] = &[
         "direction",
         direction,
         "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
-        variants: ["same", "prerelease", "crds-kept", "crds-rendered"],
+        variants: ["same", "prerelease", "crds-kept", "crds-rendered", "crds-outside"],
         reviews: false,
         typed
     ),
