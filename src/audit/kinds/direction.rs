@@ -170,7 +170,12 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     }
     let others = deleted.len() - crds.len();
     if others > 0 {
-        message.push_str(&format!("; Helm also deletes {} {to} does not render", super::counted(others, "other object")));
+        let named: Vec<String> = deleted.iter().filter(|id| id.0 != "CustomResourceDefinition").map(|id| name(id)).collect();
+        message.push_str(&format!(
+            "; Helm also deletes {} {to} does not render ({})",
+            super::counted(others, "other object"),
+            super::support::listed(&named, 3, ", ")
+        ));
     }
     hit.message = message;
     for id in &deleted {
