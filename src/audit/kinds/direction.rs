@@ -97,6 +97,7 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     let crds: Vec<&str> = deleted.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
     let mut message = format!("{from} → {to} is a downgrade");
     let mut hit = Hit::new(subject, String::new()).evidence(format!("installed {from}, target {to}; compared: {basis} against {to}'s"));
+    let held_crds: Vec<&str> = held.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
     let kept_crds: Vec<&str> = kept.iter().filter(|id| id.0 == "CustomResourceDefinition").map(|id| id.2.as_str()).collect();
     if crds.is_empty() && !kept_crds.is_empty() {
         // The CRDs the target drops keep: Helm leaves them, at the installed schema.
@@ -109,10 +110,31 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
             if one { "it" } else { "them" }
         ));
         hit = hit.var("kept", kept_crds.join(", ")).variant("crds-kept");
-    } else if crds.is_empty() {
+    } else if crds.is_empty() && held_crds.is_empty() {
+        // Both charts keep their CRDs in crds/ (or the release leaves them out): Helm's upgrade
+        // neither applies nor deletes them, so nothing happens to the CRDs at all.
         message.push_str(&format!(
-            ": {to} renders every CRD the {from} release holds, so Helm deletes none and applies {to}'s in place of {from}'s"
+            ": the {from} release holds no CRD (a chart's crds/ directory is never part of a release, and helm upgrade neither applies nor deletes it), so Helm leaves the CRDs as they are, at {from}'s schema or whatever the cluster holds, under {to}'s controller"
         ));
+        hit = hit.variant("crds-outside");
+    } else if crds.is_empty() {
+        // The target renders every CRD the release holds: Helm applies the target's in place.
+        let changed = crd_changes(input, &held_crds);
+        let change = match (&changed, input.installed) {
+            (_, None) => String::new(),
+            (c, Some(_)) if c.is_empty() => "; their schemas are the same, so the CRDs do not change".to_string(),
+            (c, Some(_)) => format!(
+                "; {to}'s lack {} that {from}'s declare, and the API server prunes those fields from the objects it stores (TA-FLD-001 names live objects that set one)",
+                super::support::listed(c, 3, ", ")
+            ),
+        };
+        message.push_str(&format!(
+            ": {to} renders every CRD the {from} release holds ({}), so Helm deletes none and applies {to}'s in place of {from}'s{change}",
+            held_crds.join(", ")
+        ));
+        for c in &changed {
+            hit = hit.evidence(format!("{to}'s CRD lacks: {c}"));
+        }
         hit = hit.variant("crds-rendered");
     } else {
         let in_crds_dir: Vec<&str> = input
@@ -148,7 +170,12 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
     }
     let others = deleted.len() - crds.len();
     if others > 0 {
-        message.push_str(&format!("; Helm also deletes {} {to} does not render", super::counted(others, "other object")));
+        let named: Vec<String> = deleted.iter().filter(|id| id.0 != "CustomResourceDefinition").map(|id| name(id)).collect();
+        message.push_str(&format!(
+            "; Helm also deletes {} {to} does not render ({})",
+            super::counted(others, "other object"),
+            super::support::listed(&named, 3, ", ")
+        ));
     }
     hit.message = message;
     for id in &deleted {
@@ -158,6 +185,26 @@ fn downgrade(input: &CheckInput, subject: String) -> Hit {
         hit = hit.evidence(format!("kept (live {KEEP}: keep): {}", name(id)));
     }
     hit.var("crds", crds.join(", "))
+}
+
+/// The schema paths (and versions) the installed chart's copy of each CRD declares that the
+/// target's lacks: what the API server stops keeping once Helm applies the target's.
+fn crd_changes(input: &CheckInput, names: &[&str]) -> Vec<String> {
+    let Some(installed) = input.installed else { return Vec::new() };
+    let mut out = Vec::new();
+    for name in names {
+        let (Some(old), Some(new)) = (installed.crds.iter().find(|c| c.name == *name), input.target.crds.iter().find(|c| c.name == *name))
+        else {
+            continue;
+        };
+        for v in &old.versions {
+            match new.versions.iter().find(|n| n.name == v.name) {
+                None => out.push(format!("{name} version {}", v.name)),
+                Some(n) => out.extend(v.schema.keys().filter(|p| !n.schema.contains_key(*p)).map(|p| format!("{name} {} {p}", v.name))),
+            }
+        }
+    }
+    out
 }
 
 fn release_objects(objects: &[crate::objects::Object]) -> Vec<Id> {

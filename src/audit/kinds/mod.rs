@@ -201,7 +201,7 @@ pub const KINDS: &[KindSpec] = &[
         "direction",
         direction,
         "a target below the installed version (a downgrade: what Helm deletes), the same version, or a pre-release move",
-        variants: ["same", "prerelease", "crds-kept", "crds-rendered"],
+        variants: ["same", "prerelease", "crds-kept", "crds-rendered", "crds-outside"],
         reviews: false,
         typed
     ),
@@ -396,7 +396,10 @@ pub const KINDS: &[KindSpec] = &[
     kind!(
         "values-removed-key",
         values_removed_key,
-        "user values the installed chart's templates read that the target dropped without a successor"
+        "user values the installed chart's templates read that the target dropped without a successor (or, on a downgrade, does not have yet)",
+        variants: ["downgrade"],
+        reviews: false,
+        typed
     ),
     kind!(
         "feature-gates",

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::values_unknown_key::{unknown_keys, where_and_how};
+use super::values_unknown_key::{folded, set_keys, unknown_keys, where_and_how};
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
 
@@ -57,21 +57,31 @@ impl Check for Params {
                 let mut files: Vec<&str> = lines.iter().map(|x| x.file.as_str()).collect();
                 files.dedup();
                 let (from, how) = where_and_how(input, &r.path, &format!("Then remove {}", r.path));
+                // A downgrade: the key is newer than the target, so "successor" and "before
+                // upgrading" do not fit (variant `downgrade`).
+                let down = input.to < input.from;
                 let mut hit = Hit::new(
                     format!("values {}", r.path),
                     format!(
-                        "{r}, set by {from}, is read by the installed {} chart in {}; the {} chart has no such key and no successor, so what it set there stops applying (Helm ignores the value silently)",
+                        "{}, set by {from}, is read by the installed {} chart in {}; the {} chart {}, so what it set there stops applying (Helm ignores the value silently)",
+                        folded(r),
                         input.from,
                         super::support::listed(&shown, SHOWN, "; "),
-                        input.to
+                        input.to,
+                        if down { "is older and does not have it yet (a downgrade)" } else { "has no such key and no successor" }
                     ),
                 )
-                .evidence(format!("user value {} (from {from})", r.path))
                 .var("path", r.path.clone())
                 .var("how", how)
                 .var("controlled", files.join(", "));
+                for e in set_keys(r, &from) {
+                    hit = hit.evidence(e);
+                }
                 for l in &lines {
                     hit = hit.evidence(format!("installed {} chart {}", input.from, at(l)));
+                }
+                if down {
+                    hit = hit.variant("downgrade");
                 }
                 hit
             })

@@ -55,6 +55,25 @@ pub fn unknown_keys<'a>(input: &'a CheckInput) -> Vec<Unknown<'a>> {
         .collect()
 }
 
+/// Keys named in the message (all are in the evidence).
+const SHOWN: usize = 3;
+
+/// The subtree the target lacks, with the keys the user set under it: the root alone when it is
+/// the key set, else the root and each key (`runtimes (+1 nested path: runtimes.installer.image.registry)`),
+/// so the finding names what the user wrote whatever depth the target stops at (explorer seed 7:
+/// a downgrade below 2.3 named only `runtimes.installer`).
+pub(super) fn folded(r: &Collapsed) -> String {
+    match r.leaves.as_slice() {
+        [leaf] if *leaf == r.path => r.path.clone(),
+        leaves => format!("{} (+{}: {})", r.path, super::counted(r.nested, "nested path"), super::support::listed(leaves, SHOWN, ", ")),
+    }
+}
+
+/// One evidence line per key the user set under the root.
+pub(super) fn set_keys(r: &Collapsed, from: &str) -> Vec<String> {
+    r.leaves.iter().map(|leaf| format!("user value {leaf} (from {from})")).collect()
+}
+
 /// Where the key was set and how to fix it there: a values file or flag of this run is edited;
 /// the release's stored values are reused by the printed upgrade, so they are saved, corrected
 /// and passed back with `--reset-values`.
@@ -100,7 +119,8 @@ impl Check for Params {
                         Hit::new(
                             format!("values {}", r.path),
                             format!(
-                                "{r}, set by {}: the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                                "{}, set by {}: the chart renamed {} to {} ({}) in {}.{}.{}, and the printed upgrade carries each value there with --set-string",
+                                folded(r),
                                 where_and_how(input, &r.path, "").0,
                                 n.from,
                                 n.to,
@@ -143,12 +163,16 @@ impl Check for Params {
                         };
                         let (from, how) = where_and_how(input, &r.path, &change);
                         let message = format!(
-                            "{r}, set by {from}, is not a key the {} chart has{sub}: Helm ignores it silently{installed}{}",
+                            "{}, set by {from}, is not a key the {} chart has{sub}: Helm ignores it silently{installed}{}",
+                            folded(r),
                             input.to,
                             near.as_ref().map(|n| format!("; the nearest key it has is {n}")).unwrap_or_default()
                         );
-                        let hit = Hit::new(format!("values {}", r.path), message)
-                            .evidence(format!("user value {} (from {from})", r.path))
+                        let mut hit = Hit::new(format!("values {}", r.path), message);
+                        for e in set_keys(r, &from) {
+                            hit = hit.evidence(e);
+                        }
+                        let hit = hit
                             .var("path", r.path.clone())
                             .var("how", how);
                         Some(match near {
