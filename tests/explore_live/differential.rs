@@ -232,11 +232,21 @@ pub fn differential(lab: &mut Lab, state: &State, charts: &Charts) -> Vec<Disagr
                     // A skip the plan routes around (its steps land on ~2.3 first): the printed
                     // commands never make the jump the chart's gate refuses.
                     None if f.id == "TA-GATE-001" => lab.note(&format!("not run: {} {} (the plan's route is its fix)", f.id, f.subject)),
-                    None => out.push(disagreement(
-                        "blocked-but-not-observed",
-                        format!("{} {} observed in the un-fixed upgrade: {}", f.id, f.subject, f.message),
-                        "neither its expected texts nor its damage",
-                    )),
+                    None => {
+                        // The finding's own evidence, so the lab's notes show what the rule saw.
+                        let evidence = found.report["findings"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter(|g| g["id"] == f.id.as_str() && g["subject"] == f.subject.as_str())
+                            .flat_map(|g| g["evidence"].as_array().cloned().unwrap_or_default());
+                        evidence.for_each(|e| lab.note(&format!("  {} evidence: {}", f.id, e.as_str().unwrap_or_default())));
+                        out.push(disagreement(
+                            "blocked-but-not-observed",
+                            format!("{} {} observed in the un-fixed upgrade: {}", f.id, f.subject, f.message),
+                            "neither its expected texts nor its damage",
+                        ));
+                    }
                 }
             }
             let routed = found.errors().iter().all(|f| f.id == "TA-GATE-001");
