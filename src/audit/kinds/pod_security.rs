@@ -92,7 +92,7 @@ fn quoted(names: &[&str]) -> String {
     names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
 }
 
-fn strings<'a>(v: Option<&'a Json>) -> Vec<&'a str> {
+fn strings(v: Option<&Json>) -> Vec<&str> {
     v.and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str).collect()
 }
 
