@@ -31,18 +31,20 @@ fn makes_pod(made: &[super::namespace_quota::Creation], owner: &str) -> bool {
     made.iter().any(|c| c.what.ends_with(&one) || c.what.ends_with(&surge))
 }
 
-/// The values key a template of the chart itself reads its Pod's securityContext from
-/// (`manager.securityContext`); None for a subchart's template or a chart that has none.
-fn security_value(input: &CheckInput, source: &str) -> Option<String> {
-    let file = source.split_once('/').map(|(_, f)| f).unwrap_or(source);
-    input.target.value_uses.iter().find(|u| u.file == file && u.path.ends_with("ecurityContext")).map(|u| u.path.clone())
+/// The values key a template of the chart itself (`<chart>/templates/…`) reads and whose path
+/// ends with `suffix` (`manager.securityContext` for `securityContext`); None for a subchart's
+/// template or a chart that reads none. (`namespace_quota::resources_value` is this with
+/// `resources`.)
+pub(super) fn chart_value(input: &CheckInput, source: &str, suffix: &str) -> Option<String> {
+    let file = source.split_once('/').map_or(source, |(_, f)| f);
+    input.target.value_uses.iter().find(|u| u.file == file && u.path.ends_with(suffix)).map(|u| u.path.clone())
 }
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         // Already at the target with Helm starting there: nothing is created (as TA-NS-001).
-        let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
-        if input.from == input.to && helm_starts {
+        let upgrade_starts = |r: &crate::cluster::release::Release| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. });
+        if input.from == input.to && input.release.is_none_or(upgrade_starts) {
             return Vec::new();
         }
         let mut hits = Vec::new();
@@ -101,7 +103,7 @@ impl Check for Params {
                 .var("pod", pod.clone())
                 .var(
                     "security_context",
-                    security_value(input, &source)
+                    chart_value(input, &source, "ecurityContext")
                         .map(|v| format!("the release's values, {v} (the printed helm upgrade then carries it)"))
                         .unwrap_or_else(|| "a post-renderer (the chart reads no securityContext value for it)".into()),
                 )
