@@ -57,6 +57,13 @@ impl Check for Params {
     }
 }
 
+/// Whether this kind reports `hook` (no securityContext, or it may run as root): the Pod
+/// Security check of the upgrade's Pods (`namespace-pod-security`) leaves such a hook to it
+/// under `restricted`, one finding per Pod.
+pub(super) fn reported(hook: &crate::inventory::hook::HookInfo) -> bool {
+    !hook.has_security_context() || !hook.runs_as_non_root()
+}
+
 fn hits(chart: &ChartInput) -> Vec<Hit> {
     let mut out = Vec::new();
     for hook in &chart.chart.hooks {

@@ -40,8 +40,10 @@ mod kueue_compat;
 mod kueue_queue;
 mod label_bypass;
 mod migrate;
+mod namespace_pod_security;
 mod namespace_quota;
 mod ownership;
+mod pod_security;
 mod read_incomplete;
 mod release_size;
 mod release_start;
@@ -343,6 +345,14 @@ pub const KINDS: &[KindSpec] = &[
         namespace_quota,
         "what the upgrade creates in each namespace it writes into (new release objects, hook Jobs and their Pods, rollout Pods) against its ResourceQuotas and LimitRanges",
         variants: ["unset-resources", "limit-range"],
+        reviews: false,
+        typed
+    ),
+    kind!(
+        "namespace-pod-security",
+        namespace_pod_security,
+        "every Pod the upgrade creates (new and rolled-out Deployments, hook Jobs) against the Pod Security level its namespace enforces",
+        variants: ["baseline"],
         reviews: false,
         typed
     ),
