@@ -25,11 +25,19 @@ pub fn run(rules: &[Rule], input: &CheckInput, cluster: bool) -> Vec<Finding> {
     vars.insert("engine".into(), engine.as_str().to_string());
     vars.insert("unpack_chart".into(), unpack_chart(&input.repository, &input.registry_flags, &input.to, &input.target.chart.name));
     let untagged = super::citation::upgrade_notes(super::compat::get(), &input.from, &input.to);
-    let mut findings = Vec::new();
+    let (mut findings, mut if_upgrade_runs) = (Vec::new(), Vec::new());
     let when = Applicable { scope: Scope::Upgrade, versions: Some((&input.from, &input.to)), engine: Some(engine), cluster };
     for rule in rules.iter().filter(|r| r.applicable(&when)) {
         let Some(check) = &rule.check else { continue };
-        findings.extend(check.check(input).into_iter().map(|hit| finding(rule, hit, &vars, input.state.kube_version(), &untagged)));
+        for hit in check.check(input) {
+            let to = if hit.if_upgrade_runs { &mut if_upgrade_runs } else { &mut findings };
+            to.push(finding(rule, hit, &vars, input.state.kube_version(), &untagged));
+        }
+    }
+    // At the installed version the plan runs the upgrade only when an error stands there: what
+    // only that upgrade meets stands with it, and alone makes no upgrade to run.
+    if findings.iter().any(|f| f.severity == super::finding::Severity::Error) {
+        findings.extend(if_upgrade_runs);
     }
     sort_findings(&mut findings);
     findings

@@ -86,6 +86,9 @@ pub struct Hit {
     pub variant: Option<&'static str>,
     /// A severity the kind computed from what it saw, over the rule's (and variant's).
     pub severity: Option<Severity>,
+    /// What only the upgrade at the installed version meets: `plan` prints that upgrade only when
+    /// an error stands there (`Upgrade::plan`), so the hit stands only beside another error.
+    pub if_upgrade_runs: bool,
 }
 
 impl Hit {

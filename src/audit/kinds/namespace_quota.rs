@@ -275,13 +275,25 @@ fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Already at the target: there is no upgrade to create anything (TA-DIR-001 says so);
-        // unless Helm cannot start there by itself: a fresh install over an uninstalled release
-        // creates it all again, a rollback then the upgrade runs the hooks again.
+        // Already at the target, the plan still prints the upgrade when an error stands there,
+        // and Helm runs it as any other (helm v4.2.3 `pkg/action/upgrade.go` `prepareUpgrade`
+        // L221-L344 has no same-chart shortcut): a new release record, the hooks and their Pods
+        // again, a patch of each object that changes nothing it already holds. So the hits here
+        // stand only beside another error (`Hit::if_upgrade_runs`); unless Helm cannot start
+        // there by itself: a fresh install over an uninstalled release creates it all again, a
+        // rollback then the upgrade runs the hooks again, and the plan always prints those.
         let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
-        if input.from == input.to && helm_starts {
-            return Vec::new();
+        let if_upgrade_runs = input.from == input.to && helm_starts;
+        let mut hits = self.hits(input);
+        for h in &mut hits {
+            h.if_upgrade_runs = if_upgrade_runs;
         }
+        hits
+    }
+}
+
+impl Params {
+    fn hits(&self, input: &CheckInput) -> Vec<Hit> {
         let mut hits = Vec::new();
         for ns in release_namespaces(input) {
             let quotas: Vec<Quota> =

@@ -289,11 +289,10 @@ fn demand(s: &Situation, ns: &str, pods: &[NewPod], limit_ranges: &[&Json]) -> B
             add(&k, v);
         }
     }
-    // The 2.3 controller's runtime snapshots, when it replaces a controller before 2.3.
-    let before = s.from_version().or(s.built.running.as_deref()).and_then(|v| semver::Version::parse(v).ok());
-    let after = s.target_version.as_deref().and_then(|v| semver::Version::parse(v).ok());
-    let v23 = semver::Version::new(2, 3, 0);
-    if before.is_some_and(|b| b < v23) && after.is_some_and(|a| a >= v23) {
+    // The runtime snapshots, when a controller that makes them replaces one that does not.
+    let makes = |v: Option<&str>| v.and_then(|v| semver::Version::parse(v).ok()).map(makes_runtime_snapshots);
+    let (before, after) = (makes(s.from_version().or(s.built.running.as_deref())), makes(s.target_version.as_deref()));
+    if before == Some(false) && after == Some(true) {
         let snapshots = s
             .built
             .trainjobs
@@ -304,6 +303,15 @@ fn demand(s: &Situation, ns: &str, pods: &[NewPod], limit_ranges: &[&Json]) -> B
         add("ConfigMap", snapshots as f64);
     }
     need
+}
+
+/// Whether Trainer's controller at `version` makes runtime snapshot ConfigMaps: from the first
+/// 2.3 pre-release on. `pkg/runtime/core/snapshot.go` (`createRuntimeSnapshot`) and its calls in
+/// `clustertrainingruntime.go` L59-L76 and `trainingruntime.go` L88-L106 are the same at v2.3.0-rc.0,
+/// rc.1, rc.2, rc.3 and v2.3.0 (`git diff v2.3.0-rc.0 v2.3.0 -- pkg/runtime/core` is empty); no tag
+/// before (v2.2.1, v2.2.0-rc.*) has a snapshot. So a 2.3 pre-release is a 2.3 controller here.
+pub fn makes_runtime_snapshots(version: semver::Version) -> bool {
+    version >= semver::Version::parse("2.3.0-rc.0").expect("a version")
 }
 
 pub fn failures(s: &Situation) -> Vec<Failure> {
@@ -408,6 +416,16 @@ pub fn failures(s: &Situation) -> Vec<Failure> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_2_3_pre_releases_make_runtime_snapshots_as_2_3_does() {
+        let v = |t: &str| semver::Version::parse(t).unwrap();
+        for (version, want) in
+            [("2.2.1", false), ("2.2.0-rc.1", false), ("2.3.0-rc.0", true), ("2.3.0-rc.3", true), ("2.3.0", true), ("2.4.0", true)]
+        {
+            assert_eq!(makes_runtime_snapshots(v(version)), want, "{version}");
+        }
+    }
 
     #[test]
     fn quantities_read_as_the_api_server_reads_them() {
