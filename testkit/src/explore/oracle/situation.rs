@@ -120,6 +120,18 @@ pub fn rollbacks_first(commands: &[Printed]) -> Vec<HelmCall> {
         .collect()
 }
 
+/// The values the upgrade renders its target with. A kustomize install's values are in no
+/// release record, so the plan's adoption (`helm upgrade --install`) carries none and Helm renders
+/// the target's defaults (seed 7 states 301 and 3563: a runtime the overlay's values enabled
+/// rendered the installer hook in the oracle's target, not in what the printed command installs).
+/// A Helm release reuses its stored values; an Argo CD Application renders with its own.
+fn values_applied(state: &State) -> Json {
+    match &state.install {
+        Install::Kustomize(_) => Json::Object(Default::default()),
+        _ => state.values_json(),
+    }
+}
+
 impl<'a> Situation<'a> {
     pub fn new(state: &'a State, built: &'a Built, charts: &'a Charts, observed: &Observed) -> Result<Situation<'a>, String> {
         let target_version = resolve(&state.to);
@@ -146,13 +158,13 @@ impl<'a> Situation<'a> {
             _ => Start::Install { replace: false },
         };
         let values = state.values_json();
-        let render = |v: &str| charts.render(v, &state.release, &state.namespace, &values).map_err(|e| e.to_string());
+        let render = |v: &str, values: &Json| charts.render(v, &state.release, &state.namespace, values).map_err(|e| e.to_string());
         let base = match &start {
-            Start::Upgrade(rev) => Some(render(&rev.version)?),
+            Start::Upgrade(rev) => Some(render(&rev.version, &values)?),
             _ => None,
         };
         let target = match &target_version {
-            Some(v) => Some(render(v)?),
+            Some(v) => Some(render(v, &values_applied(state))?),
             None => None,
         };
         let upgrade_runs = match &observed.plan {
@@ -271,6 +283,17 @@ mod tests {
         assert!(!template_changes(Some(&new), Some(&defaulted), Some(&new)), "server defaults are no change");
         let dropped = json!({"metadata": {"labels": {"app": "j"}}, "spec": new["spec"].clone()});
         assert!(template_changes(Some(&dropped), Some(&new), Some(&new)), "a label the target drops");
+    }
+
+    #[test]
+    fn a_kustomize_adoption_renders_the_targets_defaults() {
+        let with = |install: &str| -> State {
+            format!("install={install} release=kubeflow-trainer/ml-platform to=2.3.0 value=runtimes.defaultEnabled=true").parse().unwrap()
+        };
+        assert_eq!(values_applied(&with("kustomize@2.2.0")), serde_json::json!({}));
+        let kept = serde_json::json!({"runtimes": {"defaultEnabled": true}});
+        assert_eq!(values_applied(&with("helm:install@2.2.0")), kept);
+        assert_eq!(values_applied(&with("argocd@2.2.0")), kept);
     }
 
     #[test]

@@ -78,8 +78,7 @@ pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
                 }
             }
         }
-        let below_23 = semver::Version::parse(target).is_ok_and(|v| v < semver::Version::new(2, 3, 0));
-        if below_23 && text.contains("2.3 controller") {
+        if before_2_3_controller(target) && text.contains("2.3 controller") {
             out.push(Disagreement {
                 class: "text-does-not-fit".into(),
                 area: "world §6",
@@ -102,6 +101,13 @@ pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
     out
 }
 
+/// Whether a `target` chart's controller is older than 2.3's: the 2.3 pre-releases run the 2.3
+/// controller's code (Trainer v2.3.0-rc.3 `pkg/controller/trainjob_controller.go` L100
+/// `removeFailedCondition`, as at v2.3.0), so a text about the 2.3 controller fits them.
+fn before_2_3_controller(target: &str) -> bool {
+    semver::Version::parse(target).is_ok_and(|v| !super::admission::makes_runtime_snapshots(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +120,13 @@ mod tests {
         assert_eq!(readable_values(&helm).len(), 1);
         let argo: State = "install=argocd@2.1.0 release=kubeflow-trainer/ml-platform to=2.4.0 value=runtime.x=true".parse().unwrap();
         assert!(readable_values(&argo).is_empty(), "Argo CD's values are not in the cluster");
+    }
+
+    #[test]
+    fn a_2_3_pre_release_runs_the_2_3_controller() {
+        // Seed 7 state 4693: TA-NB-005's text on an upgrade to 2.3.0-rc.3 fits.
+        assert!(before_2_3_controller("2.2.1") && before_2_3_controller("2.2.0-rc.1"));
+        assert!(!before_2_3_controller("2.3.0-rc.3") && !before_2_3_controller("2.3.0") && !before_2_3_controller("2.4.0"));
     }
 
     #[test]
