@@ -614,10 +614,8 @@ impl State {
         let built_jobs: Vec<TrainJob> = if has_crd(&cluster, "trainjobs") { self.trainjobs.clone() } else { Vec::new() };
         // The 2.0-2.2 controller puts its finalizer on runtimes TrainJobs use; from v2.3.0-rc.0 on
         // it removes it (`pkg/controller/clustertrainingruntime_controller.go` L68-L69).
-        let old_controller = running
-            .as_deref()
-            .and_then(|v| semver::Version::parse(v).ok())
-            .is_some_and(|v| !super::oracle::admission::makes_runtime_snapshots(v));
+        let old_controller =
+            running.as_deref().and_then(|v| semver::Version::parse(v).ok()).is_some_and(|v| !super::charts::makes_runtime_snapshots(v));
         if old_controller {
             for t in &built_jobs {
                 let k = format!("ClusterTrainingRuntime//{}", t.runtime);

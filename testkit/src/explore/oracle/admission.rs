@@ -17,6 +17,7 @@
 //! elsewhere, not Complete and not Failed with reason DeadlineExceeded;
 //! `pkg/runtime/core/clustertrainingruntime.go` L59-L76).
 
+use crate::explore::charts::makes_runtime_snapshots;
 use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
@@ -303,15 +304,6 @@ fn demand(s: &Situation, ns: &str, pods: &[NewPod], limit_ranges: &[&Json]) -> B
         add("ConfigMap", snapshots as f64);
     }
     need
-}
-
-/// Whether Trainer's controller at `version` makes runtime snapshot ConfigMaps: from the first
-/// 2.3 pre-release on. `pkg/runtime/core/snapshot.go` (`createRuntimeSnapshot`) and its calls in
-/// `clustertrainingruntime.go` L59-L76 and `trainingruntime.go` L88-L106 are the same at v2.3.0-rc.0,
-/// rc.1, rc.2, rc.3 and v2.3.0 (`git diff v2.3.0-rc.0 v2.3.0 -- pkg/runtime/core` is empty); no tag
-/// before (v2.2.1, v2.2.0-rc.*) has a snapshot. So a 2.3 pre-release is a 2.3 controller here.
-pub fn makes_runtime_snapshots(version: semver::Version) -> bool {
-    version >= semver::Version::parse("2.3.0-rc.0").expect("a version")
 }
 
 pub fn failures(s: &Situation) -> Vec<Failure> {

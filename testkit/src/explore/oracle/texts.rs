@@ -105,7 +105,7 @@ pub fn check(s: &Situation, line: &Json) -> Vec<Disagreement> {
 /// controller's code (Trainer v2.3.0-rc.3 `pkg/controller/trainjob_controller.go` L100
 /// `removeFailedCondition`, as at v2.3.0), so a text about the 2.3 controller fits them.
 fn before_2_3_controller(target: &str) -> bool {
-    semver::Version::parse(target).is_ok_and(|v| !super::admission::makes_runtime_snapshots(v))
+    semver::Version::parse(target).is_ok_and(|v| !crate::explore::charts::makes_runtime_snapshots(v))
 }
 
 #[cfg(test)]
