@@ -33,8 +33,7 @@ fn makes_pod(made: &[super::namespace_quota::Creation], owner: &str) -> bool {
 
 /// The values key a template of the chart itself (`<chart>/templates/…`) reads and whose path
 /// ends with `suffix` (`manager.securityContext` for `securityContext`); None for a subchart's
-/// template or a chart that reads none. (`namespace_quota::resources_value` is this with
-/// `resources`.)
+/// template or a chart that reads none (`namespace_quota` asks it for `resources`).
 pub(super) fn chart_value(input: &CheckInput, source: &str, suffix: &str) -> Option<String> {
     let file = source.split_once('/').map_or(source, |(_, f)| f);
     input.target.value_uses.iter().find(|u| u.file == file && u.path.ends_with(suffix)).map(|u| u.path.clone())

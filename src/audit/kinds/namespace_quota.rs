@@ -187,7 +187,7 @@ pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
             let pod = Pod::from_spec(owner.to_string(), spec);
             let what = if n > 1 { format!("Pod {} of {owner}", i + 1) } else { format!("the Pod of {owner}") };
             let mut c = Creation::new(what, pod.usage());
-            c.resources = resources_value(input, source);
+            c.resources = super::namespace_pod_security::chart_value(input, source, "resources");
             c.pod = Some(pod);
             out.push(c);
         }
@@ -264,13 +264,6 @@ pub(super) fn release_namespaces<'a>(input: &'a CheckInput) -> BTreeSet<&'a str>
     namespaces.extend(input.target.hooks.iter().map(|h| h.identity.namespace.as_str()));
     namespaces.remove("");
     namespaces
-}
-
-/// The values key a template of the chart itself reads its workload's resources from
-/// (`runtimes.installer.resources`); None for a subchart's template.
-fn resources_value(input: &CheckInput, source: &str) -> Option<String> {
-    let file = source.split_once('/').map(|(_, f)| f).unwrap_or(source);
-    input.target.value_uses.iter().find(|u| u.file == file && u.path.ends_with("resources")).map(|u| u.path.clone())
 }
 
 impl Check for Params {
