@@ -113,7 +113,11 @@ impl Check for Params {
                         None => format!("{} does not deliver it, so back it up and re-create it after the deletion", input.to),
                     }
                 );
-                let backup = format!("kubectl get {kind_q} {name_q}{namespace} -o yaml > {}", q(&format!("{name}-terminating.yaml")));
+                // The deletion may complete before this line runs (a 2.3 controller already
+                // running, as after a failed upgrade, removes the finalizer at any moment): the
+                // copy is then empty and the block goes on, `kubectl wait --for=delete` ignoring
+                // NotFound (kubectl v0.36.1 pkg/cmd/wait/wait.go L393-L395).
+                let backup = format!("kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o yaml > {}", q(&format!("{name}-terminating.yaml")));
                 let wait = format!("kubectl wait --for=delete {}/{name_q}{namespace} --timeout=120s", kind_q);
                 return Hit::new(name_of(o), message)
                     .variant("terminating")
