@@ -680,14 +680,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The corpus charts' directory (None, said on stderr, when TRAINER_AUDIT_CORPUS is unset).
+    fn corpus() -> Option<std::ffi::OsString> {
+        let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty());
+        if corpus.is_none() {
+            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
+        }
+        corpus
+    }
+
     /// The campaign's caches (renders, parsed documents, encoded records) change no state: each
     /// built with one `Charts` for all is the state built alone. Needs the corpus charts.
     #[test]
     fn states_built_with_the_campaigns_caches_are_the_states_built_alone() {
-        let Some(corpus) = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty()) else {
-            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
-            return;
-        };
+        let Some(corpus) = corpus() else { return };
         let shared = Charts::new(std::path::Path::new(&corpus));
         for k in 0..24 {
             let state = State::generate(7, k);
@@ -703,10 +709,7 @@ mod tests {
     /// the runtime they use. Needs the corpus charts.
     #[test]
     fn the_history_runs_beside_the_users_trainjobs() {
-        let Some(corpus) = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty()) else {
-            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
-            return;
-        };
+        let Some(corpus) = corpus() else { return };
         let charts = Charts::new(std::path::Path::new(&corpus));
         let runtime = |built: &Built, name: &str| {
             built.objects.iter().find(|o| o["kind"] == "ClusterTrainingRuntime" && str_at(o, &["metadata", "name"]) == name).cloned()
