@@ -414,3 +414,36 @@ fn each_cluster_of_a_fleet_ends_with_its_own_runbook_command() {
         );
     }
 }
+
+/// A downgrade's plan asks to keep-annotate the CRDs only where Helm would delete one (TA-DIR-001
+/// an error): 2.3.0 → 2.2.0 with the templated TrainJob CRD unkept; not with it kept (crds-kept),
+/// nor 2.3.0 → its own pre-release, which renders it too (crds-rendered).
+#[test]
+fn a_downgrade_plan_asks_to_keep_the_crds_only_where_one_is_at_risk() {
+    let home = tempfile::tempdir().unwrap();
+    let rules = Path::new(ROOT).join("tests/rules");
+    let plan = |snapshot: &str, chart: &str| {
+        let s = |p: std::path::PathBuf| p.to_string_lossy().into_owned();
+        let args: Vec<String> = [
+            "plan".into(),
+            "--snapshot".into(),
+            s(rules.join("TA-DIR-001").join(snapshot)),
+            "--chart".into(),
+            s(rules.join(chart)),
+            "--from-chart".into(),
+            s(rules.join("charts/to")),
+        ]
+        .to_vec();
+        stdout(&run_env(home.path(), &args, &[])).replace(ROOT, "$REPO")
+    };
+    let at_risk = plan("cluster.yaml", "charts/from");
+    assert!(at_risk.contains("the CRDs keep-annotated"), "{at_risk}");
+    insta::assert_snapshot!("plan_downgrade_crds_at_risk", at_risk);
+    for (snapshot, chart, name) in
+        [("keep.yaml", "charts/from", "plan_downgrade_crds_kept"), ("cluster.yaml", "TA-DIR-001/rc", "plan_downgrade_crds_rendered")]
+    {
+        let safe = plan(snapshot, chart);
+        assert!(safe.contains("This is a downgrade") && !safe.contains("keep-annotated"), "{safe}");
+        insta::assert_snapshot!(name, safe);
+    }
+}

@@ -185,9 +185,12 @@ pub fn step(
         manual.push(format!("Rename in the values the engine hands to Helm: {} (the {to} chart ignores the old name)", renamed.join(", ")));
     }
     if down {
+        // The CRDs are asked to keep only where Helm would delete one: TA-DIR-001 is then an
+        // error (its variants crds-kept, crds-rendered and crds-outside are where none is).
+        let keep = if deletes_crds(&findings) { ", the CRDs keep-annotated" } else { "" };
         manual.insert(
             0,
-            format!("This is a downgrade ({from} → {to}): run it only after the fixes above (backups taken, the CRDs keep-annotated), and only if {to} is really meant"),
+            format!("This is a downgrade ({from} → {to}): run it only after the fixes above (backups taken{keep}), and only if {to} is really meant"),
         );
         // Helm deletes the templated CRDs on the way down unless the live ones keep (TA-DIR-001):
         // the Helm command runs only when every Trainer CRD carries the policy.
@@ -235,6 +238,15 @@ pub fn step(
         rollback,
         rollback_dangerous: dangerous,
     }
+}
+
+/// The rule that says what a downgrade deletes.
+const DOWNGRADE_RULE: &str = "TA-DIR-001";
+
+/// Whether a step's findings say Helm deletes a CRD on the way down: the downgrade rule is an
+/// error only then.
+fn deletes_crds(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.id == DOWNGRADE_RULE && f.severity == Severity::Error)
 }
 
 /// `command` run only when every Trainer CRD the cluster holds (`crds`, which a downgrade from a

@@ -3,8 +3,12 @@
 //! upgrades as a platform team runs them; a failed upgrade is one whose `--wait` runs out while
 //! no kubelet starts the new Pods; a killed one is `helm` killed with SIGKILL while it waits; an
 //! interrupted uninstall is killed in its pre-delete hook's wait; `unknown` is the last record's
-//! status rewritten in storage. Then the user's runtime and TrainJobs, Pod Security, quotas
-//! (their `hard` set from what the quota controller counts) and LimitRanges.
+//! status rewritten in storage. The user's runtimes and TrainJobs are created as soon as their
+//! CRDs exist (right after the first install), so the history's later steps run beside them as
+//! they run beside a team's jobs: an interrupted 2.3 uninstall's cleanup hook deletes the
+//! runtimes its TrainJobs name, which a TrainJob created afterwards could not name (the 2.3
+//! webhook refuses it: live seed 1 state 48). Then Pod Security, quotas (their `hard` set from
+//! what the quota controller counts) and LimitRanges.
 
 use std::time::{Duration, Instant};
 
@@ -158,17 +162,14 @@ fn apply(lab: &Lab, yaml: &str) -> Result<(), NotMade> {
     }
 }
 
-/// The state, made; Err when Helm or the cluster would not make it as described.
-pub fn make(lab: &mut Lab, state: &State) -> Result<(), NotMade> {
-    let testkit::explore::state::Install::Helm(ops) = &state.install else {
-        return Err("the live lab makes Helm installs".into());
-    };
-    lab.standin_start();
-    for o in ops {
-        op(lab, state, o)?;
-    }
+/// The user's runtimes, then TrainJobs, once their CRDs exist; whether they were made (false:
+/// no Trainer CRD yet).
+fn users(lab: &Lab, state: &State) -> Result<bool, NotMade> {
     let crds = lab.shell("kubectl get crd -o name").stdout;
     let has = |plural: &str| crds.contains(&format!("/{plural}.trainer.kubeflow.org"));
+    if !has("clustertrainingruntimes") && !has("trainjobs") {
+        return Ok(false);
+    }
     let version = lab.release().1;
     let old_schema = version.contains("-2.1.");
     if has("clustertrainingruntimes") {
@@ -186,6 +187,22 @@ pub fn make(lab: &mut Lab, state: &State) -> Result<(), NotMade> {
             }
             assert!(matches!(t.state, JobState::Running), "live TrainJobs are made running");
             apply(lab, &yaml.replace("namespace: team-a", &format!("namespace: {}", t.namespace)))?;
+        }
+    }
+    Ok(true)
+}
+
+/// The state, made; Err when Helm or the cluster would not make it as described.
+pub fn make(lab: &mut Lab, state: &State) -> Result<(), NotMade> {
+    let testkit::explore::state::Install::Helm(ops) = &state.install else {
+        return Err("the live lab makes Helm installs".into());
+    };
+    lab.standin_start();
+    let mut made = false;
+    for o in ops {
+        op(lab, state, o)?;
+        if !made {
+            made = users(lab, state)?;
         }
     }
     if let Some(level) = &state.psa {

@@ -25,9 +25,67 @@ mod setup;
 
 use anyhow::{bail, Context, Result};
 
+/// The tasks `main` runs; each has its section in [`USAGE`].
+const TASKS: &[&str] = &[
+    "test",
+    "rehearse",
+    "bench",
+    "conformance",
+    "controlplane",
+    "fuzz",
+    "explore",
+    "screenshot",
+    "citations",
+    "kueue-compat",
+    "kube-versions",
+    "kube-apis",
+    "snapshots",
+    "layers",
+    "lint",
+    "rules-doc",
+    "release",
+];
+
+/// The whole usage text.
+fn usage() -> String {
+    USAGE.replace("{EXPLORE}", explore::USAGE)
+}
+
+/// One task's usage: its sections of [`usage`] (a line `  <task> …` and the lines indented
+/// under it; `bench` has one per benchmark).
+fn task_usage(task: &str) -> Option<String> {
+    if !TASKS.contains(&task) {
+        return None;
+    }
+    let text = usage();
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if let Some(head) = line.strip_prefix("  ").filter(|h| !h.starts_with(' ')) {
+            inside = head.split_whitespace().next() == Some(task);
+        }
+        if inside {
+            out.push(line);
+        }
+    }
+    (!out.is_empty()).then(|| format!("usage: cargo xtask {task} …\n\n{}", out.join("\n")))
+}
+
+/// Whether `args` ask for help (`--help`, `-h`) before any `--` that passes the rest on.
+fn asks_help(args: &[String]) -> bool {
+    args.iter().take_while(|a| *a != "--").any(|a| a == "--help" || a == "-h")
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (task, rest) = args.split_first().map(|(t, r)| (t.as_str(), r)).unwrap_or(("help", &[]));
+    // `cargo xtask <task> --help`: the task's usage, whatever arguments the task parses.
+    if asks_help(rest) {
+        if let Some(text) = task_usage(task) {
+            println!("{text}");
+            return Ok(());
+        }
+    }
     match task {
         "test" => test(rest),
         "rehearse" => rehearse(rest),
@@ -47,10 +105,10 @@ fn main() -> Result<()> {
         "rules-doc" => rules_doc::run(),
         "release" => release::run(rest),
         "help" | "--help" | "-h" => {
-            println!("{}", USAGE.replace("{EXPLORE}", explore::USAGE));
+            println!("{}", usage());
             Ok(())
         }
-        other => bail!("unknown task '{other}'\n\n{}", USAGE.replace("{EXPLORE}", explore::USAGE)),
+        other => bail!("unknown task '{other}'\n\n{}", usage()),
     }
 }
 
@@ -420,4 +478,31 @@ fn explore_live(seed: u64, count: u64, first: u64, replay: Option<String>) -> Re
         bail!("the live differential found disagreements or failed ({status})");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_task_prints_its_usage_on_help() {
+        let heads: std::collections::BTreeSet<&str> = USAGE
+            .lines()
+            .chain(explore::USAGE.lines())
+            .filter_map(|l| l.strip_prefix("  ").filter(|h| !h.starts_with(' ')))
+            .filter_map(|h| h.split_whitespace().next())
+            .collect();
+        assert_eq!(heads, TASKS.iter().copied().collect(), "USAGE's sections and the tasks main runs");
+        for task in TASKS {
+            let text = task_usage(task).unwrap_or_else(|| panic!("{task} has no usage"));
+            assert!(text.lines().nth(2).is_some_and(|l| l.starts_with(&format!("  {task}"))), "{text}");
+        }
+        assert!(task_usage("explore").unwrap().contains("--live"));
+        assert_eq!(task_usage("bench").unwrap().matches("  bench ").count(), 5);
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(asks_help(&args(&["--seed", "1", "--help"])));
+        assert!(asks_help(&args(&["-h"])));
+        assert!(!asks_help(&args(&["--", "--help"])));
+        assert!(!asks_help(&args(&["--seed", "1"])));
+    }
 }

@@ -1,10 +1,12 @@
 //! `hook-security-context`: hooks that set no securityContext (they run as the image's user and
 //! the `restricted` Pod Security level rejects them) or that may run as root. With
 //! `namespace_enforces`, an upgrade reports them only when the release namespace enforces that
-//! Pod Security level.
+//! Pod Security level, as the API server reads its labels ([`super::pod_security::Enforced`]: a
+//! level it cannot parse is `restricted`).
 
 use serde::Deserialize;
 
+use super::pod_security::Enforced;
 use super::support::hook_hit;
 use super::{Check, Hit};
 use crate::audit::input::{ChartInput, CheckInput};
@@ -13,9 +15,9 @@ use crate::objects::str_at;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Report only when the release namespace's `pod-security.kubernetes.io/enforce` label is
-    /// this level (an upgrade reads it from the cluster; a chart review has none, so it stays
-    /// quiet).
+    /// Report only when the release namespace's `pod-security.kubernetes.io/enforce` label
+    /// enforces this level (an upgrade reads it from the cluster; a chart review has none, so it
+    /// stays quiet).
     #[serde(default)]
     pub namespace_enforces: Option<PodSecurityLevel>,
 }
@@ -29,7 +31,7 @@ pub enum PodSecurityLevel {
 }
 
 impl PodSecurityLevel {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             PodSecurityLevel::Privileged => "privileged",
             PodSecurityLevel::Baseline => "baseline",
@@ -42,12 +44,14 @@ impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         if let Some(level) = self.namespace_enforces {
             let ns = input.state.of_kind("Namespace").find(|n| str_at(n, &["metadata", "name"]) == input.namespace);
-            let enforced = ns.map(|n| str_at(n, &["metadata", "labels", "pod-security.kubernetes.io/enforce"])).unwrap_or("");
-            if enforced != level.as_str() {
+            let Some(enforced) = ns.and_then(Enforced::of).filter(|e| e.level == level) else {
                 return Vec::new();
-            }
-            // What the fix's restore puts back once the upgrade is done.
-            return hits(&input.chart()).into_iter().map(|h| h.var("enforced", enforced)).collect();
+            };
+            // What the fix's restore puts back once the upgrade is done: the level enforced. A
+            // label it could not parse is not written back: the API server refuses a changed
+            // label it cannot parse (pod-security-admission v0.36.1 `admission/admission.go`
+            // L276-L279), and it enforced `restricted` for it.
+            return hits(&input.chart()).into_iter().map(|h| h.var("enforced", enforced.level.as_str())).collect();
         }
         hits(&input.chart())
     }

@@ -8,13 +8,15 @@
 //! its --timeout (a hook Job's Pod: the hook fails). A Deployment whose template does not change
 //! makes no Pod, so nothing is refused during the upgrade (its Pods are refused only when they
 //! are next re-created): not reported. A hook Pod that TA-HOOK-101 (`hook-security-context`)
-//! already reports under `restricted` is left to it: one finding per Pod.
+//! already reports under `restricted` is left to it: one finding per Pod. At the installed
+//! version the hits stand only beside another error, as TA-NS-001's
+//! ([`super::namespace_quota::created_if_upgrade_runs`]).
 
 use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::hook_security_context::{self, PodSecurityLevel};
-use super::namespace_quota::{creations, release_namespaces};
+use super::namespace_quota::{created_if_upgrade_runs, creations, release_namespaces, Creation, PodOwner};
 use super::pod_security::{violations, Enforced};
 use super::{Check, Hit};
 use crate::audit::input::CheckInput;
@@ -24,11 +26,9 @@ use crate::objects::{str_at, Origin};
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-/// Whether the upgrade creates a Pod of `owner` (`Deployment ns/name`, `hook Job ns/name`), as
-/// [`creations`] words its Pods (`the Pod of …`, `Pod 2 of …`, `… (rollout surge)`).
-fn makes_pod(made: &[super::namespace_quota::Creation], owner: &str) -> bool {
-    let (one, surge) = (format!("of {owner}"), format!("of {owner} (rollout surge)"));
-    made.iter().any(|c| c.what.ends_with(&one) || c.what.ends_with(&surge))
+/// Whether the upgrade creates a Pod of `owner` (in the namespace `made` is of).
+fn makes_pod(made: &[Creation], owner: &PodOwner) -> bool {
+    made.iter().any(|c| c.owner.as_ref() == Some(owner))
 }
 
 /// The values key a template of the chart itself (`<chart>/templates/…`) reads and whose path
@@ -41,11 +41,7 @@ pub(super) fn chart_value(input: &CheckInput, source: &str, suffix: &str) -> Opt
 
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Already at the target with Helm starting there: nothing is created (as TA-NS-001).
-        let upgrade_starts = |r: &crate::cluster::release::Release| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. });
-        if input.from == input.to && input.release.is_none_or(upgrade_starts) {
-            return Vec::new();
-        }
+        let if_upgrade_runs = created_if_upgrade_runs(input);
         let mut hits = Vec::new();
         for ns in release_namespaces(input) {
             let Some(policy) = input.state.of_kind("Namespace").find(|n| str_at(n, &["metadata", "name"]) == ns).and_then(Enforced::of)
@@ -53,10 +49,10 @@ impl Check for Params {
                 continue;
             };
             let made = creations(input, ns);
-            // (subject, the Pod as the message names it, its spec, its template)
-            let mut pods: Vec<(String, String, &Json, String)> = Vec::new();
+            // (subject, the Pod as the message names it, its spec, its template, a hook's)
+            let mut pods: Vec<(String, String, &Json, String, bool)> = Vec::new();
             for o in input.target.objects.iter().filter(|o| o.origin == Origin::Template && o.identity.namespace == ns) {
-                if o.identity.kind != "Deployment" || !makes_pod(&made, &format!("Deployment {ns}/{}", o.identity.name)) {
+                if o.identity.kind != "Deployment" || !makes_pod(&made, &PodOwner::Deployment(o.identity.name.clone())) {
                     continue;
                 }
                 let Some(spec) = o.body.pointer("/spec/template/spec") else { continue };
@@ -65,10 +61,10 @@ impl Check for Params {
                 } else {
                     format!("the Pods of the new Deployment {ns}/{}", o.identity.name)
                 };
-                pods.push((o.identity.to_string(), pod, spec, o.source.clone()));
+                pods.push((o.identity.to_string(), pod, spec, o.source.clone(), false));
             }
             for h in input.target.hooks.iter().filter(|h| h.identity.namespace == ns && h.identity.kind == "Job") {
-                if !makes_pod(&made, &format!("hook Job {ns}/{}", h.identity.name)) {
+                if !makes_pod(&made, &PodOwner::HookJob(h.identity.name.clone())) {
                     continue;
                 }
                 // TA-HOOK-101 reports it under restricted.
@@ -76,14 +72,14 @@ impl Check for Params {
                     continue;
                 }
                 let Some(spec) = h.body.pointer("/spec/template/spec") else { continue };
-                pods.push((h.identity.to_string(), format!("the Pod of hook Job {ns}/{}", h.identity.name), spec, h.source.clone()));
+                pods.push((h.identity.to_string(), format!("the Pod of hook Job {ns}/{}", h.identity.name), spec, h.source.clone(), true));
             }
-            for (subject, pod, spec, source) in pods {
+            for (subject, pod, spec, source, hook) in pods {
                 let failed = violations(spec, &policy);
                 if failed.is_empty() {
                     continue;
                 }
-                let consequence = if pod.contains("hook Job") {
+                let consequence = if hook {
                     "the Job is admitted with a warning, its Pod is refused, the hook never completes and helm upgrade fails at its --timeout"
                 } else {
                     "the Deployment is admitted with a warning, its ReplicaSet's Pods are refused, and helm upgrade --wait fails at its --timeout"
@@ -107,6 +103,7 @@ impl Check for Params {
                         .unwrap_or_else(|| "a post-renderer (the chart reads no securityContext value for it)".into()),
                 )
                 ;
+                h.if_upgrade_runs = if_upgrade_runs;
                 if !failed.iter().all(|v| v.restricted) {
                     h = h.variant("baseline");
                 }

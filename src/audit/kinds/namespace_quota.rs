@@ -34,6 +34,15 @@ pub struct Params {}
 /// Kinds a cluster state keeps, so their absence from it means they do not exist.
 const READ_KINDS: &[&str] = &["Deployment", "CustomResourceDefinition", "ClusterTrainingRuntime", "TrainingRuntime", "Namespace"];
 
+/// What creates a Pod the upgrade makes (in the namespace of its [`Creation`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum PodOwner {
+    /// A Deployment's ReplicaSet: a new Deployment's, or a rollout's (its surge Pods).
+    Deployment(String),
+    /// A hook Job.
+    HookJob(String),
+}
+
 /// One create the upgrade makes in a namespace.
 pub(super) struct Creation {
     /// `ConfigMap kubeflow-system/x (a new release object)`.
@@ -41,6 +50,8 @@ pub(super) struct Creation {
     usage: BTreeMap<String, Amount>,
     /// For a Pod, what admission reads of it.
     pod: Option<Pod>,
+    /// For a Pod, what creates it.
+    pub(super) owner: Option<PodOwner>,
     /// Taken as new though the tool cannot read whether it exists.
     assumed: bool,
     /// For a Pod: the values key its template reads its resources from.
@@ -51,7 +62,7 @@ pub(super) struct Creation {
 
 impl Creation {
     fn new(what: String, usage: BTreeMap<String, Amount>) -> Creation {
-        Creation { what, usage, pod: None, assumed: false, resources: None, snapshot: false }
+        Creation { what, usage, pod: None, owner: None, assumed: false, resources: None, snapshot: false }
     }
 
     /// What it is charged under `key` (0 when nothing), in nano-units.
@@ -182,13 +193,14 @@ pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
     let held: BTreeSet<(String, String, String)> = input.release_objects().into_iter().collect();
     let base = input.release.map(|r| r.upgrade_objects()).unwrap_or_default();
     let mut out: Vec<Creation> = release_records(input, namespace).into_iter().collect();
-    let pods = |out: &mut Vec<Creation>, owner: &str, source: &str, spec: &Json, n: u64| {
+    let pods = |out: &mut Vec<Creation>, by: PodOwner, owner: &str, source: &str, spec: &Json, n: u64| {
         for i in 0..n {
             let pod = Pod::from_spec(owner.to_string(), spec);
             let what = if n > 1 { format!("Pod {} of {owner}", i + 1) } else { format!("the Pod of {owner}") };
             let mut c = Creation::new(what, pod.usage());
             c.resources = super::namespace_pod_security::chart_value(input, source, "resources");
             c.pod = Some(pod);
+            c.owner = Some(by.clone());
             out.push(c);
         }
     };
@@ -206,7 +218,14 @@ pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
         if id.kind == "Job" {
             if let Some(spec) = template(&h.body) {
                 let parallel = h.body.pointer("/spec/parallelism").and_then(Json::as_u64).unwrap_or(1).max(1);
-                pods(out, &format!("hook Job {namespace}/{}", id.name), &h.source, spec, parallel.min(8));
+                pods(
+                    out,
+                    PodOwner::HookJob(id.name.clone()),
+                    &format!("hook Job {namespace}/{}", id.name),
+                    &h.source,
+                    spec,
+                    parallel.min(8),
+                );
             }
         }
     };
@@ -239,14 +258,16 @@ pub(super) fn creations(input: &CheckInput, namespace: &str) -> Vec<Creation> {
                     format!("a ReplicaSet of Deployment {namespace}/{}", id.name),
                     object_usage("apps", "ReplicaSet", &Json::Null),
                 ));
-                pods(&mut out, &format!("Deployment {namespace}/{}", id.name), &o.source, spec, replicas.min(64));
+                let by = PodOwner::Deployment(id.name.clone());
+                pods(&mut out, by, &format!("Deployment {namespace}/{}", id.name), &o.source, spec, replicas.min(64));
             }
             Some(l) if rolls_out(&base, l, o) => {
                 out.push(Creation::new(
                     format!("the new ReplicaSet of Deployment {namespace}/{} (its rollout)", id.name),
                     object_usage("apps", "ReplicaSet", &Json::Null),
                 ));
-                pods(&mut out, &format!("Deployment {namespace}/{} (rollout surge)", id.name), &o.source, spec, surge(&o.body).min(64));
+                let (by, owner) = (PodOwner::Deployment(id.name.clone()), format!("Deployment {namespace}/{} (rollout surge)", id.name));
+                pods(&mut out, by, &owner, &o.source, spec, surge(&o.body).min(64));
             }
             Some(_) => {}
         }
@@ -266,17 +287,23 @@ pub(super) fn release_namespaces<'a>(input: &'a CheckInput) -> BTreeSet<&'a str>
     namespaces
 }
 
+/// Whether what [`creations`] lists is created only if the upgrade runs at all: already at the
+/// target, the plan still prints the upgrade when an error stands there, and Helm runs it as any
+/// other (helm v4.2.3 `pkg/action/upgrade.go` `prepareUpgrade` L221-L344 has no same-chart
+/// shortcut): a new release record, the hooks and their Pods again, a patch of each object that
+/// changes nothing it already holds (a rollout only where the live template differs). So a hit
+/// on what it creates stands only beside another error (`Hit::if_upgrade_runs`); unless Helm
+/// cannot start there by itself: a fresh install over an uninstalled release creates it all
+/// again, a rollback then the upgrade runs the hooks again, and the plan always prints those.
+/// The one rule for every kind that reads [`creations`].
+pub(super) fn created_if_upgrade_runs(input: &CheckInput) -> bool {
+    let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
+    input.from == input.to && helm_starts
+}
+
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
-        // Already at the target, the plan still prints the upgrade when an error stands there,
-        // and Helm runs it as any other (helm v4.2.3 `pkg/action/upgrade.go` `prepareUpgrade`
-        // L221-L344 has no same-chart shortcut): a new release record, the hooks and their Pods
-        // again, a patch of each object that changes nothing it already holds. So the hits here
-        // stand only beside another error (`Hit::if_upgrade_runs`); unless Helm cannot start
-        // there by itself: a fresh install over an uninstalled release creates it all again, a
-        // rollback then the upgrade runs the hooks again, and the plan always prints those.
-        let helm_starts = input.release.is_none_or(|r| matches!(r.route(), crate::cluster::release::Route::Upgrade { .. }));
-        let if_upgrade_runs = input.from == input.to && helm_starts;
+        let if_upgrade_runs = created_if_upgrade_runs(input);
         let mut hits = self.hits(input);
         for h in &mut hits {
             h.if_upgrade_runs = if_upgrade_runs;

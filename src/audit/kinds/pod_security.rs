@@ -39,12 +39,11 @@ impl Enforced {
             _ => PodSecurityLevel::Restricted,
         };
         let version = label(ENFORCE_VERSION).unwrap_or("latest");
-        let minor = version.strip_prefix("v1.").and_then(|m| m.parse::<u32>().ok());
-        let name = if level == PodSecurityLevel::Baseline { "baseline" } else { "restricted" };
+        let minor = minor_of(version);
         Some(Enforced {
             level,
             minor,
-            shown: format!("{name}:{}", if minor.is_some() { version } else { "latest" }),
+            shown: format!("{}:{}", level.as_str(), if minor.is_some() { version } else { "latest" }),
             label: written.to_string(),
         })
     }
@@ -57,6 +56,15 @@ impl Enforced {
     fn restricted(&self) -> bool {
         self.level == PodSecurityLevel::Restricted
     }
+}
+
+/// The minor of a policy version `v1.x` as `ParseVersion` reads it (`api/helpers.go`
+/// L118-L135: `^v1\.([0-9]|[1-9][0-9]*)$`); None for `latest`, and for anything else, which the
+/// API server evaluates as `latest` too.
+fn minor_of(version: &str) -> Option<u32> {
+    let digits = version.strip_prefix("v1.")?;
+    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    plain.then(|| digits.parse().ok()).flatten()
 }
 
 /// One failed check: its reason as the API server words it and the field to change.
@@ -178,14 +186,47 @@ pub fn violations(spec: &Json, policy: &Enforced) -> Vec<Violation> {
     if !host_paths.is_empty() {
         push!("hostPath volumes", format!("volumes {}", quoted(&host_paths)));
     }
-    let ports: Vec<String> = all
+    // A Pod on the host's network gets each port of its (init) containers as a host port when it
+    // is created (k8s v1.36.1 `pkg/apis/core/v1/defaults.go` L206-L208 `defaultHostNetworkPorts`,
+    // for Pods only, not their templates): what its controller creates is checked with them.
+    let host_network = spec.get("hostNetwork") == Some(&Json::Bool(true));
+    let (mut using, mut ports) = (Vec::new(), std::collections::BTreeSet::new());
+    for (kind, c) in ["initContainers", "containers", "ephemeralContainers"]
         .iter()
-        .flat_map(|c| c.get("ports").and_then(Json::as_array).into_iter().flatten())
-        .filter_map(|p| p.get("hostPort").and_then(Json::as_i64).filter(|h| *h != 0))
-        .map(|h| h.to_string())
-        .collect();
-    if !ports.is_empty() {
-        push!("hostPort", format!("containers must not set hostPort: {}", ports.join(", ")));
+        .flat_map(|k| spec.get(*k).and_then(Json::as_array).into_iter().flatten().map(move |c| (*k, c)))
+    {
+        let defaulted = host_network && kind != "ephemeralContainers";
+        let used: Vec<i64> = c
+            .get("ports")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| match p.get("hostPort").and_then(Json::as_i64).unwrap_or(0) {
+                0 if defaulted => p.get("containerPort").and_then(Json::as_i64),
+                h => Some(h),
+            })
+            .filter(|h| *h != 0)
+            .collect();
+        if !used.is_empty() {
+            using.push(name(c));
+            // `sets.NewString(…).List()`: sorted as text.
+            ports.extend(used.iter().map(i64::to_string));
+        }
+    }
+    if !using.is_empty() {
+        let ports: Vec<String> = ports.into_iter().collect();
+        let (one, many) = (using.len() == 1, ports.len() == 1);
+        push!(
+            "hostPort",
+            format!(
+                "{} {} {} {} {}",
+                if one { "container" } else { "containers" },
+                quoted(&using),
+                if one { "uses" } else { "use" },
+                if many { "hostPort" } else { "hostPorts" },
+                ports.join(", ")
+            )
+        );
     }
     let seccomp = |v: &Json| v.pointer("/seccompProfile/type").and_then(Json::as_str).map(str::to_string);
     if seccomp(&pod_sc).as_deref() == Some("Unconfined") || all.iter().any(|c| seccomp(&sc(c)).as_deref() == Some("Unconfined")) {
@@ -360,6 +401,12 @@ mod tests {
         assert_eq!((typo.level, typo.shown.as_str()), (PodSecurityLevel::Restricted, "restricted:latest"));
         assert_eq!(ns(json!({ENFORCE: "restricted", ENFORCE_VERSION: "v1.22"})).unwrap().minor, Some(22));
         assert_eq!(ns(json!({ENFORCE: "restricted", ENFORCE_VERSION: "1.22"})).unwrap().minor, None);
+        // `ParseVersion`'s pattern: no sign, no leading zero, nothing after the digits.
+        for latest in ["v1.+22", "v1.022", "v1.22.0", "v1.", "v2.1", "v1.22 "] {
+            let p = ns(json!({ENFORCE: "restricted", ENFORCE_VERSION: latest})).unwrap();
+            assert_eq!((p.minor, p.shown.as_str()), (None, "restricted:latest"), "{latest}");
+        }
+        assert_eq!(ns(json!({ENFORCE: "baseline", ENFORCE_VERSION: "v1.0"})).unwrap().minor, Some(0));
     }
 
     #[test]
@@ -390,5 +437,24 @@ mod tests {
             "containers": [{"name": "c", "securityContext": {"privileged": true, "capabilities": {"add": ["SYS_ADMIN"]}}, "ports": [{"hostPort": 80}]}]});
         let reasons: Vec<&str> = violations(&host, &baseline).iter().map(|v| v.reason).collect();
         assert_eq!(reasons, ["host namespaces", "privileged", "non-default capabilities", "hostPath volumes", "hostPort"]);
+    }
+
+    #[test]
+    fn a_pod_on_the_host_network_uses_its_container_ports_as_host_ports() {
+        // Live explorer state (docs/rehearsals.md, TA-NS-002): the JobSet controller with
+        // hostNetwork under baseline, refused with `host namespaces (hostNetwork=true), hostPort
+        // (container "controller" uses hostPorts 8081, 8443, 9443)`.
+        let baseline = ns(json!({ENFORCE: "baseline"})).unwrap();
+        let ports = |ps: &[i64]| ps.iter().map(|p| json!({"containerPort": p})).collect::<Vec<_>>();
+        let pod = json!({"hostNetwork": true, "containers": [{"name": "controller", "ports": ports(&[9443, 8443, 8081])}]});
+        let found = violations(&pod, &baseline);
+        let got: Vec<(&str, &str)> = found.iter().map(|v| (v.reason, v.detail.as_str())).collect();
+        assert_eq!(
+            got,
+            [("host namespaces", "hostNetwork=true"), ("hostPort", "container \"controller\" uses hostPorts 8081, 8443, 9443")]
+        );
+        // Off the host network a container port is only a container port.
+        let pod = json!({"containers": [{"name": "controller", "ports": ports(&[8081])}]});
+        assert!(violations(&pod, &baseline).is_empty());
     }
 }

@@ -242,6 +242,13 @@ fn helm(state: &State, ops: &[Op], charts: &Charts, cluster: &mut Cluster) -> Re
                     cluster.prune(&base_rendered, None);
                     running = None;
                 }
+                // Killed in the pre-delete hook's wait: the hook Job Helm created stays and runs to
+                // its end once its Pod runs (Helm v4.2.3 `pkg/action/hooks.go` L102-L120: created,
+                // then watched; only Helm deletes it, after it succeeded), so the 2.3 cleanup has
+                // deleted the installer's runtimes; nothing else is deleted.
+                if let (Outcome::Killed, Some(version)) = (outcome, &applied.version) {
+                    cluster.run_cleanup(&*render(version)?);
+                }
             }
             Op::Unknown => {}
         }
@@ -613,9 +620,15 @@ impl State {
         }
         let built_jobs: Vec<TrainJob> = if has_crd(&cluster, "trainjobs") { self.trainjobs.clone() } else { Vec::new() };
         // The 2.0-2.2 controller puts its finalizer on runtimes TrainJobs use; from v2.3.0-rc.0 on
-        // it removes it (`pkg/controller/clustertrainingruntime_controller.go` L68-L69).
-        let old_controller =
-            running.as_deref().and_then(|v| semver::Version::parse(v).ok()).is_some_and(|v| !super::charts::makes_runtime_snapshots(v));
+        // it removes it (`pkg/controller/clustertrainingruntime_controller.go` L68-L69). The
+        // TrainJobs run through the history (the live lab makes them right after the install),
+        // so the controller that last ran beside them decides: the running one, else the one an
+        // uninstall removed (nothing removes its finalizer then).
+        let last_controller = running.clone().or_else(|| history.last().map(|r| r.version.clone()));
+        let old_controller = last_controller
+            .as_deref()
+            .and_then(|v| semver::Version::parse(v).ok())
+            .is_some_and(|v| !super::charts::makes_runtime_snapshots(v));
         if old_controller {
             for t in &built_jobs {
                 let k = format!("ClusterTrainingRuntime//{}", t.runtime);
@@ -667,14 +680,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The corpus charts' directory (None, said on stderr, when TRAINER_AUDIT_CORPUS is unset).
+    fn corpus() -> Option<std::ffi::OsString> {
+        let corpus = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty());
+        if corpus.is_none() {
+            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
+        }
+        corpus
+    }
+
     /// The campaign's caches (renders, parsed documents, encoded records) change no state: each
     /// built with one `Charts` for all is the state built alone. Needs the corpus charts.
     #[test]
     fn states_built_with_the_campaigns_caches_are_the_states_built_alone() {
-        let Some(corpus) = std::env::var_os("TRAINER_AUDIT_CORPUS").filter(|c| !c.is_empty()) else {
-            eprintln!("skipped: TRAINER_AUDIT_CORPUS is not set");
-            return;
-        };
+        let Some(corpus) = corpus() else { return };
         let shared = Charts::new(std::path::Path::new(&corpus));
         for k in 0..24 {
             let state = State::generate(7, k);
@@ -682,6 +701,29 @@ mod tests {
             let cached = state.build(&shared).map(|b| b.objects).map_err(|e| e.to_string());
             assert!(alone == cached, "state {k} differs when built with the caches: {state}");
         }
+    }
+
+    /// The user's TrainJobs run through the history (the live lab makes them right after the
+    /// install): an interrupted 2.3 uninstall's cleanup hook has deleted the runtimes they name
+    /// (live seed 1 state 48), and a 2.2 controller an uninstall removed left its finalizer on
+    /// the runtime they use. Needs the corpus charts.
+    #[test]
+    fn the_history_runs_beside_the_users_trainjobs() {
+        let Some(corpus) = corpus() else { return };
+        let charts = Charts::new(std::path::Path::new(&corpus));
+        let runtime = |built: &Built, name: &str| {
+            built.objects.iter().find(|o| o["kind"] == "ClusterTrainingRuntime" && str_at(o, &["metadata", "name"]) == name).cloned()
+        };
+        let killed: State = "install=helm:install@2.3.0,uninstall-killed release=kubeflow-trainer/kubeflow-system to=2.3.0 kube=1.36.1 applied=ssa value=runtimes.torchDistributed.enabled=true tj=team-a/job-0:torch-distributed:running"
+            .parse()
+            .unwrap();
+        let built = killed.build(&charts).unwrap();
+        assert_eq!((runtime(&built, "torch-distributed"), built.trainjobs.len()), (None, 1));
+        let removed: State = "install=helm:install@2.2.1,uninstall release=kubeflow-trainer/kubeflow-system to=2.3.0 kube=1.36.1 applied=ssa runtime=team-torch tj=team-a/job-0:team-torch:running"
+            .parse()
+            .unwrap();
+        let built = removed.build(&charts).unwrap();
+        assert_eq!(runtime(&built, "team-torch").unwrap()["metadata"]["finalizers"], json!([IN_USE]));
     }
 
     #[test]
