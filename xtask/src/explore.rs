@@ -54,7 +54,12 @@ pub fn run(args: &[String]) -> Result<()> {
             "--sample" => sample = value(args, &mut i, flag)?.parse()?,
             "--keep" => keep = Some(PathBuf::from(value(args, &mut i, flag)?)),
             "--release" => release = true,
-            "--binary" => binary = Some(PathBuf::from(value(args, &mut i, flag)?)),
+            // Absolute: the states run in directories of their own, where a relative path
+            // names nothing (every state then failed with "exit (other)").
+            "--binary" => {
+                let path = value(args, &mut i, flag)?;
+                binary = Some(std::fs::canonicalize(path).with_context(|| format!("--binary {path}: no such file"))?);
+            }
             "--live" => live = true,
             other => bail!("explore: unknown argument {other}\n\n{USAGE}"),
         }
