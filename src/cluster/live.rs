@@ -140,12 +140,12 @@ fn is_transient(e: &kube::Error) -> bool {
 /// A list page bigger than this is refused (500 objects are a few MiB even with managedFields).
 pub const MAX_PAGE_BYTES: u64 = 512 * 1024 * 1024;
 
-/// GET one page's body at `path`, retrying transient failures (0.2 s, 0.4 s, 0.8 s).
-async fn get_body(client: &kube::Client, path: &str) -> Result<Vec<u8>, kube::Error> {
+/// GET one page of `r` at `path`, retrying transient failures (0.2 s, 0.4 s, 0.8 s).
+async fn get_page(client: &kube::Client, r: &Resource, path: &str) -> Result<Page, kube::Error> {
     let mut delay = Duration::from_millis(200);
     let mut attempt = 0;
     loop {
-        match fetch_body(client, path).await {
+        match fetch_page(client, r, path).await {
             Err(e) if attempt < 3 && is_transient(&e) => {
                 attempt += 1;
                 tokio::time::sleep(delay).await;
@@ -156,7 +156,7 @@ async fn get_body(client: &kube::Client, path: &str) -> Result<Vec<u8>, kube::Er
     }
 }
 
-async fn fetch_body(client: &kube::Client, path: &str) -> Result<Vec<u8>, kube::Error> {
+async fn fetch_page(client: &kube::Client, r: &Resource, path: &str) -> Result<Page, kube::Error> {
     use futures::AsyncReadExt;
     let request = http::Request::get(path).body(Vec::new()).map_err(kube::Error::HttpError)?;
     let mut body = Vec::new();
@@ -165,50 +165,7 @@ async fn fetch_body(client: &kube::Client, path: &str) -> Result<Vec<u8>, kube::
         let message = format!("a page of {path} is over {} MiB", MAX_PAGE_BYTES / (1024 * 1024));
         return Err(kube::Error::ReadEvents(std::io::Error::other(message)));
     }
-    Ok(body)
-}
-
-/// A page being parsed on rayon's pool: its continue token arrives as soon as the parser has
-/// read the list's `metadata` (the API server writes it before `items`), the page when done.
-struct Parsing {
-    token: futures::channel::oneshot::Receiver<Option<String>>,
-    page: futures::channel::oneshot::Receiver<Result<Page, serde_json::Error>>,
-}
-
-impl Parsing {
-    fn start(body: Vec<u8>, r: &'static Resource) -> Parsing {
-        let (token_tx, token) = futures::channel::oneshot::channel();
-        let (page_tx, page) = futures::channel::oneshot::channel();
-        rayon::spawn(move || {
-            let parsed = Page::parse_announcing(&body, r, move |t| {
-                let _ = token_tx.send(t);
-            });
-            drop(body);
-            let _ = page_tx.send(parsed);
-        });
-        Parsing { token, page }
-    }
-
-    /// The page's continue token; an error when the page does not parse that far.
-    async fn token(&mut self) -> Result<Option<String>, kube::Error> {
-        match (&mut self.token).await {
-            Ok(t) => Ok(t),
-            Err(_) => match (&mut self.page).await {
-                Ok(Err(e)) => Err(kube::Error::SerdeError(e)),
-                // The parser announces the token before it succeeds; a parse that ended
-                // without it failed.
-                _ => Err(kube::Error::ReadEvents(std::io::Error::other("a list page was not parsed"))),
-            },
-        }
-    }
-
-    async fn page(self) -> Result<Page, kube::Error> {
-        match self.page.await {
-            Ok(Ok(page)) => Ok(page),
-            Ok(Err(e)) => Err(kube::Error::SerdeError(e)),
-            Err(_) => Err(kube::Error::ReadEvents(std::io::Error::other("a list page was not parsed"))),
-        }
-    }
+    Page::parse(&body, r).map_err(kube::Error::SerdeError)
 }
 
 /// Query-component encoding (RFC 3986 unreserved kept).
@@ -244,43 +201,20 @@ enum Listed {
 }
 
 /// Every page of one list, normalised; items get their apiVersion and kind (list items may
-/// omit them). Each page is parsed on rayon's pool while the next one is fetched (its continue
-/// token is known once the parser has read the list's metadata); pages are taken in order, and
-/// a page that does not parse fails the list as before, ahead of anything the next fetch met.
-async fn list_all(client: &kube::Client, r: &'static Resource, namespace: Option<&str>) -> Result<Listed, ClusterError> {
-    let failed = |e: kube::Error| {
-        let scope = namespace.map(|n| format!(" in namespace {n}")).unwrap_or_default();
-        ClusterError::Live(format!("cannot {}{scope}: {e}", r.permission()))
-    };
+/// omit them).
+async fn list_all(client: &kube::Client, r: &Resource, namespace: Option<&str>) -> Result<Listed, ClusterError> {
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     let mut relisted = false;
-    let mut parsing: Option<Parsing> = None;
     loop {
-        let fetched = match &token {
-            Some(t) => get_body(client, &list_path(r, namespace, Some(t))).await,
-            None if parsing.is_some() => Ok(Vec::new()),
-            None => get_body(client, &list_path(r, namespace, None)).await,
-        };
-        // Trimmed page by page, so 50,000 TrainJobs never sit in memory whole.
-        if let Some(previous) = parsing.take() {
-            let page = previous.page().await.map_err(failed)?;
-            items.extend(page.items);
-            if page.continue_token != token || token.is_none() {
-                // The last page; or one that named its continue token twice, whose last one
-                // counts (as it always did): what was fetched with the first is not the next page.
+        match get_page(client, r, &list_path(r, namespace, token.as_deref())).await {
+            Ok(page) => {
+                // Trimmed page by page, so 50,000 TrainJobs never sit in memory whole.
+                items.extend(page.items);
                 token = page.continue_token;
                 if token.is_none() {
                     return Ok(Listed::Items(items));
                 }
-                continue;
-            }
-        }
-        match fetched {
-            Ok(body) => {
-                let mut page = Parsing::start(body, r);
-                token = page.token().await.map_err(failed)?;
-                parsing = Some(page);
             }
             Err(kube::Error::Api(s)) if s.code == 410 && !relisted => {
                 // The continue token expired (the list changed under us): start over once.
@@ -290,7 +224,10 @@ async fn list_all(client: &kube::Client, r: &'static Resource, namespace: Option
             }
             Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Listed::Absent),
             Err(kube::Error::Api(s)) if s.code == 403 => return Ok(Listed::Forbidden),
-            Err(e) => return Err(failed(e)),
+            Err(e) => {
+                let scope = namespace.map(|n| format!(" in namespace {n}")).unwrap_or_default();
+                return Err(ClusterError::Live(format!("cannot {}{scope}: {e}", r.permission())));
+            }
         }
     }
 }
@@ -318,8 +255,8 @@ pub async fn read(options: &LiveOptions) -> Result<ClusterState, ClusterError> {
         .flat_map(|g| g.versions.into_iter().map(|v| v.group_version))
         .collect();
     let served = |r: &Resource| r.group.is_empty() || groups.contains(&r.api_version());
-    let wanted: Vec<&'static Resource> = RESOURCES.iter().filter(|r| served(r)).collect();
-    let mut results: Vec<(&'static Resource, Listed)> = futures::stream::iter(wanted)
+    let wanted: Vec<&Resource> = RESOURCES.iter().filter(|r| served(r)).collect();
+    let mut results: Vec<(&Resource, Listed)> = futures::stream::iter(wanted)
         .map(|r| {
             let client = client.clone();
             async move { list_all(&client, r, None).await.map(|l| (r, l)) }

@@ -17,35 +17,22 @@ pub(super) struct Page {
 }
 
 impl Page {
-    #[cfg(test)]
     pub fn parse(body: &[u8], r: &Resource) -> Result<Page, serde_json::Error> {
-        Page::parse_announcing(body, r, |_| {})
-    }
-
-    /// [`Page::parse`], handing `announce` the continue token as soon as the list's metadata is
-    /// read (or at the end, when the page has none), and only if the page parses that far.
-    pub fn parse_announcing(body: &[u8], r: &Resource, announce: impl FnOnce(Option<String>)) -> Result<Page, serde_json::Error> {
         let mut page = Page { items: Vec::new(), continue_token: None };
-        let mut announce = Some(announce);
         let mut de = serde_json::Deserializer::from_slice(body);
-        de.deserialize_map(PageVisitor { page: &mut page, resource: r, scratch: &mut Scratch::default(), announce: &mut announce })?;
+        de.deserialize_map(PageVisitor { page: &mut page, resource: r, scratch: &mut Scratch::default() })?;
         de.end()?;
-        if let Some(a) = announce.take() {
-            a(page.continue_token.clone());
-        }
         Ok(page)
     }
 }
 
-struct PageVisitor<'a, F> {
+struct PageVisitor<'a> {
     page: &'a mut Page,
     resource: &'a Resource,
     scratch: &'a mut Scratch,
-    /// Called with the continue token once the list's metadata is read.
-    announce: &'a mut Option<F>,
 }
 
-impl<'de, F: FnOnce(Option<String>)> Visitor<'de> for PageVisitor<'_, F> {
+impl<'de> Visitor<'de> for PageVisitor<'_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a Kubernetes list")
@@ -62,9 +49,6 @@ impl<'de, F: FnOnce(Option<String>)> Visitor<'de> for PageVisitor<'_, F> {
                 "metadata" => {
                     let meta: Option<ListMeta> = map.next_value()?;
                     self.page.continue_token = meta.and_then(|m| m.continue_token).filter(|c| !c.is_empty());
-                    if let Some(announce) = self.announce.take() {
-                        announce(self.page.continue_token.clone());
-                    }
                 }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
