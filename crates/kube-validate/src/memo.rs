@@ -107,10 +107,17 @@ impl Memo {
         }
     }
 
+    /// A memo that has kept [`MAX_SHAPES`] shapes without answering one object from them is
+    /// serving objects that all differ: it stops hashing and comparing (a twentieth of a survey
+    /// of such objects), and every further object is validated as it would have been on a miss.
+    fn given_up(&self) -> bool {
+        self.kept >= MAX_SHAPES && self.hits == 0
+    }
+
     fn answer(&mut self, v: &Validator, ask: Ask, new: &Value, old: Option<&Value>, run: impl FnOnce() -> Answer) -> Answer {
         let no_status = ask == Ask::Outlook { no_status: true };
         let objects: Vec<&Map<String, Value>> = std::iter::once(new).chain(old).filter_map(Value::as_object).collect();
-        if !v.memo_blind || objects.len() != 1 + usize::from(old.is_some()) {
+        if !v.memo_blind || objects.len() != 1 + usize::from(old.is_some()) || self.given_up() {
             return run();
         }
         let id = v as *const Validator as usize;
@@ -376,6 +383,27 @@ mod tests {
             }
         }
         assert!(memo.hits > 0);
+    }
+
+    /// Objects that all differ: once MAX_SHAPES are kept without a hit, the memo stops looking
+    /// (even a shape it holds is validated again), and every answer is still validation's.
+    #[test]
+    fn a_memo_of_objects_that_all_differ_gives_up() {
+        let v = Validator::from_crd(&crd(name_rules()), None, KubeVersion::new(1, 33)).unwrap();
+        let objects: Vec<Value> = (0..MAX_SHAPES + 8).map(|i| job("a", json!({}), json!({"size": i, "name": "x"}))).collect();
+        let mut memo = Memo::new();
+        for obj in objects.iter().chain(&objects[..4]) {
+            let want = serde_json::to_string(&v.outlook_without_status(obj)).unwrap();
+            assert_eq!(serde_json::to_string(&memo.outlook(&v, obj, true)).unwrap(), want, "{obj}");
+        }
+        assert!(memo.given_up());
+        assert_eq!(memo.hits, 0, "the first shapes come again after the memo gave up");
+        // A memo that has answered from its shapes keeps looking.
+        let mut memo = Memo::new();
+        for obj in objects[..1].iter().chain(&objects) {
+            memo.outlook(&v, obj, true);
+        }
+        assert!(!memo.given_up() && memo.hits == 1);
     }
 
     #[test]

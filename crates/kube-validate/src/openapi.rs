@@ -196,12 +196,12 @@ impl<'a> Walker<'a> {
         let contains = |t: &str| types.contains(&t);
         let is_float_int = sch == "number" && v.as_f64().is_some_and(is_json_integer) && contains("integer");
         let is_int_float = sch == "integer" && contains("number");
-        let p = self.pstr.clone();
         if k != Kind::Str
             && k != Kind::Array
             && !format.is_empty()
             && !(contains(sch) || data_format == format || is_float_int || is_int_float)
         {
+            let p = self.pstr.clone();
             let detail = format!("{p} in body must be of type {format}: {}", go_quote(data_format));
             self.push(ErrorKind::TypeInvalid, &p, BadValue::Str(data_format.into()), detail);
             return;
@@ -210,6 +210,7 @@ impl<'a> Walker<'a> {
             return;
         }
         if !(contains(sch) || is_float_int || is_int_float) {
+            let p = self.pstr.clone();
             let joined = types.join(",");
             let detail = format!("{p} in body must be of type {joined}: {}", go_quote(sch));
             self.push(ErrorKind::TypeInvalid, &p, BadValue::Str(sch.into()), detail);
@@ -283,6 +284,9 @@ impl<'a> Walker<'a> {
     }
 
     fn check_string(&mut self, s: &Schema, text: &str) {
+        if s.max_length.is_none() && s.min_length.is_none() && s.pattern.is_none() {
+            return;
+        }
         let p = self.pstr.clone();
         let len = text.chars().count() as i64;
         if let Some(max) = s.max_length {
@@ -441,7 +445,10 @@ impl<'a> Walker<'a> {
     }
 
     fn check_object(&mut self, s: &Schema, m: &serde_json::Map<String, Value>) {
-        let p = self.pstr.clone();
+        // The node's path, taken for the walk below it (each child replaces it and puts back
+        // what it found) and put back at the end: objects are most of the nodes, and a copy of
+        // their path each was a tenth of the walk.
+        let p = std::mem::take(&mut self.pstr);
         let n = m.len() as i64;
         if let Some(min) = s.min_properties {
             if n < min {
@@ -494,6 +501,7 @@ impl<'a> Walker<'a> {
                 self.errors.push(NodeError { error: e, node: self.path.clone() });
             }
         }
+        self.pstr = p;
     }
 }
 

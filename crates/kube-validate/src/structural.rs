@@ -75,6 +75,9 @@ pub struct Schema {
     /// Whether this node or any node below it has an `x-kubernetes-list-type` (lets the list
     /// checks skip subtrees).
     pub has_list_types_below: bool,
+    /// Whether this node or any node below it is an `x-kubernetes-embedded-resource` (lets the
+    /// embedded-resource checks skip subtrees).
+    pub has_embedded_below: bool,
     /// The rules compiled for this cluster (filled by [`super::cel::compile_tree`]).
     pub compiled: Vec<std::sync::Arc<super::cel::CompiledRule>>,
 }
@@ -283,11 +286,14 @@ fn parse_node(v: &Value, path: &str, version: &KubeVersion, depth: usize) -> Res
         })
         .chain(s.all_of.iter());
     let (mut rules_below, mut defaults_below, mut lists_below) = (!s.rules.is_empty(), s.default.is_some(), s.list_type.is_some());
+    let mut embedded_below = s.embedded_resource;
     for c in children {
         rules_below |= c.has_rules_below;
         defaults_below |= c.has_defaults_below;
         lists_below |= c.has_list_types_below;
+        embedded_below |= c.has_embedded_below;
     }
+    s.has_embedded_below = embedded_below;
     s.has_rules_below = rules_below;
     s.has_defaults_below = defaults_below;
     s.has_list_types_below = lists_below;
