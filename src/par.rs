@@ -15,8 +15,18 @@ pub fn map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 }
 
 /// `f` over each item, results in order, shared out as [`map_chunks`] does.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+pub fn map<'a, T: Sync, R: Send>(items: &'a [T], f: impl Fn(&'a T) -> R + Sync + Send) -> Vec<R> {
     items.par_iter().with_min_len(MIN_SHARE).map(f).collect()
+}
+
+/// `f` on each item in place, shared out as [`map`] does.
+pub fn each_mut<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync + Send) {
+    items.par_iter_mut().with_min_len(MIN_SHARE).for_each(f);
+}
+
+/// A stable sort (equal items keep their order), on the pool's cores.
+pub fn sort_by<T: Send>(items: &mut [T], compare: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    items.par_sort_by(compare);
 }
 
 /// `f` over each of a few large items (already cut one per core), each free to run on its own core.
@@ -53,6 +63,15 @@ mod tests {
         assert_eq!(map_chunks(&items[..100], |s| s.len()), vec![100]);
         assert!(map(&[] as &[u32], |x| *x).is_empty());
         assert_eq!(map_each(&[1, 2, 3], |x| x * 10), vec![10, 20, 30]);
+        let mut each = items.clone();
+        each_mut(&mut each, |x| *x *= 2);
+        assert_eq!(each, doubled);
+        // Stable: equal keys keep their order, as `slice::sort_by` does.
+        let mut pairs: Vec<(u32, u32)> = items.iter().map(|&x| (x % 7, x)).collect();
+        let mut want = pairs.clone();
+        want.sort_by_key(|p| p.0);
+        sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
+        assert_eq!(pairs, want);
     }
 
     #[test]

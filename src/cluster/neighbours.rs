@@ -419,7 +419,13 @@ struct Seen {
     deployments: Vec<String>,
 }
 
-fn seen(state: &ClusterState, c: &Component) -> Seen {
+/// The state's Helm release record stubs (other charts' records), in the state's order: found
+/// once per detection, not once per component (a walk of every object each time).
+fn stubs(state: &ClusterState) -> Vec<&Json> {
+    state.objects.iter().filter(|o| is_stub(o)).collect()
+}
+
+fn seen(state: &ClusterState, c: &Component, stubs: &[&Json]) -> Seen {
     let mut evidence = Vec::new();
     let mut version: Option<String> = None;
     let mut unknown = Vec::new();
@@ -443,7 +449,7 @@ fn seen(state: &ClusterState, c: &Component) -> Seen {
         }
     }
     let mut records: Vec<&Json> =
-        state.objects.iter().filter(|o| is_stub(o) && c.charts.contains(&str_at(o, &["metadata", "annotations", STUB_CHART]))).collect();
+        stubs.iter().copied().filter(|o| c.charts.contains(&str_at(o, &["metadata", "annotations", STUB_CHART]))).collect();
     // The newest revision of each release speaks for it.
     records.sort_by_key(|o| str_at(o, &["metadata", "labels", "version"]).parse::<u64>().unwrap_or(0));
     if let Some(r) = records.last() {
@@ -485,7 +491,11 @@ fn seen(state: &ClusterState, c: &Component) -> Seen {
 
 /// What is installed of `c`, from the state and what the user declared (`--neighbour`).
 pub fn detect_one(state: &ClusterState, c: &Component) -> Neighbour {
-    let Seen { mut evidence, mut version, unknown, .. } = seen(state, c);
+    detect_among(state, c, &stubs(state))
+}
+
+fn detect_among(state: &ClusterState, c: &Component, stubs: &[&Json]) -> Neighbour {
+    let Seen { mut evidence, mut version, unknown, .. } = seen(state, c, stubs);
     let mut present = evidence.iter().any(|e| !e.starts_with("jaxjobs") && !e.starts_with("mxjobs"));
     match state.info.declared.get(c.id) {
         Some(Declared::NotRunning) => {
@@ -510,7 +520,7 @@ pub fn detect_one(state: &ClusterState, c: &Component) -> Neighbour {
 /// names both); a declaration for something the cluster does not have is refused too.
 pub fn check_declaration(state: &ClusterState, id: &str, declared: &Declared) -> Result<(), String> {
     let c = component(id).ok_or_else(|| format!("unknown component {id:?}"))?;
-    let seen = seen(state, c);
+    let seen = seen(state, c, &stubs(state));
     match declared {
         Declared::NotRunning if !seen.deployments.is_empty() => Err(format!(
             "--neighbour {id}={NOT_RUNNING} contradicts the cluster, where {} runs: {}",
@@ -535,7 +545,8 @@ pub fn check_declaration(state: &ClusterState, id: &str, declared: &Declared) ->
 
 /// Every component, in [`COMPONENTS`] order.
 pub fn detect(state: &ClusterState) -> Vec<Neighbour> {
-    COMPONENTS.iter().map(|c| detect_one(state, c)).collect()
+    let stubs = stubs(state);
+    COMPONENTS.iter().map(|c| detect_among(state, c, &stubs)).collect()
 }
 
 /// What is installed of the component `id` (absent for an unknown id).

@@ -84,7 +84,7 @@ pub struct Status {
 }
 
 /// The live objects of each kind the CRDs define, validated as their next write would be.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Validation {
     /// `the installed CRDs`, or `the CRDs of oci://… 2.3.0`.
     pub against: String,
@@ -135,10 +135,18 @@ fn versions(crd: &Json, flag: &str) -> Vec<String> {
 
 /// The status, with the objects validated against the installed CRDs.
 pub fn status(state: &ClusterState) -> Status {
-    status_against(state, Validation::of(state, None))
+    status_against(state, || Validation::of(state, None))
 }
 
-pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
+/// The status, with the objects validated by `validate` (see [`Validation::of`]): the validation
+/// runs on the pool's cores while the rest, a walk on one core, is summarised beside it.
+pub fn status_against(state: &ClusterState, validate: impl FnOnce() -> Validation + Send) -> Status {
+    let (validation, status) = rayon::join(validate, || summary(state));
+    Status { validation, ..status }
+}
+
+/// Everything of the status but the validation (left empty).
+fn summary(state: &ClusterState) -> Status {
     let (releases, release_errors) = state.releases();
     let install = overall(state, &releases);
     let version = installed_version(state, &releases);
@@ -241,7 +249,7 @@ pub fn status_against(state: &ClusterState, validation: Validation) -> Status {
         neighbours: super::neighbours::detect(state),
         migration: super::legacy::migration(state),
         pod_security,
-        validation,
+        validation: Validation::default(),
         warnings: state.warnings.clone(),
     }
 }

@@ -270,14 +270,12 @@ impl Auditor {
         let read = ReadTime::Unknown;
         Ok(match &self.job {
             Job::Status { target, fail_on } => {
-                let validation = match target {
-                    Some(request) => {
-                        let crds = self.crds(request)?;
-                        Validation::of(&state, Some((&crds.crds, format!("the CRDs of {}", crds.chart))))
-                    }
-                    None => Validation::of(&state, None),
+                let crds = match target {
+                    Some(request) => Some(self.crds(request)?),
+                    None => None,
                 };
-                let s = status_against(&state, validation);
+                let crds = crds.as_ref().map(|c| (c.crds.as_slice(), format!("the CRDs of {}", c.chart)));
+                let s = status_against(&state, || Validation::of(&state, crds));
                 self.done_with(state);
                 let verdict = if s.version.is_some() { Verdict::Installed } else { Verdict::NotInstalled };
                 // What `status --fail-on` gates on, counted the same.

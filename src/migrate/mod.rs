@@ -66,6 +66,11 @@ pub struct Options {
     pub legacy_runtime: String,
     /// Create converted legacy jobs suspended, so nothing starts before a review.
     pub suspend_legacy: bool,
+    /// Keep each conversion's `original` and `converted` objects (what `migrate` writes). A
+    /// check reads only the verdicts and notes: without, the objects are dropped (`converted`
+    /// left as `Some(null)`, so [`Conversion::refused`] still answers) and the conversions are
+    /// made and validated in batches, so 25,000 pairs of copies never sit in memory at once.
+    pub keep_objects: bool,
 }
 
 impl Options {
@@ -76,6 +81,7 @@ impl Options {
             patch_manager: DEFAULT_PATCH_MANAGER.to_string(),
             legacy_runtime: DEFAULT_LEGACY_RUNTIME.to_string(),
             suspend_legacy: false,
+            keep_objects: true,
         }
     }
 
@@ -207,10 +213,42 @@ impl Conversion {
 /// Converts every object that needs it. Objects the target API already accepts as they are, and
 /// objects of other kinds, are passed over (they are counted in `passed_over`).
 pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -> Migration {
-    let mut conversions = if options.legacy { legacy::convert_all(objects, options) } else { trainjob::convert_all(objects, options) };
+    migrate_in(objects, options, schema, BATCH)
+}
+
+/// Objects converted and validated together when [`Options::keep_objects`] is off.
+const BATCH: usize = 8192;
+
+fn migrate_in(objects: &[Json], options: &Options, schema: &dyn TargetSchema, batch: usize) -> Migration {
     // A stored object is rewritten in place: the List's apply is an update of the object as the
     // `--before-crds` patches left it. Files and legacy jobs are written anew.
     let in_place = options.source == Source::Cluster && !options.legacy;
+    let mut conversions = if options.legacy {
+        validated(legacy::convert_all(objects, options), in_place, schema)
+    } else if options.keep_objects {
+        validated(trainjob::convert_all(objects, options), in_place, schema)
+    } else {
+        let mut out = Vec::new();
+        for part in objects.chunks(batch.max(1)) {
+            let mut done = validated(trainjob::convert_part(objects, part, options), in_place, schema);
+            // Freed where they were made (the pool's threads), and reused by the next batch.
+            crate::par::each_mut(&mut done, |c| {
+                c.original = Json::Null;
+                if let Some(converted) = &mut c.converted {
+                    *converted = Json::Null;
+                }
+            });
+            out.append(&mut done);
+        }
+        out
+    };
+    conversions.sort_by(|a, b| a.id.cmp(&b.id));
+    let passed_over = objects.len().saturating_sub(conversions.len());
+    Migration { conversions, passed_over, legacy: options.legacy, validated_against: schema.describe() }
+}
+
+/// The conversions with their verdicts under `schema` (a rejected one refused).
+fn validated(mut conversions: Vec<Conversion>, in_place: bool, schema: &dyn TargetSchema) -> Vec<Conversion> {
     let writes: Vec<target_crds::Write> = conversions
         .iter()
         .filter_map(|c| {
@@ -233,9 +271,7 @@ pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -
             c.write = false;
         }
     }
-    conversions.sort_by(|a, b| a.id.cmp(&b.id));
-    let passed_over = objects.len().saturating_sub(conversions.len());
-    Migration { conversions, passed_over, legacy: options.legacy, validated_against: schema.describe() }
+    conversions
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -327,6 +363,40 @@ mod tests {
         let m = migrate(&[job], &Options::new(false, Source::Files), &accept);
         assert_eq!(output::list(&m)["items"].as_array().map(Vec::len), Some(1));
         assert_eq!(m.passed_over, 0);
+    }
+
+    /// Without the objects (a check), conversions are made and validated in batches: the same
+    /// conversions, notes, verdicts and order as in one piece, a runtime in another batch still
+    /// found, and no object kept.
+    #[test]
+    fn batches_without_objects_give_the_same_conversions() {
+        let job = |name: &str, spec: Json| serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob", "metadata": {"name": name, "namespace": "n"}, "spec": spec});
+        let mut objects =
+            vec![serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "ClusterTrainingRuntime", "metadata": {"name": "r"},
+            "spec": {"mlPolicy": {"torch": {"numProcPerNode": "gpu"}}}})];
+        for i in 0..7 {
+            objects.push(job(&format!("j{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "labels": {"a": "b"}})));
+            objects.push(job(&format!("k{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "trainer": {"numProcPerNode": "cpu"}})));
+            objects.push(job(&format!("ok{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "trainer": {"numProcPerNode": 2}})));
+        }
+        // A verdict that depends on the object: every other write is rejected.
+        let schema = |o: &Json, _: Option<&Json>| {
+            if o.pointer("/metadata/name").and_then(Json::as_str).is_some_and(|n| n.starts_with('k')) {
+                SchemaVerdict::Rejected { errors: vec!["spec.trainer: Invalid value".into()], pruned: vec![] }
+            } else {
+                SchemaVerdict::Accepted { pruned: vec!["spec.x".into()], unevaluated: vec![] }
+            }
+        };
+        let kept = migrate(&objects, &Options::new(false, Source::Cluster), &schema);
+        let lean = Options { keep_objects: false, ..Options::new(false, Source::Cluster) };
+        let batched = migrate_in(&objects, &lean, &schema, 4);
+        assert!(kept.conversions.len() > 8 && kept.conversions.iter().any(Conversion::refused));
+        assert_eq!(serde_json::to_value(&batched).ok(), serde_json::to_value(&kept).ok());
+        assert_eq!(batched.passed_over, kept.passed_over);
+        for (b, k) in batched.conversions.iter().zip(&kept.conversions) {
+            assert_eq!((b.refused(), b.incomplete()), (k.refused(), k.incomplete()));
+            assert!(b.original.is_null() && b.converted.as_ref().is_none_or(Json::is_null));
+        }
     }
 
     #[test]

@@ -47,6 +47,11 @@ impl<'a> Runtimes<'a> {
 }
 
 pub fn convert_all(objects: &[Json], options: &Options) -> Vec<Conversion> {
+    convert_part(objects, objects, options)
+}
+
+/// Converts the objects of `part`, each with its runtime found among `objects` (all of them).
+pub fn convert_part(objects: &[Json], part: &[Json], options: &Options) -> Vec<Conversion> {
     let runtimes = Runtimes::index(objects);
     let one = |o: &Json| {
         if runtime::is_runtime(o) {
@@ -57,7 +62,7 @@ pub fn convert_all(objects: &[Json], options: &Options) -> Vec<Conversion> {
             None
         }
     };
-    crate::par::map_chunks(objects, |share| share.iter().filter_map(one).collect::<Vec<_>>()).into_iter().flatten().collect()
+    crate::par::map_chunks(part, |share| share.iter().filter_map(one).collect::<Vec<_>>()).into_iter().flatten().collect()
 }
 
 fn is_trainjob(o: &Json) -> bool {

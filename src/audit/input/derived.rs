@@ -54,9 +54,11 @@ impl CheckInput<'_> {
 
     /// What `trainer-audit migrate` converts among the live objects (2.1 → 2.2+ fields).
     pub fn migration(&self) -> &Migration {
-        self.derived
-            .migration
-            .get_or_init(|| migrate::migrate(&self.state.objects, &Options::new(false, Source::Cluster), self.target_crds()))
+        self.derived.migration.get_or_init(|| {
+            // The kinds read the verdicts and notes, never the objects: not kept (memory).
+            let options = Options { keep_objects: false, ..Options::new(false, Source::Cluster) };
+            migrate::migrate(&self.state.objects, &options, self.target_crds())
+        })
     }
 
     /// The subjects of [`CheckInput::migration`]'s conversions, for the kinds that name them
