@@ -1,13 +1,19 @@
-//! A small read-only Kubernetes API server over a set of objects, for tests and benchmarks
-//! (no API server can run on the machines this project is built on). It speaks enough of the
-//! real protocol for `kube` and `kubectl`: `/version`, `/api`, `/apis` and per-group resource
-//! discovery, list and get for every resource present (cluster-wide and per namespace),
-//! `limit`/`continue` with 410 Gone for an expired token, `labelSelector` (equality and
-//! set-based), `fieldSelector` on `metadata.name`/`metadata.namespace`, 403 for resources
-//! configured as forbidden, and 404 otherwise. HTTP/1.1 with keep-alive, one thread per
-//! connection.
+//! A small read-only Kubernetes API server over a set of objects, for benchmarks and for tests
+//! the real one ([`crate::controlplane`]) cannot serve here: 50,000–100,000 objects (loading
+//! them into kube-apiserver and etcd takes minutes on these 2 cores, and its own serving would
+//! be part of every figure), fifty clusters at once, and a continue token expired or a resource
+//! forbidden on demand. It speaks enough of the real protocol for `kube` and `kubectl`:
+//! `/version`, `/api`, `/apis` and per-group resource discovery, list and get for every resource
+//! present (cluster-wide and per namespace), `limit`/`continue` with 410 Gone for an expired
+//! token, `labelSelector` (equality and set-based), `fieldSelector` on
+//! `metadata.name`/`metadata.namespace`, 403 for resources configured as forbidden, and 404
+//! otherwise. HTTP/1.1 with keep-alive, one thread per connection.
+//!
+//! It costs next to nothing per request, so a client's time can be measured against it: each
+//! object is serialised once when the server starts (the objects never change), the objects a
+//! list query selects are remembered per query, and a page is those objects' bytes joined.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,10 +56,21 @@ const BUILTIN: &[(&str, &str, &str)] = &[
     ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"),
 ];
 
+/// One served object and its JSON, serialised once.
+struct Stored {
+    json: Json,
+    bytes: Box<[u8]>,
+}
+
+/// What a list query selects: (group, version, plural, namespace, labelSelector, fieldSelector).
+type Selection = (String, String, String, Option<String>, String, String);
+
 struct Store {
     resources: Vec<ApiResource>,
     /// (group, version, plural) → objects, sorted by namespace and name.
-    objects: BTreeMap<(String, String, String), Vec<Json>>,
+    objects: BTreeMap<(String, String, String), Vec<Stored>>,
+    /// Indices into `objects` each list query selected, so paging through a list reads only its page.
+    selections: Mutex<HashMap<Selection, Arc<Vec<usize>>>>,
     forbidden: BTreeSet<String>,
     server_version: String,
 }
@@ -154,24 +171,44 @@ fn build_store(objects: Vec<Json>, forbidden: &[&str], server_version: &str) -> 
                 .cmp(&(str_at(b, &["metadata", "namespace"]), str_at(b, &["metadata", "name"])))
         });
     }
+    let objects = by_resource
+        .into_iter()
+        .map(|(k, items)| {
+            let stored = items
+                .into_iter()
+                .map(|json| {
+                    let bytes = serde_json::to_vec(&json).unwrap_or_default().into_boxed_slice();
+                    Stored { json, bytes }
+                })
+                .collect();
+            (k, stored)
+        })
+        .collect();
     Store {
         resources: resources.into_iter().collect(),
-        objects: by_resource,
+        objects,
+        selections: Mutex::new(HashMap::new()),
         forbidden: forbidden.iter().map(|s| s.to_string()).collect(),
         server_version: server_version.to_string(),
     }
 }
 
-fn status(code: u16, reason: &str, message: &str) -> (u16, Json) {
-    (
+fn status(code: u16, reason: &str, message: &str) -> (u16, Vec<u8>) {
+    reply(
         code,
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}),
     )
 }
 
+fn reply(code: u16, body: Json) -> (u16, Vec<u8>) {
+    (code, serde_json::to_vec(&body).unwrap_or_default())
+}
+
 fn serve_connection(stream: TcpStream, store: &Store, rv: &AtomicU64, expire: &std::sync::atomic::AtomicBool, log: &Mutex<Vec<String>>) {
     let Ok(read_half) = stream.try_clone() else { return };
     let mut reader = BufReader::new(read_half);
+    // As Go's net/http does: a response goes out whole, not held back waiting for an ACK.
+    let _ = stream.set_nodelay(true);
     let mut out = stream;
     loop {
         let mut line = String::new();
@@ -209,11 +246,13 @@ fn serve_connection(stream: TcpStream, store: &Store, rv: &AtomicU64, expire: &s
         if target.contains("continue=") && expire.swap(false, Ordering::SeqCst) {
             rv.fetch_add(1, Ordering::SeqCst);
         }
-        let (code, payload) =
+        let (code, body) =
             if method == "GET" { handle(store, rv, &target) } else { status(405, "MethodNotAllowed", "this API server is read-only") };
-        let body = serde_json::to_vec(&payload).unwrap_or_default();
         let head = format!("HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len());
-        if out.write_all(head.as_bytes()).and_then(|_| out.write_all(&body)).and_then(|_| out.flush()).is_err() || close {
+        let mut response = Vec::with_capacity(head.len() + body.len());
+        response.extend_from_slice(head.as_bytes());
+        response.extend_from_slice(&body);
+        if out.write_all(&response).and_then(|_| out.flush()).is_err() || close {
             return;
         }
     }
@@ -242,7 +281,7 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn handle(store: &Store, rv: &AtomicU64, target: &str) -> (u16, Json) {
+fn handle(store: &Store, rv: &AtomicU64, target: &str) -> (u16, Vec<u8>) {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let query = decode_query(query);
     let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
@@ -250,12 +289,12 @@ fn handle(store: &Store, rv: &AtomicU64, target: &str) -> (u16, Json) {
         ["version"] => {
             let v = store.server_version.trim_start_matches('v');
             let mut parts = v.split('.');
-            (
+            reply(
                 200,
                 json!({"major": parts.next().unwrap_or("1"), "minor": parts.next().unwrap_or("0"), "gitVersion": store.server_version, "platform": "linux/amd64"}),
             )
         }
-        ["api"] => (200, json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})),
+        ["api"] => reply(200, json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})),
         ["apis"] => {
             let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
             for r in store.resources.iter().filter(|r| !r.group.is_empty()) {
@@ -269,7 +308,7 @@ fn handle(store: &Store, rv: &AtomicU64, target: &str) -> (u16, Json) {
                     json!({"name": g, "versions": versions, "preferredVersion": preferred})
                 })
                 .collect();
-            (200, json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
+            reply(200, json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
         }
         ["api", version] => discovery(store, "", version),
         ["apis", group, version] => discovery(store, group, version),
@@ -279,7 +318,7 @@ fn handle(store: &Store, rv: &AtomicU64, target: &str) -> (u16, Json) {
     }
 }
 
-fn discovery(store: &Store, group: &str, version: &str) -> (u16, Json) {
+fn discovery(store: &Store, group: &str, version: &str) -> (u16, Vec<u8>) {
     let resources: Vec<Json> = store
         .resources
         .iter()
@@ -290,7 +329,7 @@ fn discovery(store: &Store, group: &str, version: &str) -> (u16, Json) {
         return status(404, "NotFound", "the server could not find the requested resource");
     }
     let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    (200, json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    reply(200, json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
 }
 
 fn resource_request(
@@ -300,7 +339,7 @@ fn resource_request(
     version: &str,
     rest: &[&str],
     query: &BTreeMap<String, String>,
-) -> (u16, Json) {
+) -> (u16, Vec<u8>) {
     let (namespace, plural, name) = match rest {
         ["namespaces", ns, plural] => (Some(*ns), *plural, None),
         ["namespaces", ns, plural, name] => (Some(*ns), *plural, Some(*name)),
@@ -324,21 +363,37 @@ fn resource_request(
         );
     }
     let empty = Vec::new();
-    let all = store.objects.get(&(group.to_string(), version.to_string(), plural.to_string())).unwrap_or(&empty);
-    let in_scope = |o: &&Json| namespace.is_none_or(|ns| str_at(o, &["metadata", "namespace"]) == ns);
+    let key = (group.to_string(), version.to_string(), plural.to_string());
+    let all = store.objects.get(&key).unwrap_or(&empty);
+    let in_scope = |o: &Json| namespace.is_none_or(|ns| str_at(o, &["metadata", "namespace"]) == ns);
     if let Some(name) = name {
-        return match all.iter().filter(in_scope).find(|o| str_at(o, &["metadata", "name"]) == name) {
-            Some(o) => (200, o.clone()),
+        return match all.iter().find(|o| in_scope(&o.json) && str_at(&o.json, &["metadata", "name"]) == name) {
+            Some(o) => (200, o.bytes.to_vec()),
             None => status(404, "NotFound", &format!("{plural} \"{name}\" not found")),
         };
     }
-    let labels = match query.get("labelSelector").map(|s| parse_selector(s)).transpose() {
-        Ok(l) => l.unwrap_or_default(),
+    let labels_query = query.get("labelSelector").cloned().unwrap_or_default();
+    let labels = match parse_selector(&labels_query) {
+        Ok(l) => l,
         Err(e) => return status(400, "BadRequest", &format!("unable to parse requirement: {e}")),
     };
     let fields = query.get("fieldSelector").cloned().unwrap_or_default();
-    let matching: Vec<&Json> =
-        all.iter().filter(in_scope).filter(|o| labels.iter().all(|r| r.matches(o)) && field_match(&fields, o)).collect();
+    let selection = (key.0, key.1, key.2, namespace.map(str::to_string), labels_query, fields);
+    let cached = store.selections.lock().ok().and_then(|m| m.get(&selection).cloned());
+    let matching = cached.unwrap_or_else(|| {
+        let fields = &selection.5;
+        let picked: Vec<usize> = (0..all.len())
+            .filter(|&i| {
+                let o = &all[i].json;
+                in_scope(o) && labels.iter().all(|r| r.matches(o)) && field_match(fields, o)
+            })
+            .collect();
+        let picked = Arc::new(picked);
+        if let Ok(mut m) = store.selections.lock() {
+            m.insert(selection.clone(), picked.clone());
+        }
+        picked
+    });
     let current = rv.load(Ordering::SeqCst);
     let offset = match query.get("continue").filter(|c| !c.is_empty()) {
         None => 0,
@@ -352,14 +407,33 @@ fn resource_request(
     };
     let limit = query.get("limit").and_then(|l| l.parse::<usize>().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
     let end = offset.saturating_add(limit).min(matching.len());
-    let page: Vec<Json> = matching[offset.min(end)..end].iter().map(|o| (*o).clone()).collect();
+    let page = &matching[offset.min(end)..end];
     let mut metadata = json!({"resourceVersion": current.to_string()});
     if end < matching.len() {
         metadata["continue"] = Json::String(format!("{current}-{end}"));
         metadata["remainingItemCount"] = json!(matching.len() - end);
     }
     let list_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    (200, json!({"kind": format!("{}List", resource.kind), "apiVersion": list_version, "metadata": metadata, "items": page}))
+    // The list as `json!` would serialise it, with the items' bytes spliced in where `[]` stands.
+    let (head, tail) = match serde_json::to_vec(
+        &json!({"kind": format!("{}List", resource.kind), "apiVersion": list_version, "metadata": metadata, "items": []}),
+    ) {
+        Ok(mut shell) if shell.ends_with(b"[]}") => {
+            let tail = shell.split_off(shell.len() - 2);
+            (shell, tail)
+        }
+        _ => return status(500, "InternalError", "could not serialise the list"),
+    };
+    let mut body = Vec::with_capacity(head.len() + tail.len() + page.iter().map(|&i| all[i].bytes.len() + 1).sum::<usize>());
+    body.extend_from_slice(&head);
+    for (n, &i) in page.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&all[i].bytes);
+    }
+    body.extend_from_slice(&tail);
+    (200, body)
 }
 
 fn field_match(selector: &str, o: &Json) -> bool {
@@ -475,5 +549,27 @@ mod tests {
         assert_eq!(plural("ClusterTrainingRuntime"), "clustertrainingruntimes");
         assert_eq!(plural("Ingress"), "ingresses");
         assert_eq!(plural("NetworkPolicy"), "networkpolicies");
+    }
+
+    #[test]
+    fn a_page_is_the_list_serde_json_would_write() {
+        let objects: Vec<Json> = (0..5)
+            .map(|i| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}"), "namespace": "a", "labels": {"n": i.to_string()}}, "data": {"k": "v"}}))
+            .collect();
+        let store = build_store(objects.clone(), &[], "v1.33.4");
+        let rv = AtomicU64::new(7);
+        let expected = |items: &[Json], metadata: Json| {
+            serde_json::to_vec(&json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": metadata, "items": items})).unwrap()
+        };
+        let first = handle(&store, &rv, "/api/v1/configmaps?limit=2");
+        assert_eq!(first, (200, expected(&objects[..2], json!({"resourceVersion": "7", "continue": "7-2", "remainingItemCount": 3}))));
+        let last = handle(&store, &rv, "/api/v1/namespaces/a/configmaps?limit=2&continue=7-4");
+        assert_eq!(last, (200, expected(&objects[4..], json!({"resourceVersion": "7"}))));
+        let none = handle(&store, &rv, "/api/v1/configmaps?labelSelector=n%3D9");
+        assert_eq!(none, (200, expected(&[], json!({"resourceVersion": "7"}))));
+        let one = handle(&store, &rv, "/api/v1/namespaces/a/configmaps/c3");
+        assert_eq!(one, (200, serde_json::to_vec(&objects[3]).unwrap()));
+        let again = handle(&store, &rv, "/api/v1/configmaps?limit=2");
+        assert_eq!(again, first);
     }
 }
