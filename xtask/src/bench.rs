@@ -308,7 +308,8 @@ fn cluster_one(binary: &Path, dir: &Path, fixture: Fixture, runs: usize) -> Resu
     );
     println!("  status, live (fake API server)     {}", live.row());
     println!("  kubectl get trainjobs -A -o json   {}  (peer, same server)", peer.row());
-    println!("  live ratio (wall)                  {ratio:>6.2}x  (target <= 1.0x: {})", met(ratio <= 1.0));
+    // Issue 33: live status at most a tenth of kubectl's time against the same server.
+    println!("  live ratio (wall)                  {ratio:>6.2}x  (target <= 0.1x: {})", met(ratio <= 0.1));
     println!(
         "  check 2.2.1 → 2.3.0, snapshot      {}  (target < {} s, < {} MiB: {})",
         check.row(),
