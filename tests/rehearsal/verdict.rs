@@ -39,6 +39,12 @@ pub fn damage(lab: &Lab, finding: &Finding, before: &State, after: &State) -> Op
         return match after.runtimes.get(name) {
             None if before.runtimes.contains_key(name) => Some(format!("ClusterTrainingRuntime {name} deleted")),
             Some(r) if r.terminating => Some(format!("ClusterTrainingRuntime {name} left Terminating (finalizers {:?})", r.finalizers)),
+            // TA-RT-002 names a runtime check saw Terminating: gone by the time the attempts
+            // started (a 2.3 controller already running removed the finalizer) and there after
+            // them, it was deleted and re-created, as above, only sooner.
+            Some(_) if finding.id == "TA-RT-002" && !before.runtimes.contains_key(name) => Some(format!(
+                "ClusterTrainingRuntime {name}, Terminating when check read it, deleted before the upgrade started and re-created by it"
+            )),
             // Deleted, then re-created (by the 2.3 installer hook): the TrainJobs lost it meanwhile.
             Some(r) if before.runtimes.get(name).is_some_and(|b| !b.uid.is_empty() && b.uid != r.uid) => {
                 Some(format!("ClusterTrainingRuntime {name} deleted and re-created (UID {} → {})", before.runtimes[name].uid, r.uid))

@@ -71,11 +71,17 @@ impl Check for Params {
                 ns => format!(" -n {}", q(ns)),
             };
             let (kind_q, name_q) = (q(&kind.to_ascii_lowercase()), q(name));
+            // A runtime being deleted can be gone at any line (a 2.3 controller already running
+            // removes the finalizer at any moment): a command that fails on it then succeeds
+            // only if it is gone, and still fails where it is there.
+            // (`test -z`, not `!`: a negated command's failure does not stop a `set -e` shell.)
+            let gone = format!("test -z \"$(kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o name)\"");
             let command = format!(
-                "if kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o {} | grep -qF {}; then kubectl patch {kind_q} {name_q}{namespace} --type=json -p {}; fi",
+                "if kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o {} | grep -qF {}; then kubectl patch {kind_q} {name_q}{namespace} --type=json -p {}{}; fi",
                 q("jsonpath={.metadata.finalizers}"),
                 q(finalizer),
-                q(&patch.to_string())
+                q(&patch.to_string()),
+                if deleting { format!(" || {gone}") } else { String::new() }
             );
             let message = match (deleting, handoff) {
                 (true, _) => format!("{} is being deleted and stuck on {finalizer} ({} {} it)", name_of(o), super::counted(users, "TrainJob"), super::agree(users, "uses", "use")),
@@ -118,7 +124,7 @@ impl Check for Params {
                 // copy is then empty and the block goes on, `kubectl wait --for=delete` ignoring
                 // NotFound (kubectl v0.36.1 pkg/cmd/wait/wait.go L393-L395).
                 let backup = format!("kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o yaml > {}", q(&format!("{name}-terminating.yaml")));
-                let wait = format!("kubectl wait --for=delete {}/{name_q}{namespace} --timeout=120s", kind_q);
+                let wait = format!("kubectl wait --for=delete {}/{name_q}{namespace} --timeout=120s || {gone}", kind_q);
                 return Hit::new(name_of(o), message)
                     .variant("terminating")
                     .evidence(format!("finalizers: {finalizer}, deletionTimestamp set"))
