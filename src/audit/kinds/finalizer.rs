@@ -119,10 +119,10 @@ impl Check for Params {
                         None => format!("{} does not deliver it, so back it up and re-create it after the deletion", input.to),
                     }
                 );
-                // The deletion may complete before this line runs (a 2.3 controller already
-                // running, as after a failed upgrade, removes the finalizer at any moment): the
-                // copy is then empty and the block goes on, `kubectl wait --for=delete` ignoring
-                // NotFound (kubectl v0.36.1 pkg/cmd/wait/wait.go L393-L395).
+                // The copy is empty where the deletion already completed (see `gone` above); the
+                // wait is guarded by `gone` too: kubectl's wait means to ignore NotFound (v0.36.1
+                // pkg/cmd/wait/wait.go L393-L395), but a rehearsal's block still stopped on a
+                // NotFound after the copy, from the patch or the wait (not told apart).
                 let backup = format!("kubectl get {kind_q} {name_q}{namespace} --ignore-not-found -o yaml > {}", q(&format!("{name}-terminating.yaml")));
                 let wait = format!("kubectl wait --for=delete {}/{name_q}{namespace} --timeout=120s || {gone}", kind_q);
                 return Hit::new(name_of(o), message)
