@@ -1,8 +1,9 @@
 //! `cargo xtask lint`: the workspace's lints (`[workspace.lints]` in Cargo.toml) with every
 //! warning an error, over every target (`cargo clippy --workspace --all-targets -- -D warnings`),
 //! then cargo-deny's checks of the dependency graph against deny.toml: advisories, licenses, bans,
-//! sources. cargo-deny is installed at a pinned version into `target/tools` (`cargo install
-//! --locked`, once per target dir), as the other tools the tests need are installed by xtask.
+//! sources. cargo-deny is installed at a pinned version beside cargo's own caches (`cargo install
+//! --locked` into `$CARGO_HOME/trainer-audit-tools/`, once per machine), as the other tools the
+//! tests need are installed by xtask.
 //!
 //! The advisories check needs the RustSec advisory database, which cargo-deny fetches from GitHub.
 //! Where that fetch fails (a machine that reaches crates.io only), the other three checks still
@@ -44,9 +45,30 @@ fn clippy() -> Result<()> {
     Ok(())
 }
 
-/// `target/tools/bin/cargo-deny` at [`CARGO_DENY`], installed when missing or another version.
+/// Where cargo-deny [`CARGO_DENY`] lives: under cargo's home (`$CARGO_HOME`, else `~/.cargo`),
+/// a directory per version, so a fresh clone on a machine that built it once does not build it again
+/// (like Go's build cache for the control plane), and emptying cargo's home empties it too.
+fn tools_root() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_else(|| repo_root().join("target"));
+    home.join("trainer-audit-tools").join(format!("cargo-deny-{CARGO_DENY}"))
+}
+
+/// cargo-deny's own release profile asks for fat LTO with one codegen unit, whose last step runs on
+/// one core (docs/development.md has the figures); the install overrides it (cargo reads
+/// `CARGO_PROFILE_RELEASE_*` over a package's own profile). Its checks take two seconds either way.
+const INSTALL_PROFILE: [(&str, &str); 4] = [
+    ("CARGO_PROFILE_RELEASE_LTO", "false"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1"),
+    ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+];
+
+/// `bin/cargo-deny` under [`tools_root`], installed when missing or another version.
 fn cargo_deny() -> Result<PathBuf> {
-    let root = repo_root().join("target/tools");
+    let root = tools_root();
     let bin = root.join("bin/cargo-deny");
     let version = Command::new(&bin).arg("--version").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     if version.as_deref() == Some(&format!("cargo-deny {CARGO_DENY}")) {
@@ -56,6 +78,7 @@ fn cargo_deny() -> Result<PathBuf> {
     let status = Command::new(env!("CARGO"))
         .args(["install", "--locked", "--quiet", &format!("cargo-deny@{CARGO_DENY}"), "--root"])
         .arg(&root)
+        .envs(INSTALL_PROFILE)
         .status()
         .context("cargo install cargo-deny")?;
     if !status.success() {

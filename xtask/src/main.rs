@@ -157,7 +157,7 @@ const USAGE: &str = "usage: cargo xtask <task>
   lint                clippy over the workspace, every target, warnings denied
                       ([workspace.lints] in Cargo.toml), then cargo deny check
                       (advisories, licenses, bans, sources; deny.toml) with cargo-deny
-                      installed at a pinned version into target/tools; advisories are
+                      installed at a pinned version under $CARGO_HOME; advisories are
                       reported NOT CHECKED where the advisory database cannot be fetched
   rules-doc           write docs/rules.md from the rule files (trainer-audit rules
                       --format markdown); tests/rules.rs fails while it is stale
@@ -249,6 +249,9 @@ const LATE_TESTS: [&str; 3] = ["controlplane", "explore_live", "rehearsal"];
 /// those and the rehearsals run side by side. Every test runs, as in one `cargo test`
 /// (docs/rehearsals.md "Build cost" has what it saves).
 fn test(extra: &[String]) -> Result<()> {
+    let started = std::time::Instant::now();
+    // Where the time goes, for the CI budget (issue 32 §5): each phase's end, from the start.
+    let mark = |what: &str| eprintln!("xtask test: {what} at {:.0} s", started.elapsed().as_secs_f64());
     let source = prepare()?;
     let corpus = corpus_set();
     if corpus {
@@ -291,21 +294,27 @@ fn test(extra: &[String]) -> Result<()> {
             let mut compile = vec!["--workspace".to_string(), "--no-run".to_string()];
             compile.extend(cargo_extra.iter().cloned());
             let compiled = cargo(&["test".to_string()].into_iter().chain(compile).collect::<Vec<_>>())?;
+            mark("the tests compiled");
             if base_done.recv().is_err() {
                 return Err(builder.join().map_err(|_| anyhow::anyhow!("the control plane build panicked"))?.unwrap_err());
             }
             if !compiled.success() {
                 bail!("cargo test --no-run failed ({compiled}): the tests do not compile");
             }
+            mark("the control plane's base binaries built");
             let (early, late) = test_groups()?;
             add(cargo_test(&cargo_args(&early), Some(&bin))?);
+            mark("the early tests done");
             let bin = builder.join().map_err(|_| anyhow::anyhow!("the control plane build panicked"))??;
+            mark("the controllers built");
             // The late tests and the rehearsals, side by side: both mostly wait on their own
             // control planes.
             let (late, late_bin) = (cargo_args(&late), bin.clone());
             let late = std::thread::spawn(move || cargo_test(&late, Some(&late_bin)));
             let rehearsed = if corpus { run_rehearsals(&[], Some(&bin)) } else { Ok(()) };
+            mark("the rehearsals done");
             add(late.join().map_err(|_| anyhow::anyhow!("the late tests' runner panicked"))??);
+            mark("the late tests done");
             rehearsed
         }
         source => {
