@@ -68,8 +68,9 @@ pub struct Options {
     pub suspend_legacy: bool,
     /// Keep each conversion's `original` and `converted` objects (what `migrate` writes). A
     /// check reads only the verdicts and notes: without, the objects are dropped (`converted`
-    /// left as `Some(null)`, so [`Conversion::refused`] still answers) and the conversions are
-    /// made and validated in batches, so 25,000 pairs of copies never sit in memory at once.
+    /// left as `Some(null)`, so [`Conversion::refused`] still answers) and each object is
+    /// converted, validated and let go in one step, so 25,000 pairs of copies never sit in
+    /// memory at once.
     pub keep_objects: bool,
 }
 
@@ -213,13 +214,6 @@ impl Conversion {
 /// Converts every object that needs it. Objects the target API already accepts as they are, and
 /// objects of other kinds, are passed over (they are counted in `passed_over`).
 pub fn migrate(objects: &[Json], options: &Options, schema: &dyn TargetSchema) -> Migration {
-    migrate_in(objects, options, schema, BATCH)
-}
-
-/// Objects converted and validated together when [`Options::keep_objects`] is off.
-const BATCH: usize = 8192;
-
-fn migrate_in(objects: &[Json], options: &Options, schema: &dyn TargetSchema, batch: usize) -> Migration {
     // A stored object is rewritten in place: the List's apply is an update of the object as the
     // `--before-crds` patches left it. Files and legacy jobs are written anew.
     let in_place = options.source == Source::Cluster && !options.legacy;
@@ -228,23 +222,44 @@ fn migrate_in(objects: &[Json], options: &Options, schema: &dyn TargetSchema, ba
     } else if options.keep_objects {
         validated(trainjob::convert_all(objects, options), in_place, schema)
     } else {
-        let mut out = Vec::new();
-        for part in objects.chunks(batch.max(1)) {
-            let mut done = validated(trainjob::convert_part(objects, part, options), in_place, schema);
-            // Freed where they were made (the pool's threads), and reused by the next batch.
-            crate::par::each_mut(&mut done, |c| {
-                c.original = Json::Null;
-                if let Some(converted) = &mut c.converted {
-                    *converted = Json::Null;
-                }
-            });
-            out.append(&mut done);
-        }
-        out
+        lean(objects, options, in_place, schema)
     };
     conversions.sort_by(|a, b| a.id.cmp(&b.id));
     let passed_over = objects.len().saturating_sub(conversions.len());
     Migration { conversions, passed_over, legacy: options.legacy, validated_against: schema.describe() }
+}
+
+/// The conversions with their verdicts, each object converted, validated and let go in one
+/// step ([`Options::keep_objects`] off): no copies pile up, and one checker per share of the
+/// objects (the validator's memo) serves all of that share's writes.
+fn lean(objects: &[Json], options: &Options, in_place: bool, schema: &dyn TargetSchema) -> Vec<Conversion> {
+    let convert = trainjob::Converter::new(objects, options);
+    let share = |part: &[Json], schema: &dyn TargetSchema| {
+        let mut check = schema.checker();
+        let mut out = Vec::new();
+        for o in part {
+            let Some(mut c) = convert.convert(o) else { continue };
+            // The stored object as the `--before-crds` patch leaves it, patched in place: the
+            // original is not kept.
+            let mut stored = std::mem::take(&mut c.original);
+            if in_place {
+                target_crds::patch(&mut stored, &c.before_crds);
+            }
+            if let Some(object) = &c.converted {
+                let verdict = check(&target_crds::Write { object, stored: in_place.then_some(&stored), patch: &[] });
+                judge(&mut c, verdict);
+            }
+            if let Some(converted) = &mut c.converted {
+                *converted = Json::Null;
+            }
+            out.push(c);
+        }
+        out
+    };
+    match schema.shared() {
+        Some(shared) => crate::par::map_chunks(objects, |part| share(part, shared)).concat(),
+        None => share(objects, schema),
+    }
 }
 
 /// The conversions with their verdicts under `schema` (a rejected one refused).
@@ -259,19 +274,24 @@ fn validated(mut conversions: Vec<Conversion>, in_place: bool, schema: &dyn Targ
     let mut verdicts = schema.check_all(&writes).into_iter();
     drop(writes);
     for c in conversions.iter_mut().filter(|c| c.converted.is_some()) {
-        c.schema = verdicts.next().unwrap_or(SchemaVerdict::NotValidated { reason: "not validated".into() });
-        if let SchemaVerdict::Rejected { errors, .. } = &c.schema {
-            c.notes.push(Note::new(
-                Level::Refused,
-                "",
-                format!("the converted object fails the target schema: {}", errors.join("; ")),
-                "target CRD schema",
-            ));
-            c.converted = None;
-            c.write = false;
-        }
+        judge(c, verdicts.next().unwrap_or(SchemaVerdict::NotValidated { reason: "not validated".into() }));
     }
     conversions
+}
+
+/// Records the verdict on a converted object; a rejected one is refused.
+fn judge(c: &mut Conversion, verdict: SchemaVerdict) {
+    c.schema = verdict;
+    if let SchemaVerdict::Rejected { errors, .. } = &c.schema {
+        c.notes.push(Note::new(
+            Level::Refused,
+            "",
+            format!("the converted object fails the target schema: {}", errors.join("; ")),
+            "target CRD schema",
+        ));
+        c.converted = None;
+        c.write = false;
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -365,16 +385,18 @@ mod tests {
         assert_eq!(m.passed_over, 0);
     }
 
-    /// Without the objects (a check), conversions are made and validated in batches: the same
-    /// conversions, notes, verdicts and order as in one piece, a runtime in another batch still
-    /// found, and no object kept.
+    /// Without the objects (a check), each object is converted and validated in one step: the
+    /// same conversions, notes, verdicts and order as in one piece, a runtime in another share
+    /// still found, and no object kept; a validator that cannot be shared between threads runs
+    /// them one after another.
     #[test]
-    fn batches_without_objects_give_the_same_conversions() {
+    fn lean_conversions_are_the_kept_ones_without_objects() {
         let job = |name: &str, spec: Json| serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob", "metadata": {"name": name, "namespace": "n"}, "spec": spec});
         let mut objects =
             vec![serde_json::json!({"apiVersion": TRAINER_API_VERSION, "kind": "ClusterTrainingRuntime", "metadata": {"name": "r"},
             "spec": {"mlPolicy": {"torch": {"numProcPerNode": "gpu"}}}})];
-        for i in 0..7 {
+        // Enough objects for several shares on the pool's threads.
+        for i in 0..300 {
             objects.push(job(&format!("j{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "labels": {"a": "b"}})));
             objects.push(job(&format!("k{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "trainer": {"numProcPerNode": "cpu"}})));
             objects.push(job(&format!("ok{i}"), serde_json::json!({"runtimeRef": {"name": "r"}, "trainer": {"numProcPerNode": 2}})));
@@ -388,14 +410,25 @@ mod tests {
             }
         };
         let kept = migrate(&objects, &Options::new(false, Source::Cluster), &schema);
-        let lean = Options { keep_objects: false, ..Options::new(false, Source::Cluster) };
-        let batched = migrate_in(&objects, &lean, &schema, 4);
-        assert!(kept.conversions.len() > 8 && kept.conversions.iter().any(Conversion::refused));
-        assert_eq!(serde_json::to_value(&batched).ok(), serde_json::to_value(&kept).ok());
-        assert_eq!(batched.passed_over, kept.passed_over);
-        for (b, k) in batched.conversions.iter().zip(&kept.conversions) {
-            assert_eq!((b.refused(), b.incomplete()), (k.refused(), k.incomplete()));
-            assert!(b.original.is_null() && b.converted.as_ref().is_none_or(Json::is_null));
+        let lean_options = Options { keep_objects: false, ..Options::new(false, Source::Cluster) };
+        // The same validator, shared between threads: one checker per share.
+        struct Shared<F>(F);
+        impl<F: Fn(&Json, Option<&Json>) -> SchemaVerdict + Sync> TargetSchema for Shared<F> {
+            fn check(&self, object: &Json, stored: Option<&Json>) -> SchemaVerdict {
+                (self.0)(object, stored)
+            }
+            fn shared(&self) -> Option<&(dyn TargetSchema + Sync)> {
+                Some(self)
+            }
+        }
+        for lean in [migrate(&objects, &lean_options, &schema), migrate(&objects, &lean_options, &Shared(schema))] {
+            assert!(kept.conversions.len() > 8 && kept.conversions.iter().any(Conversion::refused));
+            assert_eq!(serde_json::to_value(&lean).ok(), serde_json::to_value(&kept).ok());
+            assert_eq!(lean.passed_over, kept.passed_over);
+            for (b, k) in lean.conversions.iter().zip(&kept.conversions) {
+                assert_eq!((b.refused(), b.incomplete()), (k.refused(), k.incomplete()));
+                assert!(b.original.is_null() && b.converted.as_ref().is_none_or(Json::is_null));
+            }
         }
     }
 

@@ -54,6 +54,18 @@ pub trait TargetSchema {
     fn describe(&self) -> String {
         "the target CRDs".into()
     }
+
+    /// The validator as one that can be shared between threads, when it can be (trainer-audit's
+    /// own can); None runs every write on the calling thread.
+    fn shared(&self) -> Option<&(dyn TargetSchema + Sync)> {
+        None
+    }
+
+    /// A checker for one thread's writes, one at a time; trainer-audit's own keeps its memo
+    /// across them (writes of the same shape validated once).
+    fn checker(&self) -> Box<dyn FnMut(&Write<'_>) -> SchemaVerdict + '_> {
+        Box::new(|w| self.check(w.object, w.stored().as_deref()))
+    }
 }
 
 /// Any closure works as a validator (tests plug the real API server in this way).
@@ -83,6 +95,14 @@ impl TargetSchema for TargetCrds {
     fn describe(&self) -> String {
         self.label.clone()
     }
+
+    fn shared(&self) -> Option<&(dyn TargetSchema + Sync)> {
+        Some(self)
+    }
+
+    fn checker(&self) -> Box<dyn FnMut(&Write<'_>) -> SchemaVerdict + '_> {
+        self.crds.checker()
+    }
 }
 
 impl TargetSchema for CrdSet {
@@ -98,6 +118,15 @@ impl TargetSchema for CrdSet {
             share.iter().map(|w| verdict(self, w.object, w.stored().as_deref(), &mut memo)).collect::<Vec<_>>()
         })
         .concat()
+    }
+
+    fn shared(&self) -> Option<&(dyn TargetSchema + Sync)> {
+        Some(self)
+    }
+
+    fn checker(&self) -> Box<dyn FnMut(&Write<'_>) -> SchemaVerdict + '_> {
+        let mut memo = Memo::new();
+        Box::new(move |w| verdict(self, w.object, w.stored().as_deref(), &mut memo))
     }
 }
 
@@ -120,6 +149,12 @@ fn verdict(crds: &CrdSet, object: &Json, stored: Option<&Json>, memo: &mut Memo)
 /// whose own `test` guards stop the real patch in that case).
 pub fn patched(object: &Json, ops: &[PatchOp]) -> Json {
     let mut out = object.clone();
+    patch(&mut out, ops);
+    out
+}
+
+/// [`patched`] in place.
+pub fn patch(out: &mut Json, ops: &[PatchOp]) {
     for op in ops {
         let Some((parent, key)) = op.path.rsplit_once('/') else { continue };
         let key = key.replace("~1", "/").replace("~0", "~");
@@ -137,7 +172,6 @@ pub fn patched(object: &Json, ops: &[PatchOp]) -> Json {
             _ => {}
         }
     }
-    out
 }
 
 #[cfg(test)]

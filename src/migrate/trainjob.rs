@@ -47,22 +47,34 @@ impl<'a> Runtimes<'a> {
 }
 
 pub fn convert_all(objects: &[Json], options: &Options) -> Vec<Conversion> {
-    convert_part(objects, objects, options)
+    let convert = Converter::new(objects, options);
+    crate::par::map_chunks(objects, |share| share.iter().filter_map(|o| convert.convert(o)).collect::<Vec<_>>())
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
-/// Converts the objects of `part`, each with its runtime found among `objects` (all of them).
-pub fn convert_part(objects: &[Json], part: &[Json], options: &Options) -> Vec<Conversion> {
-    let runtimes = Runtimes::index(objects);
-    let one = |o: &Json| {
+/// Converts one object at a time, each TrainJob with its runtime found among all the objects.
+pub struct Converter<'a> {
+    runtimes: Runtimes<'a>,
+    options: &'a Options,
+}
+
+impl<'a> Converter<'a> {
+    pub fn new(objects: &'a [Json], options: &'a Options) -> Converter<'a> {
+        Converter { runtimes: Runtimes::index(objects), options }
+    }
+
+    /// The object's conversion; None when it needs none (or is of another kind).
+    pub fn convert(&self, o: &Json) -> Option<Conversion> {
         if runtime::is_runtime(o) {
-            runtime::convert(o, options)
+            runtime::convert(o, self.options)
         } else if is_trainjob(o) {
-            convert(o, runtimes.of(o), options)
+            convert(o, self.runtimes.of(o), self.options)
         } else {
             None
         }
-    };
-    crate::par::map_chunks(part, |share| share.iter().filter_map(one).collect::<Vec<_>>()).into_iter().flatten().collect()
+    }
 }
 
 fn is_trainjob(o: &Json) -> bool {

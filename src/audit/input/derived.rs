@@ -19,6 +19,7 @@ pub struct Derived {
     survey: OnceCell<Survey>,
     migration: OnceCell<Migration>,
     migrated: OnceCell<Migrated>,
+    evidence: OnceCell<Vec<String>>,
     pub(super) trainjobs: OnceCell<super::trainjobs::TrainJobFacts>,
 }
 
@@ -61,17 +62,26 @@ impl CheckInput<'_> {
         })
     }
 
+    /// Per conversion of [`CheckInput::migration`], in its order: `Kind/ns/name: level path, …`
+    /// (its notes that name a field). Made once on the pool's cores: each of `migrate`'s steps
+    /// lists the same objects.
+    pub fn migration_evidence(&self) -> &[String] {
+        self.derived.evidence.get_or_init(|| {
+            crate::par::map(&self.migration().conversions, |c| {
+                let notes: Vec<String> =
+                    c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
+                format!("{}: {}", subject(c), notes.join(", "))
+            })
+        })
+    }
+
     /// The subjects of [`CheckInput::migration`]'s conversions, for the kinds that name them
     /// (each `schema` rule asked anew, building 25,000 names per rule).
     pub fn migrated(&self) -> &Migrated {
         self.derived.migrated.get_or_init(|| {
             let mut out = Migrated::default();
             for c in &self.migration().conversions {
-                let subject = if c.id.namespace.is_empty() {
-                    format!("{}/{}", c.id.kind, c.id.name)
-                } else {
-                    format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
-                };
+                let subject = subject(c);
                 if c.refused() {
                     let why = c.notes.iter().filter(|n| n.level == migrate::Level::Refused).map(|n| n.text.as_str()).collect::<Vec<_>>();
                     out.refused.push((subject, why.join("; ")));
@@ -81,5 +91,14 @@ impl CheckInput<'_> {
             }
             out
         })
+    }
+}
+
+/// `Kind/ns/name` (`Kind/name` without a namespace): how findings name a converted object.
+pub fn subject(c: &migrate::Conversion) -> String {
+    if c.id.namespace.is_empty() {
+        format!("{}/{}", c.id.kind, c.id.name)
+    } else {
+        format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
     }
 }

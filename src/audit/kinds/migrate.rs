@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::{Check, Hit};
+use crate::audit::input::derived::subject;
 use crate::audit::input::CheckInput;
-use crate::migrate::{Conversion, FIELD_MANAGER};
+use crate::migrate::FIELD_MANAGER;
 use crate::objects::Origin;
 use crate::shell::quote;
 
@@ -44,13 +45,14 @@ pub struct Params {
 impl Check for Params {
     fn check(&self, input: &CheckInput) -> Vec<Hit> {
         let m = input.migration();
-        let live: Vec<&Conversion> = m.conversions.iter().filter(|c| !c.refused()).collect();
-        let patched: Vec<&Conversion> = live.iter().copied().filter(|c| !c.before_crds.is_empty()).collect();
-        let written: Vec<&Conversion> = live.iter().copied().filter(|c| c.write).collect();
+        // Conversions by their place in `m.conversions` (the evidence lines share it).
+        let live: Vec<usize> = (0..m.conversions.len()).filter(|&i| !m.conversions[i].refused()).collect();
+        let patched: Vec<usize> = live.iter().copied().filter(|&i| !m.conversions[i].before_crds.is_empty()).collect();
+        let written: Vec<usize> = live.iter().copied().filter(|&i| m.conversions[i].write).collect();
         let (objects, commands) = match self.step {
             Step::Backup if !patched.is_empty() || !written.is_empty() => {
                 let mut all = patched.clone();
-                all.extend(written.iter().filter(|c| c.before_crds.is_empty()));
+                all.extend(written.iter().filter(|&&i| m.conversions[i].before_crds.is_empty()));
                 (all, vec![format!("mkdir -p {DIR}"), format!("trainer-audit snapshot -o {SNAPSHOT}")])
             }
             Step::BeforeCrds if !patched.is_empty() => (
@@ -73,13 +75,14 @@ impl Check for Params {
             ),
             _ => return Vec::new(),
         };
-        let mut per_kind: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for c in &objects {
-            per_kind.entry(c.id.kind.as_str()).or_default().push(subject(c));
+        // Per kind: how many, and the first (named alone when it is the only one).
+        let mut per_kind: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for &i in &objects {
+            per_kind.entry(m.conversions[i].id.kind.as_str()).or_insert((0, i)).0 += 1;
         }
         let subjects = per_kind
             .iter()
-            .map(|(k, v)| if v.len() == 1 { v[0].clone() } else { format!("{k} ({} objects)", v.len()) })
+            .map(|(k, &(n, first))| if n == 1 { subject(&m.conversions[first]) } else { format!("{k} ({n} objects)") })
             .collect::<Vec<_>>();
         let one = objects.len() == 1;
         let (verb, them) = if one { ("holds", "it") } else { ("hold", "them") };
@@ -92,10 +95,9 @@ impl Check for Params {
         };
         let mut hit = Hit::new(subjects.join(", "), format!("{} {what}", super::counted(objects.len(), "object")))
             .var("commands", commands.join("\n"));
-        for c in objects.iter() {
-            let notes: Vec<String> =
-                c.notes.iter().filter(|n| !n.path.is_empty()).map(|n| format!("{} {}", n.level.word(), n.path)).collect();
-            hit = hit.evidence(format!("{}: {}", subject(c), notes.join(", ")));
+        let lines = input.migration_evidence();
+        for &i in &objects {
+            hit = hit.evidence(lines[i].clone());
         }
         let refused = m.conversions.iter().filter(|c| c.refused()).count();
         if refused > 0 {
@@ -106,14 +108,6 @@ impl Check for Params {
             ));
         }
         vec![hit]
-    }
-}
-
-fn subject(c: &Conversion) -> String {
-    if c.id.namespace.is_empty() {
-        format!("{}/{}", c.id.kind, c.id.name)
-    } else {
-        format!("{}/{}/{}", c.id.kind, c.id.namespace, c.id.name)
     }
 }
 
