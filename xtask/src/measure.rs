@@ -21,10 +21,15 @@ pub fn corpus() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The release binary, built first.
+/// The release binary, built first. `-p trainer-audit` as a plain `cargo build --release -p
+/// trainer-audit` builds it: without `-p`, cargo resolves features over every workspace member
+/// (xtask's and testkit's dependencies turn on more features of chrono, futures-util …), so each
+/// dependency would be built a second time, ~15-20 minutes on the bench machine.
 pub fn build_release() -> Result<PathBuf> {
-    let status =
-        Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "--bin", "trainer-audit"]).current_dir(repo_root()).status()?;
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "trainer-audit", "--bin", "trainer-audit"])
+        .current_dir(repo_root())
+        .status()?;
     if !status.success() {
         bail!("release build failed");
     }
