@@ -9,20 +9,34 @@ use super::structural::{Additional, Schema};
 
 /// `ValidateListSetsAndMaps` over a whole object.
 pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    walk(&mut path.to_string(), s, v, errs);
+}
+
+/// [`validate`] with one path buffer for the whole walk (each step appends and takes off its
+/// key): the paths are read only where an error is found.
+fn walk(path: &mut String, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    use std::fmt::Write;
     if !s.has_list_types_below {
         return;
     }
+    let len = path.len();
     match v {
         Value::Object(m) => {
             if let Some(Additional::Schema(a)) = &s.additional {
                 for (k, child) in m {
-                    validate(&format!("{path}[{k}]"), a, child, errs);
+                    let _ = write!(path, "[{k}]");
+                    walk(path, a, child, errs);
+                    path.truncate(len);
                 }
             }
             for (k, child) in m {
                 if let Some(p) = s.properties.get(k) {
-                    let cp = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    validate(&cp, p, child, errs);
+                    if len != 0 {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                    walk(path, p, child, errs);
+                    path.truncate(len);
                 }
             }
         }
@@ -38,7 +52,9 @@ pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
             }
             if let Some(is) = &s.items {
                 for (i, item) in items.iter().enumerate() {
-                    validate(&format!("{path}[{i}]"), is, item, errs);
+                    let _ = write!(path, "[{i}]");
+                    walk(path, is, item, errs);
+                    path.truncate(len);
                 }
             }
         }
