@@ -21,14 +21,33 @@ pub fn corpus() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The release binary, built first.
+/// The release binary, built first, as a plain `cargo build --release -p trainer-audit` from a
+/// shell builds it, so neither build undoes the other (each was ~15-20 minutes on the bench
+/// machine): `-p`, since without it cargo resolves features over every workspace member
+/// (xtask's and testkit's dependencies turn on more features of chrono, futures-util …); and
+/// without the variables `cargo run` set for xtask itself ([`cargo_run_env`]), since build
+/// scripts (ring's, rustix's) rerun when one of them changes, and all above them is rebuilt.
 pub fn build_release() -> Result<PathBuf> {
-    let status =
-        Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "--bin", "trainer-audit"]).current_dir(repo_root()).status()?;
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--release", "--quiet", "-p", "trainer-audit", "--bin", "trainer-audit"]).current_dir(repo_root());
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(cargo_run_env) {
+            build.env_remove(name);
+        }
+    }
+    let status = build.status()?;
     if !status.success() {
         bail!("release build failed");
     }
     Ok(repo_root().join("target/release/trainer-audit"))
+}
+
+/// Whether `cargo run` sets this variable for the program it runs (the package's manifest and
+/// metadata, its crate and binary names, `OUT_DIR`): none of them belongs to another build.
+pub fn cargo_run_env(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_MANIFEST_")
+        || matches!(name, "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR" | "OUT_DIR")
 }
 
 /// Wall time of a command that must succeed (its output dropped).
@@ -140,5 +159,24 @@ pub fn measure(cmd: Command, ok: &[i32]) -> Result<Measured> {
     match fields[..] {
         [user, system, rss] => Ok(Measured { wall, cpu: Some(Duration::from_secs_f64(user + system)), rss_kib: Some(rss as u64) }),
         _ => Ok(Measured { wall, cpu: None, rss_kib: None }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variables ring's and rustix's build scripts declare (`rerun-if-env-changed`) that
+    /// `cargo run` sets go; the user's own cargo settings stay.
+    #[test]
+    fn the_release_build_drops_what_cargo_run_set() {
+        for name in
+            ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_LINKS", "CARGO_PKG_NAME", "CARGO_PKG_VERSION_MAJOR", "CARGO_PKG_VERSION_PRE", "OUT_DIR"]
+        {
+            assert!(cargo_run_env(name), "{name}");
+        }
+        for name in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_PROFILE_RELEASE_DEBUG", "CARGO_CFG_TARGET_OS", "CARGO", "RUSTFLAGS"] {
+            assert!(!cargo_run_env(name), "{name}");
+        }
     }
 }

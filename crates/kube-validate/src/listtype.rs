@@ -9,27 +9,44 @@ use super::structural::{Additional, Schema};
 
 /// `ValidateListSetsAndMaps` over a whole object.
 pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    walk(&mut path.to_string(), s, v, errs);
+}
+
+/// [`validate`] with one path buffer for the whole walk (each step appends and takes off its
+/// key): the paths are read only where an error is found.
+fn walk(path: &mut String, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
+    use std::fmt::Write;
     if !s.has_list_types_below {
         return;
     }
+    let len = path.len();
     match v {
         Value::Object(m) => {
             if let Some(Additional::Schema(a)) = &s.additional {
                 for (k, child) in m {
-                    validate(&format!("{path}[{k}]"), a, child, errs);
+                    let _ = write!(path, "[{k}]");
+                    walk(path, a, child, errs);
+                    path.truncate(len);
                 }
             }
             for (k, child) in m {
                 if let Some(p) = s.properties.get(k) {
-                    let cp = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    validate(&cp, p, child, errs);
+                    if len != 0 {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                    walk(path, p, child, errs);
+                    path.truncate(len);
                 }
             }
         }
         Value::Array(items) => {
             match s.list_type.as_deref() {
                 Some("set") => {
-                    for i in non_unique(items) {
+                    // Strings are equal exactly when their texts are: no texts when none repeats.
+                    let strings: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                    let distinct = strings.is_some_and(|s| all_distinct(&s));
+                    for i in non_unique(items).into_iter().filter(|_| !distinct) {
                         errs.push(dup(path, i, BadValue::of_json(&items[i])));
                     }
                 }
@@ -38,7 +55,9 @@ pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
             }
             if let Some(is) = &s.items {
                 for (i, item) in items.iter().enumerate() {
-                    validate(&format!("{path}[{i}]"), is, item, errs);
+                    let _ = write!(path, "[{i}]");
+                    walk(path, is, item, errs);
+                    path.truncate(len);
                 }
             }
         }
@@ -48,6 +67,12 @@ pub fn validate(path: &str, s: &Schema, v: &Value, errs: &mut Vec<FieldError>) {
 
 fn dup(path: &str, i: usize, value: BadValue) -> FieldError {
     FieldError::new(ErrorKind::Duplicate, format!("{path}[{i}]"), value, "")
+}
+
+/// Whether no two of `keys` are equal.
+fn all_distinct<T: Eq + std::hash::Hash>(keys: &[T]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(keys.len());
+    keys.iter().all(|k| seen.insert(k))
 }
 
 /// Indices of second occurrences; scalars compare as Go interface keys (int64 ≠ float64).
@@ -77,6 +102,24 @@ fn validate_map(path: &str, s: &Schema, items: &[Value], errs: &mut Vec<FieldErr
         }
     }
     if items.len() <= 1 || s.list_map_keys.is_empty() {
+        return;
+    }
+    // Keys whose present values are all strings are equal exactly when their texts are: the
+    // usual case (`name`) is answered without building the texts, when no key repeats.
+    let string_keys: Option<Vec<Vec<Option<&str>>>> = items
+        .iter()
+        .map(|x| {
+            s.list_map_keys
+                .iter()
+                .map(|name| match x.get(name) {
+                    None => Some(None),
+                    Some(Value::String(t)) => Some(Some(t.as_str())),
+                    Some(_) => None,
+                })
+                .collect()
+        })
+        .collect();
+    if string_keys.is_some_and(|keys| all_distinct(&keys)) {
         return;
     }
     let keys: Vec<Value> = items
@@ -119,5 +162,30 @@ mod tests {
         let mut text: Vec<String> = errs.iter().map(ToString::to_string).collect();
         text.sort();
         assert_eq!(text, ["m[1]: Duplicate value: {\"name\":\"x\"}", "s[2]: Duplicate value: \"a\""]);
+    }
+
+    /// Keys and items that are all strings and all distinct take the short way; any repeat, or
+    /// a key that is not a string, the texts (numbers of two types never collide).
+    #[test]
+    fn string_keys_and_mixed_keys_agree_with_the_texts() {
+        let s = Schema::parse(
+            &json!({"type":"object","properties":{
+                "s":{"type":"array","x-kubernetes-list-type":"set","items":{}},
+                "m":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","port"],
+                     "items":{"type":"object"}}}}),
+            &KubeVersion::new(1, 36),
+        )
+        .unwrap();
+        let errors = |v: Value| {
+            let mut errs = Vec::new();
+            validate("", &s, &v, &mut errs);
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        assert!(errors(json!({"s":["a","b"],"m":[{"name":"x"},{"name":"x","port":"1"},{"port":"x"}]})).is_empty());
+        assert_eq!(errors(json!({"s":[1, 1.0, "1"],"m":[{"name":"x","port":1},{"name":"x","port":1.0}]})), Vec::<String>::new());
+        assert_eq!(
+            errors(json!({"s":["a","b","a"],"m":[{"name":"x","port":"1"},{"port":"1","name":"x"}]})),
+            ["s[2]: Duplicate value: \"a\"", "m[1]: Duplicate value: {\"name\":\"x\",\"port\":\"1\"}"]
+        );
     }
 }

@@ -69,18 +69,37 @@ fn kind(v: &Value) -> Kind {
     }
 }
 
-/// Walks one value against one schema.
-pub struct Walker<'a> {
-    pub errors: Vec<NodeError>,
-    path: Vec<Seg>,
-    /// The kube-openapi path string of the current node ("" at the root).
-    pstr: String,
-    _root: &'a Schema,
+/// One step of the walk's current path, borrowed from the value walked (made a [`Seg`] only
+/// when an error is kept: a copy of each key was a tenth of the walk).
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
 }
 
-impl<'a> Walker<'a> {
-    pub fn new(root: &'a Schema) -> Self {
-        Walker { errors: Vec::new(), path: Vec::new(), pstr: String::new(), _root: root }
+/// Walks one value against one schema.
+pub struct Walker<'v> {
+    pub errors: Vec<NodeError>,
+    path: Vec<Step<'v>>,
+    /// The kube-openapi path string of the current node ("" at the root): one buffer, each
+    /// child appends its step and takes it off again.
+    pstr: String,
+}
+
+impl<'v> Walker<'v> {
+    pub fn new(_root: &Schema) -> Self {
+        Walker { errors: Vec::new(), path: Vec::new(), pstr: String::new() }
+    }
+
+    /// The current path as segments.
+    fn node(&self) -> Vec<Seg> {
+        self.path
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => Seg::Key((*k).to_string()),
+                Step::Index(i) => Seg::Index(*i),
+            })
+            .collect()
     }
 
     fn field(&self, name: &str) -> String {
@@ -94,33 +113,42 @@ impl<'a> Walker<'a> {
 
     fn push(&mut self, kind: ErrorKind, name: &str, value: BadValue, detail: String) {
         let error = FieldError::new(kind, self.field(name), value, detail);
-        self.errors.push(NodeError { error, node: self.path.clone() });
+        self.errors.push(NodeError { error, node: self.node() });
     }
 
     /// An error without a `*errors.Validation` type: kube-apiserver reports it at the nil path.
     fn push_plain(&mut self, detail: String) {
         let error = FieldError::invalid("<nil>", BadValue::Str(String::new()), detail);
-        self.errors.push(NodeError { error, node: self.path.clone() });
+        self.errors.push(NodeError { error, node: self.node() });
     }
 
-    fn enter_key(&mut self, key: &str, openapi_path: String) -> String {
-        self.path.push(Seg::Key(key.to_string()));
-        std::mem::replace(&mut self.pstr, openapi_path)
+    /// Enters a property (`.key`, or `key` at the root unless `dotted`); returns what
+    /// [`Walker::leave`] needs.
+    fn enter_key(&mut self, key: &'v str, dotted: bool) -> usize {
+        let len = self.pstr.len();
+        self.path.push(Step::Key(key));
+        if dotted || len != 0 {
+            self.pstr.push('.');
+        }
+        self.pstr.push_str(key);
+        len
     }
 
-    fn enter_index(&mut self, i: usize) -> String {
-        self.path.push(Seg::Index(i));
-        let p = format!("{}[{i}]", self.pstr);
-        std::mem::replace(&mut self.pstr, p)
+    fn enter_index(&mut self, i: usize) -> usize {
+        use std::fmt::Write;
+        let len = self.pstr.len();
+        self.path.push(Step::Index(i));
+        let _ = write!(self.pstr, "[{i}]");
+        len
     }
 
-    fn leave(&mut self, saved: String) {
+    fn leave(&mut self, len: usize) {
         self.path.pop();
-        self.pstr = saved;
+        self.pstr.truncate(len);
     }
 
     /// `SchemaValidator.Validate`.
-    pub fn validate(&mut self, s: &Schema, v: &Value) {
+    pub fn validate(&mut self, s: &Schema, v: &'v Value) {
         let types: &[&str] = if s.int_or_string {
             &["integer", "string"]
         } else if s.ty.is_empty() {
@@ -219,7 +247,7 @@ impl<'a> Walker<'a> {
 
     /// `schemaPropsValidator`: the failing branch reported is the first one (kube-openapi keeps the
     /// one with the most matched validators; for the int-or-string pairs CRDs use they tie).
-    fn check_props(&mut self, s: &Schema, v: &Value) {
+    fn check_props(&mut self, s: &Schema, v: &'v Value) {
         let p = self.pstr.clone();
         if !s.any_of.is_empty() {
             let mut first_failure: Option<Vec<NodeError>> = None;
@@ -277,7 +305,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn sub_errors(&mut self, sub: &Schema, v: &Value) -> Vec<NodeError> {
+    fn sub_errors(&mut self, sub: &Schema, v: &'v Value) -> Vec<NodeError> {
         let before = self.errors.len();
         self.validate(sub, v);
         self.errors.split_off(before)
@@ -293,7 +321,7 @@ impl<'a> Walker<'a> {
             if len > max {
                 let mut e = FieldError::too_long(self.field(&p), max);
                 e.value = BadValue::Str("<value omitted>".into());
-                self.errors.push(NodeError { error: e, node: self.path.clone() });
+                self.errors.push(NodeError { error: e, node: self.node() });
                 return;
             }
         }
@@ -318,7 +346,6 @@ impl<'a> Walker<'a> {
     }
 
     fn check_number(&mut self, types: &[&str], format: &str, s: &Schema, v: &Value, k: Kind) {
-        let p = self.pstr.clone();
         // The format only counts when exactly one type is given (numberValidator in schema.go).
         let (tname, fmt_) = match types {
             ["integer"] => ("integer", if format == "int32" || format == "int64" { format } else { "" }),
@@ -326,7 +353,12 @@ impl<'a> Walker<'a> {
             _ => ("", ""),
         };
         let data = Num::of(v, k);
-        if !in_range(&data, tname, fmt_) {
+        let in_range_here = in_range(&data, tname, fmt_);
+        if in_range_here && s.multiple_of.is_none() && s.minimum.is_none() && s.maximum.is_none() {
+            return;
+        }
+        let p = self.pstr.clone();
+        if !in_range_here {
             self.push_plain(range_error("Checked", tname, fmt_, &p));
         }
         let value = BadValue::of_json(v);
@@ -401,13 +433,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn check_slice(&mut self, s: &Schema, items: &[Value]) {
+    fn check_slice(&mut self, s: &Schema, items: &'v [Value]) {
         if let Some(it) = &s.items {
             for (i, item) in items.iter().enumerate() {
                 let saved = self.enter_index(i);
                 self.validate(it, item);
                 self.leave(saved);
             }
+        }
+        if s.min_items.is_none() && s.max_items.is_none() && !s.unique_items {
+            return;
         }
         let p = self.pstr.clone();
         let n = items.len() as i64;
@@ -419,7 +454,7 @@ impl<'a> Walker<'a> {
         if let Some(max) = s.max_items {
             if n > max {
                 let e = FieldError::too_many(self.field(&p), n, max);
-                self.errors.push(NodeError { error: e, node: self.path.clone() });
+                self.errors.push(NodeError { error: e, node: self.node() });
             }
         }
         if s.unique_items && has_duplicates(items) {
@@ -441,30 +476,28 @@ impl<'a> Walker<'a> {
             })
             .collect();
         let e = FieldError::not_supported(self.field(&p), BadValue::of_json(v), &valid);
-        self.errors.push(NodeError { error: e, node: self.path.clone() });
+        self.errors.push(NodeError { error: e, node: self.node() });
     }
 
-    fn check_object(&mut self, s: &Schema, m: &serde_json::Map<String, Value>) {
-        // The node's path, taken for the walk below it (each child replaces it and puts back
-        // what it found) and put back at the end: objects are most of the nodes, and a copy of
-        // their path each was a tenth of the walk.
-        let p = std::mem::take(&mut self.pstr);
+    fn check_object(&mut self, s: &Schema, m: &'v serde_json::Map<String, Value>) {
         let n = m.len() as i64;
         if let Some(min) = s.min_properties {
             if n < min {
+                let p = self.pstr.clone();
                 self.push(ErrorKind::Invalid, &p, BadValue::Int(n), format!("{p} in body should have at least {min} properties"));
             }
         }
         if let Some(max) = s.max_properties {
             if n > max {
-                let e = FieldError::too_many(self.field(&p), n, max);
-                self.errors.push(NodeError { error: e, node: self.path.clone() });
+                let e = FieldError::too_many(self.field(&self.pstr), n, max);
+                self.errors.push(NodeError { error: e, node: self.node() });
             }
         }
         match &s.additional {
             Some(Additional::Allows(false)) => {
                 for k in m.keys() {
                     if !s.properties.contains_key(k) {
+                        let p = self.pstr.clone();
                         self.push(ErrorKind::Invalid, &p, BadValue::Str(k.clone()), format!("{p}.{k} in body is a forbidden property"));
                     }
                 }
@@ -472,7 +505,8 @@ impl<'a> Walker<'a> {
             Some(Additional::Schema(a)) => {
                 for (k, v) in m {
                     if !s.properties.contains_key(k) {
-                        let saved = self.enter_key(k, format!("{p}.{k}"));
+                        // kube-openapi joins additional properties with a dot at the root too.
+                        let saved = self.enter_key(k, true);
                         self.validate(a, v);
                         self.leave(saved);
                     }
@@ -482,26 +516,30 @@ impl<'a> Walker<'a> {
         }
         // The properties present, in the schema's (sorted) order: found from whichever side is
         // smaller, since objects set a few of the many fields a Kubernetes schema declares.
-        let present: Vec<(&String, &Schema, &Value)> = if m.len() < s.properties.len() {
-            let mut found: Vec<_> = m.iter().filter_map(|(k, v)| s.properties.get_key_value(k).map(|(name, c)| (name, c, v))).collect();
+        if m.len() < s.properties.len() {
+            let mut found: Vec<(&'v String, &Schema, &'v Value)> = Vec::with_capacity(m.len());
+            found.extend(m.iter().filter_map(|(k, v)| s.properties.get(k).map(|c| (k, c, v))));
             found.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            found
+            for (name, child, v) in found {
+                let saved = self.enter_key(name, false);
+                self.validate(child, v);
+                self.leave(saved);
+            }
         } else {
-            s.properties.iter().filter_map(|(name, c)| m.get(name).map(|v| (name, c, v))).collect()
-        };
-        for (name, child, v) in present {
-            let cp = if p.is_empty() { name.clone() } else { format!("{p}.{name}") };
-            let saved = self.enter_key(name, cp);
-            self.validate(child, v);
-            self.leave(saved);
+            for (name, child) in &s.properties {
+                if let Some((name, v)) = m.get_key_value(name) {
+                    let saved = self.enter_key(name, false);
+                    self.validate(child, v);
+                    self.leave(saved);
+                }
+            }
         }
         for k in &s.required {
             if !m.contains_key(k) {
-                let e = FieldError::required(self.field(&format!("{p}.{k}")), "");
-                self.errors.push(NodeError { error: e, node: self.path.clone() });
+                let e = FieldError::required(self.field(&format!("{}.{k}", self.pstr)), "");
+                self.errors.push(NodeError { error: e, node: self.node() });
             }
         }
-        self.pstr = p;
     }
 }
 
@@ -537,6 +575,13 @@ impl Num {
 
 /// `IsValueValidAgainstRange`: the value's decimal form must parse as the type/format.
 fn in_range(n: &Num, tname: &str, format: &str) -> bool {
+    // Integers without text (what the text would say), and types the text cannot fail.
+    match (n, tname, format) {
+        (Num::Int(i), "integer", "int32") => return i32::try_from(*i).is_ok(),
+        (Num::Int(_), "integer", _) => return true,
+        (_, "integer", _) | (_, _, "float") => {}
+        _ => return true,
+    }
     let text = match n {
         Num::Int(i) => i.to_string(),
         Num::Float(f) => format_float_f(*f),
@@ -695,8 +740,9 @@ mod tests {
             &KubeVersion::new(1, 36),
         )
         .unwrap();
+        let v = json!({"a":[{"b":1}]});
         let mut w = Walker::new(&s);
-        w.validate(&s, &json!({"a":[{"b":1}]}));
+        w.validate(&s, &v);
         assert_eq!(w.errors[0].error.field, "a[0].b");
         assert_eq!(w.errors[0].node, vec![Seg::Key("a".into()), Seg::Index(0), Seg::Key("b".into())]);
     }

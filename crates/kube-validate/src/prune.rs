@@ -99,17 +99,20 @@ pub fn apply_defaults(v: &mut Value, s: &Schema) {
 /// its `unknown field` warnings.
 pub fn prune_resource(v: &mut Value, s: &Schema) -> Vec<String> {
     let mut dropped = Vec::new();
+    // One path buffer for the whole walk: each step appends its key and takes it off again (a
+    // path string per field was most of pruning's time).
+    let mut path = String::new();
     // As apiextensions' PruneWithOptions: the root is an embedded resource, and a root that
     // preserves unknown fields prunes only inside the properties it declares.
     if s.preserve_unknown {
         let mut root = s.clone();
         root.embedded_resource = true;
-        skip_prune(v, &root, "", &mut dropped);
+        skip_prune(v, &root, &mut path, &mut dropped);
     } else if let Value::Object(m) = v {
         if let Some(Value::Object(meta)) = m.get_mut("metadata") {
             coerce_meta("metadata", meta, &mut dropped);
         }
-        prune_map(m, Some(s), true, "", &mut dropped);
+        prune_map(m, Some(s), true, &mut path, &mut dropped);
     }
     dropped.sort();
     dropped
@@ -125,15 +128,24 @@ fn coerce_meta(path: &str, meta: &mut Map<String, Value>, dropped: &mut Vec<Stri
     });
 }
 
-fn child_path(parent: &str, k: &str) -> String {
-    if parent.is_empty() {
-        k.to_string()
-    } else {
-        format!("{parent}.{k}")
+/// Appends `.k` (`k` at the root) to `path`; returns the length to truncate back to.
+fn enter(path: &mut String, k: &str) -> usize {
+    let len = path.len();
+    if len != 0 {
+        path.push('.');
     }
+    path.push_str(k);
+    len
 }
 
-fn prune(v: &mut Value, s: Option<&Schema>, path: &str, dropped: &mut Vec<String>) {
+fn enter_index(path: &mut String, i: usize) -> usize {
+    use std::fmt::Write;
+    let len = path.len();
+    let _ = write!(path, "[{i}]");
+    len
+}
+
+fn prune(v: &mut Value, s: Option<&Schema>, path: &mut String, dropped: &mut Vec<String>) {
     if let Some(s) = s.filter(|s| s.preserve_unknown) {
         skip_prune(v, s, path, dropped);
         return;
@@ -143,72 +155,82 @@ fn prune(v: &mut Value, s: Option<&Schema>, path: &str, dropped: &mut Vec<String
         Value::Array(items) => {
             let is = s.and_then(|s| s.items.as_deref());
             for (i, item) in items.iter_mut().enumerate() {
-                prune(item, is, &format!("{path}[{i}]"), dropped);
+                let len = enter_index(path, i);
+                prune(item, is, path, dropped);
+                path.truncate(len);
             }
         }
         _ => {}
     }
 }
 
-fn prune_map(m: &mut Map<String, Value>, s: Option<&Schema>, embedded: bool, path: &str, dropped: &mut Vec<String>) {
+fn prune_map(m: &mut Map<String, Value>, s: Option<&Schema>, embedded: bool, path: &mut String, dropped: &mut Vec<String>) {
     let Some(s) = s else {
         for k in m.keys() {
-            dropped.push(child_path(path, k));
+            let len = enter(path, k);
+            dropped.push(path.clone());
+            path.truncate(len);
         }
         m.clear();
         return;
     };
     let meta_field = |k: &str| matches!(k, "apiVersion" | "kind" | "metadata");
+    let at_root = path.is_empty();
     m.retain(|k, child| {
         if embedded && meta_field(k) {
-            if k == "metadata" && !path.is_empty() {
+            if k == "metadata" && !at_root {
                 if let Value::Object(meta) = child {
-                    coerce_meta(&child_path(path, k), meta, dropped);
+                    let len = enter(path, k);
+                    coerce_meta(path, meta, dropped);
+                    path.truncate(len);
                 }
             }
             return true;
         }
-        let cp = child_path(path, k);
-        if let Some(p) = s.properties.get(k) {
-            prune(child, Some(p), &cp, dropped);
+        let len = enter(path, k);
+        let keep = if let Some(p) = s.properties.get(k) {
+            prune(child, Some(p), path, dropped);
             true
         } else if let Some(a) = &s.additional {
             match a {
-                Additional::Schema(a) => prune(child, Some(a), &cp, dropped),
-                Additional::Allows(_) => prune(child, None, &cp, dropped),
+                Additional::Schema(a) => prune(child, Some(a), path, dropped),
+                Additional::Allows(_) => prune(child, None, path, dropped),
             }
             true
         } else {
-            if !meta_field(k) || !path.is_empty() {
-                dropped.push(cp);
+            if !meta_field(k) || !at_root {
+                dropped.push(path.clone());
             }
             false
-        }
+        };
+        path.truncate(len);
+        keep
     });
 }
 
-fn skip_prune(v: &mut Value, s: &Schema, path: &str, dropped: &mut Vec<String>) {
+fn skip_prune(v: &mut Value, s: &Schema, path: &mut String, dropped: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m.iter_mut() {
+                let len = enter(path, k);
                 if s.embedded_resource && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
                     if let (true, Value::Object(meta)) = (k == "metadata", child) {
-                        coerce_meta(&child_path(path, k), meta, dropped);
+                        coerce_meta(path, meta, dropped);
                     }
-                    continue;
-                }
-                let cp = child_path(path, k);
-                if let Some(p) = s.properties.get(k) {
-                    prune(child, Some(p), &cp, dropped);
+                } else if let Some(p) = s.properties.get(k) {
+                    prune(child, Some(p), path, dropped);
                 } else if let Some(Additional::Schema(a)) = &s.additional {
-                    prune(child, Some(a), &cp, dropped);
+                    prune(child, Some(a), path, dropped);
                 }
+                path.truncate(len);
             }
         }
         Value::Array(items) => {
             if let Some(is) = &s.items {
                 for (i, item) in items.iter_mut().enumerate() {
-                    skip_prune(item, is, &format!("{path}[{i}]"), dropped);
+                    let len = enter_index(path, i);
+                    skip_prune(item, is, path, dropped);
+                    path.truncate(len);
                 }
             }
         }

@@ -19,6 +19,10 @@ use kube_version::KubeVersion;
 /// Objects below which a share of a survey is not worth handing to another thread.
 const MIN_SHARE: usize = 256;
 
+/// Shares per core: more than one, so a core slowed by other work (the summary `status` makes
+/// beside the survey, another process) hands its remaining shares to the others.
+const SHARES_PER_THREAD: usize = 8;
+
 /// The Kubernetes version assumed when the cluster's is unknown (a snapshot without
 /// `ClusterInfo` and no `--kube-version`): the newest the validator models.
 pub const ASSUMED_KUBE: KubeVersion = KubeVersion::new(1, 36);
@@ -240,9 +244,10 @@ impl CrdSet {
             .collect();
         let objects: Vec<&Value> = objects.into_iter().collect();
         let mut notable = Vec::new();
-        // One share per core, none under MIN_SHARE objects; the shares come back in order.
-        let size = objects.len().div_ceil(rayon::current_num_threads().max(1)).max(MIN_SHARE);
-        let parts: Vec<_> = objects.par_chunks(size).map(|chunk| self.survey_part(chunk, keep)).collect();
+        // SHARES_PER_THREAD shares per core, none under MIN_SHARE objects; the shares come back
+        // in order. Each of rayon's splits keeps one memo over the shares it takes.
+        let size = objects.len().div_ceil(rayon::current_num_threads().max(1) * SHARES_PER_THREAD).max(MIN_SHARE);
+        let parts: Vec<_> = objects.par_chunks(size).map_init(Memo::new, |memo, chunk| self.survey_part(chunk, keep, memo)).collect();
         for part in parts {
             for (kind, t) in part.0 {
                 if let Some(sum) = kinds.get_mut(&kind) {
@@ -261,12 +266,11 @@ impl CrdSet {
     }
 
     /// One share of [`CrdSet::survey`]: counts per kind, and the notable assessments.
-    fn survey_part(&self, objects: &[&Value], keep: bool) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
+    fn survey_part(&self, objects: &[&Value], keep: bool, memo: &mut Memo) -> (BTreeMap<String, KindTally>, Vec<Assessment>) {
         let mut kinds: BTreeMap<String, KindTally> = BTreeMap::new();
         let mut notable = Vec::new();
-        let mut memo = Memo::new();
         for obj in objects {
-            let Some(a) = self.assess_with(obj, &mut memo) else { continue };
+            let Some(a) = self.assess_with(obj, memo) else { continue };
             let t = kinds.entry(a.kind.clone()).or_default();
             t.objects += 1;
             match a.standing {
@@ -369,6 +373,26 @@ mod tests {
         assert_eq!(by_name("extra").pruned, vec!["spec.old".to_string()]);
         assert_eq!(by_name("extra").standing, Standing::Valid);
         assert_eq!(by_name("extra").subject(), "Thing/ns/extra");
+    }
+
+    /// Many shares, memos kept across them: the same survey as each object assessed alone.
+    #[test]
+    fn a_survey_in_many_shares_is_each_object_assessed_alone() {
+        let set = CrdSet::new([&crd()], KubeVersion::new(1, 33));
+        let objects: Vec<Value> = (0..6_000)
+            .map(|i| match i % 4 {
+                0 => thing(&format!("ok-{i}"), json!({"size": i % 10, "name": "a"})),
+                1 => thing(&format!("big-{i}"), json!({"size": 11 + i % 3})),
+                2 => thing(&format!("typed-{i}"), json!({"mode": i})),
+                _ => thing(&format!("extra-{i}"), json!({"size": 1, "old": {"x": i}})),
+            })
+            .collect();
+        let survey = set.survey(objects.iter());
+        let mut alone: Vec<Assessment> = objects.iter().filter_map(|o| set.assess(o)).filter(Assessment::notable).collect();
+        alone.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
+        assert_eq!(format!("{:?}", survey.notable), format!("{alone:?}"));
+        let t = &survey.kinds[0];
+        assert_eq!((t.objects, t.valid, t.ratcheted, t.rejected, t.pruned), (6_000, 3_000, 1_500, 1_500, 1_500));
     }
 
     #[test]

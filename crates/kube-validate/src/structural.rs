@@ -80,6 +80,9 @@ pub struct Schema {
     pub has_embedded_below: bool,
     /// The rules compiled for this cluster (filled by [`super::cel::compile_tree`]).
     pub compiled: Vec<std::sync::Arc<super::cel::CompiledRule>>,
+    /// The fields of `self` the runnable compiled rules read between them (None: some rule reads
+    /// more than named fields), found once when compiling rather than per object.
+    pub(crate) compiled_fields: Option<std::collections::BTreeSet<String>>,
 }
 
 /// A schema that cannot be read.

@@ -74,9 +74,18 @@ pub fn root_context() -> cel::Context<'static, 'static> {
 /// Compiles every rule in the tree (in place). `card` is how many times the node can occur in
 /// one object when every list and map above it is bounded (`None` when one is not), as the
 /// CRD validation's `CELSchemaContext.MaxCardinality` carries it down.
+/// Whether a compiled rule runs (it compiled, and uses nothing trainer-audit lacks).
+fn runnable(r: &CompiledRule) -> bool {
+    r.unevaluated.is_none() && r.program.is_some()
+}
+
 pub fn compile_tree(s: &mut Schema, version: &KubeVersion, resource_root: bool, card: Option<u64>) {
     let compiled: Vec<Arc<CompiledRule>> = s.rules.iter().cloned().map(|r| Arc::new(compile(r, s, version, resource_root, card))).collect();
     s.compiled = compiled;
+    s.compiled_fields = s.compiled.iter().filter(|r| runnable(r)).try_fold(BTreeSet::new(), |mut acc, r| {
+        acc.extend(r.self_fields.as_ref()?.iter().cloned());
+        Some(acc)
+    });
     if !s.has_rules_below {
         return;
     }
@@ -224,22 +233,6 @@ impl<'c> Eval<'c> {
         Eval { ctx, errors: Vec::new(), unevaluated: Vec::new(), path: Vec::new(), update, invalid_data: false }
     }
 
-    fn path_string(&self) -> String {
-        let mut s = String::new();
-        for seg in &self.path {
-            match seg {
-                Seg::Key(k) => {
-                    if !s.is_empty() {
-                        s.push('.');
-                    }
-                    s.push_str(k);
-                }
-                Seg::Index(i) => s.push_str(&format!("[{i}]")),
-            }
-        }
-        s
-    }
-
     /// `Validator.validate` for one node and below.
     pub fn validate(&mut self, s: &Schema, v: &Value, old: Option<&Value>, resource_root: bool) {
         if !s.has_rules_below || v.is_null() {
@@ -291,15 +284,13 @@ impl<'c> Eval<'c> {
     }
 
     fn expressions(&mut self, s: &Schema, v: &Value, old: Option<&Value>, resource_root: bool) {
-        let here = self.path_string();
-        let type_value = BadValue::Str(s.type_name().to_string());
+        // The node's path and type name are made only for a rule that fails or cannot run.
+        let here_text = std::cell::OnceCell::new();
+        let here = || here_text.get_or_init(|| path_text(&self.path)).as_str();
+        let type_value = || BadValue::Str(s.type_name().to_string());
         // `self` and `oldSelf` are converted once per node and shared by its rules (CEL values
         // are reference-counted), limited to the fields the node's rules read between them.
-        let runnable = |r: &&Arc<CompiledRule>| r.unevaluated.is_none() && r.program.is_some();
-        let fields: Option<BTreeSet<String>> = s.compiled.iter().filter(runnable).try_fold(BTreeSet::new(), |mut acc, r| {
-            acc.extend(r.self_fields.as_ref()?.iter().cloned());
-            Some(acc)
-        });
+        let fields = &s.compiled_fields;
         let old_now = old.filter(|_| self.update);
         let self_val = OnceLock::new();
         let old_val = OnceLock::new();
@@ -314,7 +305,7 @@ impl<'c> Eval<'c> {
         };
         for rule in &s.compiled {
             if let Some(reason) = &rule.unevaluated {
-                self.unevaluated.push(Unevaluated { path: field_or_nil(&here), rule: rule.spec.rule.clone(), reason: reason.clone() });
+                self.unevaluated.push(Unevaluated { path: field_or_nil(here()), rule: rule.spec.rule.clone(), reason: reason.clone() });
                 continue;
             }
             let Some(program) = &rule.program else { continue };
@@ -328,7 +319,7 @@ impl<'c> Eval<'c> {
             if let Some((_, msg)) = invalid.iter().find(|(k, _)| reads(k)) {
                 let text = format!("{msg} evaluating rule: {}", rule_error_string(&rule.spec));
                 self.errors.push(RuleError {
-                    error: FieldError::invalid(field_or_nil(&here), type_value.clone(), text),
+                    error: FieldError::invalid(field_or_nil(here()), type_value(), text),
                     node: self.path.clone(),
                     uses_old_self: rule.uses_old_self,
                 });
@@ -349,18 +340,12 @@ impl<'c> Eval<'c> {
                 }
             }
             let result = program.execute(&scope);
-            let err_path = match &rule.field_path {
-                Some(fp) if here.is_empty() => fp.clone(),
-                Some(fp) if fp.starts_with('[') => format!("{here}{fp}"),
-                Some(fp) => format!("{here}.{fp}"),
-                None => field_or_nil(&here),
-            };
             let detail = match result {
                 Ok(cel::Value::Bool(true)) => continue,
                 Ok(cel::Value::Bool(false)) => self.message(rule, &scope),
                 Ok(other) => {
                     self.unevaluated.push(Unevaluated {
-                        path: field_or_nil(&here),
+                        path: field_or_nil(here()),
                         rule: rule.spec.rule.clone(),
                         reason: format!("evaluated to {other:?}, not a bool"),
                     });
@@ -368,7 +353,7 @@ impl<'c> Eval<'c> {
                 }
                 Err(e) if is_gap(&e) => {
                     self.unevaluated.push(Unevaluated {
-                        path: field_or_nil(&here),
+                        path: field_or_nil(here()),
                         rule: rule.spec.rule.clone(),
                         reason: format!("the cel crate could not evaluate it: {e}"),
                     });
@@ -377,12 +362,18 @@ impl<'c> Eval<'c> {
                 Err(e) => {
                     let text = format!("{} evaluating rule: {}", go_cel_error(&e), rule_error_string(&rule.spec));
                     self.errors.push(RuleError {
-                        error: FieldError::invalid(field_or_nil(&here), type_value.clone(), text),
+                        error: FieldError::invalid(field_or_nil(here()), type_value(), text),
                         node: self.path.clone(),
                         uses_old_self: rule.uses_old_self,
                     });
                     continue;
                 }
+            };
+            let err_path = match &rule.field_path {
+                Some(fp) if here().is_empty() => fp.clone(),
+                Some(fp) if fp.starts_with('[') => format!("{}{fp}", here()),
+                Some(fp) => format!("{}.{fp}", here()),
+                None => field_or_nil(here()),
             };
             let value = if s.ty == "object" || s.ty == "array" { BadValue::Omit } else { BadValue::of_json(v) };
             let error = match rule.spec.reason.as_deref() {
@@ -408,6 +399,23 @@ impl<'c> Eval<'c> {
             None => format!("failed rule: {}", rule_error_string(&rule.spec)),
         }
     }
+}
+
+/// A path's text as field errors print it (`spec.list[0].name`).
+fn path_text(path: &[Seg]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
 }
 
 fn field_or_nil(p: &str) -> String {
