@@ -312,7 +312,9 @@ fn test(extra: &[String]) -> Result<()> {
             let (late, late_bin) = (cargo_args(&late), bin.clone());
             let late = std::thread::spawn(move || cargo_test(&late, Some(&late_bin)));
             let rehearsed = if corpus { run_rehearsals(&[], Some(&bin)) } else { Ok(()) };
-            mark("the rehearsals done");
+            if corpus {
+                mark("the rehearsals done");
+            }
             add(late.join().map_err(|_| anyhow::anyhow!("the late tests' runner panicked"))??);
             mark("the late tests done");
             rehearsed
